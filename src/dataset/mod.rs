@@ -1,0 +1,193 @@
+//! Labeled datasets: facts, queries, graded relevance judgments (qrels) and recorded
+//! hypotheses, loaded and validated.
+//!
+//! One file per input format sits beside this module (`native` for hyde-eval's own
+//! directory layout, `chatcli` for chatcli's `memory_index.json`, `manifest` for
+//! `dataset.toml`). Every loader reports all defects with file and line and never drops
+//! data silently. This module owns the in-memory model; it must not know about retrieval.
+
+mod chatcli;
+mod lines;
+mod manifest;
+mod native;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::Error;
+
+pub use manifest::Manifest;
+
+/// A fact's identifier, unique within a dataset.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct FactId(pub String);
+
+/// A query's identifier, unique within a dataset.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct QueryId(pub String);
+
+/// A relevance grade: 0 = judged not relevant, higher = more relevant.
+pub type Grade = i32;
+
+impl fmt::Display for FactId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+impl fmt::Display for QueryId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+/// One remembered fact (a document, in IR terms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fact {
+    pub id: FactId,
+    pub content: String,
+    pub tags: Vec<String>,
+    pub category: Option<String>,
+    pub created_at: Option<DateTime<Utc>>,
+    pub last_accessed: Option<DateTime<Utc>>,
+    pub access_count: u64,
+    /// In (0, 1]; `None` when unset (chatcli treats it as 0.6).
+    pub confidence: Option<f64>,
+}
+
+impl Fact {
+    /// When the fact was last used: `last_accessed`, else `created_at`.
+    pub fn last_used(&self) -> Option<DateTime<Utc>> {
+        self.last_accessed.or(self.created_at)
+    }
+}
+
+/// One labeled query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    pub id: QueryId,
+    pub text: String,
+    /// Free-form labels such as `synonym`, `exact`, `temporal`.
+    pub tags: Vec<String>,
+}
+
+/// Where recorded hypotheses came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HypothesisSource {
+    pub generator: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Hypothetical answers recorded for one query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedHypotheses {
+    pub texts: Vec<String>,
+    pub source: Option<HypothesisSource>,
+}
+
+/// One relevance judgment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgment {
+    pub fact: FactId,
+    pub grade: Grade,
+}
+
+/// A loaded, validated dataset.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub manifest: Manifest,
+    pub root: PathBuf,
+    pub facts: Vec<Fact>,
+    pub queries: Vec<Query>,
+    /// Judgments per query, in file order.
+    pub qrels: HashMap<QueryId, Vec<Judgment>>,
+    pub hypotheses: HashMap<QueryId, RecordedHypotheses>,
+    /// `sha256:` of every file that was read, in a fixed order.
+    pub content_hash: String,
+    /// The files read, relative to `root`, in hashing order.
+    pub files: Vec<String>,
+    /// Things that were accepted but deserve a mention (e.g. future timestamps).
+    pub notes: Vec<String>,
+    /// The `concept` provider's lexicon (path and text), when the manifest names one.
+    pub concept_lexicon: Option<(PathBuf, String)>,
+}
+
+impl Dataset {
+    /// Loads the dataset directory at `root` (hyde-eval's own layout, with either
+    /// `facts.jsonl` or chatcli's `memory_index.json`).
+    pub fn load(root: &Path) -> Result<Dataset, Error> {
+        native::load(root)
+    }
+
+    /// Number of (query, fact) judgments.
+    pub fn judgment_count(&self) -> usize {
+        self.qrels.values().map(Vec::len).sum()
+    }
+}
+
+/// Accumulates the bytes of every file read, for the dataset's content hash.
+#[derive(Default)]
+struct ContentHasher {
+    hasher: sha2::Sha256,
+    files: Vec<String>,
+}
+
+impl ContentHasher {
+    fn add(&mut self, name: &str, bytes: &[u8]) {
+        use sha2::Digest;
+        self.hasher.update(name.as_bytes());
+        self.hasher.update([0u8]);
+        self.hasher.update((bytes.len() as u64).to_le_bytes());
+        self.hasher.update(bytes);
+        self.files.push(name.to_owned());
+    }
+
+    fn finish(self) -> (String, Vec<String>) {
+        use sha2::Digest;
+        let digest = self.hasher.finalize();
+        let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+        (format!("sha256:{hex}"), self.files)
+    }
+}
+
+/// Parses an RFC 3339 timestamp. Go's zero time (year 1), which chatcli writes for unset
+/// times, counts as unset.
+fn parse_timestamp(text: &str) -> Result<Option<DateTime<Utc>>, String> {
+    let parsed = DateTime::parse_from_rfc3339(text.trim()).map_err(|error| {
+        format!("bad timestamp {text:?}: {error} (expected RFC 3339, e.g. 2026-03-04T10:12:00Z)")
+    })?;
+    let parsed = parsed.with_timezone(&Utc);
+    if parsed.format("%Y").to_string() == "0001" {
+        return Ok(None);
+    }
+    Ok(Some(parsed))
+}
+
+/// Checks an identifier: non-empty, no whitespace (TREC run files split on whitespace).
+fn check_id(kind: &str, id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err(format!("{kind} id is empty"));
+    }
+    if id.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "{kind} id {id:?} contains whitespace, which TREC run and qrels files cannot represent"
+        ));
+    }
+    Ok(())
+}

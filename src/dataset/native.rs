@@ -1,0 +1,457 @@
+//! hyde-eval's own dataset layout: a directory with `dataset.toml` (optional),
+//! `facts.jsonl` (or chatcli's `memory_index.json`), `queries.jsonl`, `qrels.tsv` and
+//! `hypotheses.jsonl` (optional). See the README's "Dataset format" section.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::lines::{read_bytes, split_lines, Line};
+use super::manifest::{self, Manifest, MANIFEST_FILE};
+use super::{
+    check_id, chatcli, parse_timestamp, ContentHasher, Dataset, Fact, FactId, HypothesisSource,
+    Judgment, Query, QueryId, RecordedHypotheses,
+};
+use crate::error::{Error, Problem, Problems};
+
+pub const FACTS_FILE: &str = "facts.jsonl";
+pub const QUERIES_FILE: &str = "queries.jsonl";
+pub const QRELS_FILE: &str = "qrels.tsv";
+pub const HYPOTHESES_FILE: &str = "hypotheses.jsonl";
+
+/// One line of `facts.jsonl` (also one element of chatcli's `memory_index.json`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FactRecord {
+    pub id: String,
+    pub content: String,
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub last_accessed: Option<String>,
+    #[serde(default)]
+    pub access_count: Option<u64>,
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    // chatcli fields that ranking never reads; accepted so its files load unchanged.
+    #[serde(default, rename = "score")]
+    pub _score: Option<serde_json::Value>,
+    #[serde(default, rename = "source")]
+    pub _source: Option<serde_json::Value>,
+    #[serde(default, rename = "source_project")]
+    pub _source_project: Option<serde_json::Value>,
+    #[serde(default, rename = "provenance")]
+    pub _provenance: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryRecord {
+    id: String,
+    text: String,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HypothesesRecord {
+    query_id: String,
+    hypotheses: Vec<String>,
+    #[serde(default)]
+    source: Option<HypothesisSource>,
+}
+
+pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
+    if !root.is_dir() {
+        return Err(Error::problem(
+            Problem::new(root, None, "not a dataset directory")
+                .with_hint("a dataset is a directory holding facts.jsonl, queries.jsonl and qrels.tsv"),
+        ));
+    }
+    let directory_name = root
+        .canonicalize()
+        .ok()
+        .and_then(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "dataset".to_owned());
+    let mut hasher = ContentHasher::default();
+
+    let manifest_path = root.join(MANIFEST_FILE);
+    let mut manifest = if manifest_path.is_file() {
+        let bytes = read_bytes(&manifest_path)?;
+        hasher.add(MANIFEST_FILE, &bytes);
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::problem(Problem::new(&manifest_path, None, "not valid UTF-8"))
+        })?;
+        manifest::parse(&manifest_path, &text, &directory_name)?
+    } else {
+        Manifest::defaults(&directory_name)
+    };
+
+    let mut problems = Problems::default();
+    let facts = load_facts(root, &mut hasher, &mut problems)?;
+    let queries = load_queries(root, &mut hasher, &mut problems)?;
+    let fact_ids: HashSet<&str> = facts.iter().map(|fact| fact.id.0.as_str()).collect();
+    let query_ids: HashSet<&str> = queries.iter().map(|query| query.id.0.as_str()).collect();
+    let qrels = load_qrels(root, &fact_ids, &query_ids, &mut hasher, &mut problems)?;
+    let hypotheses = load_hypotheses(root, &query_ids, &mut hasher, &mut problems)?;
+    let concept_lexicon = match &manifest.concept_lexicon {
+        Some(relative) => {
+            let path = root.join(relative);
+            let bytes = read_bytes(&path)?;
+            hasher.add(relative, &bytes);
+            let text = String::from_utf8(bytes)
+                .map_err(|_| Error::problem(Problem::new(&path, None, "not valid UTF-8")))?;
+            Some((path, text))
+        }
+        None => None,
+    };
+    problems.into_result()?;
+
+    let mut notes = Vec::new();
+    if !manifest.now_is_explicit {
+        let latest = facts.iter().filter_map(|fact| fact.last_used().max(fact.created_at)).max();
+        if let Some(latest) = latest {
+            manifest.now = latest;
+        }
+        notes.push(format!(
+            "{} sets no `now`; fact ages are measured from the latest fact timestamp, {}",
+            MANIFEST_FILE,
+            manifest.now.to_rfc3339()
+        ));
+    }
+    let future = facts
+        .iter()
+        .filter(|fact| fact.last_used().is_some_and(|time| time > manifest.now))
+        .count();
+    if future > 0 {
+        notes.push(format!(
+            "{future} fact(s) were last used after the dataset's now ({}); their age counts as 0 days",
+            manifest.now.to_rfc3339()
+        ));
+    }
+    let (content_hash, files) = hasher.finish();
+    Ok(Dataset {
+        manifest,
+        root: root.to_path_buf(),
+        facts,
+        queries,
+        qrels,
+        hypotheses,
+        content_hash,
+        files,
+        notes,
+        concept_lexicon,
+    })
+}
+
+fn load_facts(
+    root: &Path,
+    hasher: &mut ContentHasher,
+    problems: &mut Problems,
+) -> Result<Vec<Fact>, Error> {
+    let jsonl = root.join(FACTS_FILE);
+    let chatcli_file = root.join(chatcli::MEMORY_INDEX_FILE);
+    match (jsonl.is_file(), chatcli_file.is_file()) {
+        (true, true) => Err(Error::problem(
+            Problem::new(root, None, format!(
+                "both {FACTS_FILE} and {} are present; a dataset has one fact list",
+                chatcli::MEMORY_INDEX_FILE
+            ))
+            .with_hint("remove one of them"),
+        )),
+        (false, false) => Err(Error::problem(
+            Problem::new(root, None, format!(
+                "no fact list: expected {FACTS_FILE} or chatcli's {}",
+                chatcli::MEMORY_INDEX_FILE
+            )),
+        )),
+        (false, true) => {
+            let bytes = read_bytes(&chatcli_file)?;
+            hasher.add(chatcli::MEMORY_INDEX_FILE, &bytes);
+            Ok(chatcli::parse_memory_index(&chatcli_file, &bytes, problems))
+        }
+        (true, false) => {
+            let bytes = read_bytes(&jsonl)?;
+            hasher.add(FACTS_FILE, &bytes);
+            let mut facts = Vec::new();
+            let mut seen = HashMap::new();
+            for line in split_lines(&jsonl, &bytes, problems) {
+                let Some(record) = parse_json_line::<FactRecord>(&jsonl, &line, problems) else {
+                    continue;
+                };
+                if let Some(fact) = fact_from_record(&jsonl, Some(line.number), record, &mut seen, problems) {
+                    facts.push(fact);
+                }
+            }
+            if facts.is_empty() && problems.is_empty() {
+                problems.push(Problem::new(&jsonl, None, "no facts").with_hint("add one JSON object per line"));
+            }
+            Ok(facts)
+        }
+    }
+}
+
+/// Validates one fact record; `seen` maps ids to where they were first defined.
+pub(super) fn fact_from_record(
+    path: &Path,
+    line: Option<usize>,
+    record: FactRecord,
+    seen: &mut HashMap<String, Option<usize>>,
+    problems: &mut Problems,
+) -> Option<Fact> {
+    let mut messages: Vec<String> = Vec::new();
+    if let Err(message) = check_id("fact", &record.id) {
+        messages.push(message);
+    } else if let Some(first) = seen.get(&record.id) {
+        let at = first.map(|line| format!(" (first defined on line {line})")).unwrap_or_default();
+        messages.push(format!("duplicate fact id {:?}{at}", record.id));
+    } else {
+        seen.insert(record.id.clone(), line);
+    }
+    if record.content.trim().is_empty() {
+        messages.push(format!("fact {:?} has empty content", record.id));
+    }
+    let mut timestamp = |field: &str, value: &Option<String>| match value.as_deref().map(parse_timestamp) {
+        None => None,
+        Some(Ok(time)) => time,
+        Some(Err(message)) => {
+            messages.push(format!("{field}: {message}"));
+            None
+        }
+    };
+    let created_at = timestamp("created_at", &record.created_at);
+    let last_accessed = timestamp("last_accessed", &record.last_accessed);
+    let confidence = match record.confidence {
+        Some(value) if !(0.0..=1.0).contains(&value) => {
+            messages.push(format!("confidence {value} is outside [0, 1]"));
+            None
+        }
+        Some(value) if value == 0.0 => None,
+        other => other,
+    };
+    if !messages.is_empty() {
+        for message in messages {
+            problems.push(Problem::new(path, line, message));
+        }
+        return None;
+    }
+    Some(Fact {
+        id: FactId(record.id),
+        content: record.content,
+        tags: record.tags.unwrap_or_default(),
+        category: record.category,
+        created_at,
+        last_accessed,
+        access_count: record.access_count.unwrap_or(0),
+        confidence,
+    })
+}
+
+fn load_queries(
+    root: &Path,
+    hasher: &mut ContentHasher,
+    problems: &mut Problems,
+) -> Result<Vec<Query>, Error> {
+    let path = root.join(QUERIES_FILE);
+    let bytes = read_required(&path)?;
+    hasher.add(QUERIES_FILE, &bytes);
+    let mut queries = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for line in split_lines(&path, &bytes, problems) {
+        let Some(record) = parse_json_line::<QueryRecord>(&path, &line, problems) else {
+            continue;
+        };
+        let mut valid = true;
+        if let Err(message) = check_id("query", &record.id) {
+            problems.push(Problem::new(&path, Some(line.number), message));
+            valid = false;
+        } else if let Some(first) = seen.get(&record.id) {
+            problems.push(Problem::new(
+                &path,
+                Some(line.number),
+                format!("duplicate query id {:?} (first defined on line {first})", record.id),
+            ));
+            valid = false;
+        } else {
+            seen.insert(record.id.clone(), line.number);
+        }
+        if record.text.trim().is_empty() {
+            problems.push(
+                Problem::new(&path, Some(line.number), format!("query {:?} has empty text", record.id))
+                    .with_hint("remove the query or write its text"),
+            );
+            valid = false;
+        }
+        if valid {
+            queries.push(Query {
+                id: QueryId(record.id),
+                text: record.text,
+                tags: record.tags,
+            });
+        }
+    }
+    if queries.is_empty() && problems.is_empty() {
+        problems.push(Problem::new(&path, None, "no queries").with_hint("add one JSON object per line"));
+    }
+    Ok(queries)
+}
+
+fn load_qrels(
+    root: &Path,
+    fact_ids: &HashSet<&str>,
+    query_ids: &HashSet<&str>,
+    hasher: &mut ContentHasher,
+    problems: &mut Problems,
+) -> Result<HashMap<QueryId, Vec<Judgment>>, Error> {
+    let path = root.join(QRELS_FILE);
+    let bytes = read_required(&path)?;
+    hasher.add(QRELS_FILE, &bytes);
+    let mut qrels: HashMap<QueryId, Vec<Judgment>> = HashMap::new();
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    for (position, line) in split_lines(&path, &bytes, problems).into_iter().enumerate() {
+        let fields: Vec<&str> = line.text.split('\t').map(str::trim).collect();
+        if position == 0 && fields.len() == 3 && fields[2].eq_ignore_ascii_case("grade") {
+            continue;
+        }
+        let mut report = |message: String, hint: &str| {
+            let mut problem = Problem::new(&path, Some(line.number), message);
+            if !hint.is_empty() {
+                problem = problem.with_hint(hint);
+            }
+            problems.push(problem);
+        };
+        if fields.len() != 3 {
+            report(
+                format!("expected 3 TAB-separated fields (query_id, fact_id, grade), found {}", fields.len()),
+                "separate the fields with a single TAB character",
+            );
+            continue;
+        }
+        let (query, fact, grade_text) = (fields[0], fields[1], fields[2]);
+        let grade = match grade_text.parse::<i32>() {
+            Ok(grade) if grade >= 0 => grade,
+            Ok(grade) => {
+                report(format!("grade {grade} is negative"), "use 0 for judged not relevant");
+                continue;
+            }
+            Err(_) => {
+                report(
+                    format!("grade {grade_text:?} is not an integer"),
+                    "grades are integers: 0 = not relevant, 1 = related, 2 = answers it",
+                );
+                continue;
+            }
+        };
+        if !query_ids.contains(query) {
+            report(format!("unknown query id {query:?}"), "every qrels query must be in queries.jsonl");
+            continue;
+        }
+        if !fact_ids.contains(fact) {
+            report(format!("unknown fact id {fact:?}"), "every qrels fact must be in the fact list");
+            continue;
+        }
+        if let Some(first) = seen.get(&(query.to_owned(), fact.to_owned())) {
+            report(format!("duplicate judgment for ({query}, {fact}); first on line {first}"), "");
+            continue;
+        }
+        seen.insert((query.to_owned(), fact.to_owned()), line.number);
+        qrels.entry(QueryId(query.to_owned())).or_default().push(Judgment {
+            fact: FactId(fact.to_owned()),
+            grade,
+        });
+    }
+    Ok(qrels)
+}
+
+fn load_hypotheses(
+    root: &Path,
+    query_ids: &HashSet<&str>,
+    hasher: &mut ContentHasher,
+    problems: &mut Problems,
+) -> Result<HashMap<QueryId, RecordedHypotheses>, Error> {
+    let path = root.join(HYPOTHESES_FILE);
+    let mut recorded = HashMap::new();
+    if !path.is_file() {
+        return Ok(recorded);
+    }
+    let bytes = read_bytes(&path)?;
+    hasher.add(HYPOTHESES_FILE, &bytes);
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for line in split_lines(&path, &bytes, problems) {
+        let Some(record) = parse_json_line::<HypothesesRecord>(&path, &line, problems) else {
+            continue;
+        };
+        let report = |problems: &mut Problems, message: String| {
+            problems.push(Problem::new(&path, Some(line.number), message));
+        };
+        if !query_ids.contains(record.query_id.as_str()) {
+            report(problems, format!("unknown query id {:?}", record.query_id));
+            continue;
+        }
+        if let Some(first) = seen.get(&record.query_id) {
+            report(
+                problems,
+                format!("second hypotheses line for query {:?} (first on line {first})", record.query_id),
+            );
+            continue;
+        }
+        seen.insert(record.query_id.clone(), line.number);
+        if let Some(index) = record.hypotheses.iter().position(|text| text.trim().is_empty()) {
+            report(problems, format!("hypothesis {} of query {:?} is empty", index + 1, record.query_id));
+            continue;
+        }
+        recorded.insert(
+            QueryId(record.query_id),
+            RecordedHypotheses {
+                texts: record.hypotheses,
+                source: record.source,
+            },
+        );
+    }
+    Ok(recorded)
+}
+
+fn read_required(path: &Path) -> Result<Vec<u8>, Error> {
+    if !path.is_file() {
+        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        return Err(Error::problem(
+            Problem::new(path, None, "missing")
+                .with_hint(format!("a dataset directory needs {name}; see the README's dataset format")),
+        ));
+    }
+    read_bytes(path)
+}
+
+/// Parses one JSON line, recording a problem (with the column) when it is malformed.
+fn parse_json_line<T: for<'de> Deserialize<'de>>(
+    path: &Path,
+    line: &Line<'_>,
+    problems: &mut Problems,
+) -> Option<T> {
+    match serde_json::from_str::<T>(line.text) {
+        Ok(record) => Some(record),
+        Err(error) => {
+            problems.push(
+                Problem::new(path, Some(line.number), format!("{} (column {})", strip_position(&error), error.column()))
+                    .with_hint("each line must be one JSON object; see the README's dataset format"),
+            );
+            None
+        }
+    }
+}
+
+/// serde_json appends " at line L column C" to its messages; the caller reports the
+/// position itself, in file terms.
+pub(super) fn strip_position(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rfind(" at line ") {
+        Some(index) => message[..index].to_owned(),
+        None => message,
+    }
+}

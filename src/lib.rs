@@ -1,0 +1,10 @@
+//! hyde-eval: evaluate keyword, embedding and HyDE retrieval configurations on labeled
+//! query/fact sets, through one shared pipeline, with trec_eval-exact metrics.
+//!
+//! Data flows one way: [`dataset`] → [`pipeline`] (which uses [`text`], [`index`],
+//! [`embed`] and [`generate`]) → [`metrics`] → [`report`]. The CLI in `cli` only wires
+//! these together.
+
+pub mod dataset;
+pub mod error;
+pub mod text;
