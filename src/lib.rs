@@ -6,5 +6,10 @@
 //! these together.
 
 pub mod dataset;
+pub mod embed;
 pub mod error;
+pub mod generate;
+pub mod index;
+pub mod pipeline;
+pub mod run;
 pub mod text;

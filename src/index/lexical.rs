@@ -1,0 +1,255 @@
+//! Lexical signals on one set of postings built from the corpus.
+//!
+//! - chatcli keyword relevance (reference section 3): per keyword, +1 when any content
+//!   token matches and +0.5 when any tag token matches; a token matches when it equals
+//!   the keyword or, for keywords of 4+ characters, starts with it. The sum is divided by
+//!   the number of keywords (blank ones included). Prefix matches are a range scan of the
+//!   sorted vocabulary, so no fact is visited that cannot match.
+//! - BM25 over content + tags, with chatcli's tokenizer minus its stop words, no stemming,
+//!   Lucene's idf `ln(1 + (N - df + 0.5) / (df + 0.5))` and the classic
+//!   `tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))` term weight (rank-equivalent to
+//!   Lucene's). Repeated query terms count once per occurrence, as in Anserini.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::FactIndex;
+use crate::dataset::Fact;
+use crate::text::{is_stop_word, word_tokens};
+
+/// BM25's two free parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    pub k1: f64,
+    pub b: f64,
+}
+
+/// A sorted vocabulary mapping each distinct token to the facts that contain it.
+struct Vocabulary {
+    terms: Vec<(String, Vec<FactIndex>)>,
+}
+
+impl Vocabulary {
+    fn build(per_fact_tokens: impl Iterator<Item = Vec<String>>) -> Vocabulary {
+        let mut postings: BTreeMap<String, Vec<FactIndex>> = BTreeMap::new();
+        for (fact, tokens) in per_fact_tokens.enumerate() {
+            for token in tokens {
+                let list = postings.entry(token).or_default();
+                if list.last() != Some(&(fact as FactIndex)) {
+                    list.push(fact as FactIndex);
+                }
+            }
+        }
+        Vocabulary {
+            terms: postings.into_iter().collect(),
+        }
+    }
+
+    /// Posting lists of every token that matches `keyword` under chatcli's rule.
+    fn matching<'a>(&'a self, keyword: &'a str) -> impl Iterator<Item = &'a [FactIndex]> + 'a {
+        let allows_prefix = keyword.chars().count() >= 4;
+        let start = self.terms.partition_point(|(term, _)| term.as_str() < keyword);
+        self.terms[start..]
+            .iter()
+            .take_while(move |(term, _)| term.starts_with(keyword))
+            .filter(move |(term, _)| allows_prefix || term == keyword)
+            .map(|(_, facts)| facts.as_slice())
+    }
+}
+
+/// BM25 statistics: postings with term frequencies and document lengths.
+struct Bm25Postings {
+    postings: HashMap<String, Vec<(FactIndex, u32)>>,
+    lengths: Vec<u32>,
+    average_length: f64,
+}
+
+/// Lexical postings over a corpus.
+pub struct LexicalIndex {
+    content: Vocabulary,
+    tags: Vocabulary,
+    bm25: Bm25Postings,
+}
+
+/// The BM25 tokenizer: chatcli's letter/digit tokens without its stop words.
+pub fn bm25_tokens(text: &str) -> Vec<String> {
+    word_tokens(text).into_iter().filter(|token| !is_stop_word(token)).collect()
+}
+
+impl LexicalIndex {
+    /// Builds the postings for `facts`, addressed by their position.
+    pub fn build(facts: &[Fact]) -> LexicalIndex {
+        let content = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.content)));
+        let tags = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.tags.join(" "))));
+        let mut postings: HashMap<String, Vec<(FactIndex, u32)>> = HashMap::new();
+        let mut lengths = Vec::with_capacity(facts.len());
+        for (fact_index, fact) in facts.iter().enumerate() {
+            let mut text = fact.content.clone();
+            for tag in &fact.tags {
+                text.push(' ');
+                text.push_str(tag);
+            }
+            let tokens = bm25_tokens(&text);
+            lengths.push(tokens.len() as u32);
+            let mut frequencies: HashMap<String, u32> = HashMap::new();
+            for token in tokens {
+                *frequencies.entry(token).or_default() += 1;
+            }
+            for (token, frequency) in frequencies {
+                postings.entry(token).or_default().push((fact_index as FactIndex, frequency));
+            }
+        }
+        let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
+        let average_length = if lengths.is_empty() { 0.0 } else { total as f64 / lengths.len() as f64 };
+        LexicalIndex {
+            content,
+            tags,
+            bm25: Bm25Postings {
+                postings,
+                lengths,
+                average_length,
+            },
+        }
+    }
+
+    /// chatcli keyword relevance of every fact with relevance > 0, by fact position.
+    pub fn keyword_relevance(&self, keywords: &[String]) -> Vec<(FactIndex, f64)> {
+        if keywords.is_empty() {
+            return Vec::new();
+        }
+        let fact_count = self.bm25.lengths.len();
+        let mut sums = vec![0.0f64; fact_count];
+        // Which keyword last credited a fact, per field, so each field counts once.
+        let mut content_stamp = vec![usize::MAX; fact_count];
+        let mut tag_stamp = vec![usize::MAX; fact_count];
+        for (keyword_number, keyword) in keywords.iter().enumerate() {
+            let keyword = keyword.trim().to_lowercase();
+            if keyword.is_empty() {
+                continue;
+            }
+            for (vocabulary, stamps, credit) in [
+                (&self.content, &mut content_stamp, 1.0),
+                (&self.tags, &mut tag_stamp, 0.5),
+            ] {
+                for facts in vocabulary.matching(&keyword) {
+                    for &fact in facts {
+                        let slot = &mut stamps[fact as usize];
+                        if *slot != keyword_number {
+                            *slot = keyword_number;
+                            sums[fact as usize] += credit;
+                        }
+                    }
+                }
+            }
+        }
+        let denominator = keywords.len() as f64;
+        sums.into_iter()
+            .enumerate()
+            .filter(|&(_, sum)| sum > 0.0)
+            .map(|(fact, sum)| (fact as FactIndex, sum / denominator))
+            .collect()
+    }
+
+    /// BM25 score of every fact that shares a term with `query`, by fact position.
+    pub fn bm25(&self, query: &str, params: Bm25Params) -> Vec<(FactIndex, f64)> {
+        let statistics = &self.bm25;
+        let fact_count = statistics.lengths.len() as f64;
+        let mut query_terms: Vec<(String, u32)> = Vec::new();
+        for token in bm25_tokens(query) {
+            match query_terms.iter_mut().find(|(term, _)| *term == token) {
+                Some((_, count)) => *count += 1,
+                None => query_terms.push((token, 1)),
+            }
+        }
+        let mut scores = vec![0.0f64; statistics.lengths.len()];
+        let mut touched: Vec<FactIndex> = Vec::new();
+        for (term, query_frequency) in &query_terms {
+            let Some(postings) = statistics.postings.get(term) else {
+                continue;
+            };
+            let document_frequency = postings.len() as f64;
+            let idf = (1.0 + (fact_count - document_frequency + 0.5) / (document_frequency + 0.5)).ln();
+            for &(fact, term_frequency) in postings {
+                let length_ratio = if statistics.average_length > 0.0 {
+                    f64::from(statistics.lengths[fact as usize]) / statistics.average_length
+                } else {
+                    0.0
+                };
+                let term_frequency = f64::from(term_frequency);
+                let weight = term_frequency * (params.k1 + 1.0)
+                    / (term_frequency + params.k1 * (1.0 - params.b + params.b * length_ratio));
+                let slot = &mut scores[fact as usize];
+                if *slot == 0.0 {
+                    touched.push(fact);
+                }
+                *slot += f64::from(*query_frequency) * idf * weight;
+            }
+        }
+        touched.sort_unstable();
+        touched.into_iter().map(|fact| (fact, scores[fact as usize])).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::FactId;
+
+    fn facts(items: &[(&str, &[&str])]) -> Vec<Fact> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(index, (content, tags))| Fact {
+                id: FactId(format!("f{index}")),
+                content: content.to_string(),
+                tags: tags.iter().map(|tag| tag.to_string()).collect(),
+                category: None,
+                created_at: None,
+                last_accessed: None,
+                access_count: 0,
+                confidence: None,
+            })
+            .collect()
+    }
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|word| word.to_string()).collect()
+    }
+
+    #[test]
+    fn chatcli_relevance_content_tags_and_prefix_rule() {
+        let index = LexicalIndex::build(&facts(&[
+            ("Use django for the admin", &["go"]),
+            ("Compression with zstd; compress logs", &["ops"]),
+            ("Go modules need GOFLAGS", &["golang"]),
+        ]));
+        // "go": 2 chars, exact only: f0 tag (+0.5), f2 content (+1); "django" is not a match.
+        // "compress": prefix of "compression" and equal to "compress": f1 content once (+1).
+        // "" (blank) counts in the denominator only.
+        let relevance = index.keyword_relevance(&strings(&["go", "compress", " "]));
+        assert_eq!(relevance, vec![(0, 0.5 / 3.0), (1, 1.0 / 3.0), (2, 1.0 / 3.0)]);
+        // "gola" (4 chars) is a prefix of the tag "golang" only.
+        assert_eq!(index.keyword_relevance(&strings(&["gola"])), vec![(2, 0.5)]);
+        // "gol" (3 chars) needs an exact match: none.
+        assert!(index.keyword_relevance(&strings(&["gol"])).is_empty());
+    }
+
+    #[test]
+    fn bm25_matches_hand_computation() {
+        let index = LexicalIndex::build(&facts(&[
+            ("redis cache cache", &[]),
+            ("postgres cache", &[]),
+            ("kafka", &[]),
+        ]));
+        // N = 3, lengths 3, 2, 1, avgdl = 2. "cache": df = 2, idf = ln(1 + 1.5/2.5).
+        let params = Bm25Params { k1: 0.9, b: 0.4 };
+        let idf = (1.0f64 + 1.5 / 2.5).ln();
+        let weight = |tf: f64, dl: f64| tf * 1.9 / (tf + 0.9 * (0.6 + 0.4 * dl / 2.0));
+        let scores = index.bm25("the cache", params);
+        assert_eq!(scores.len(), 2);
+        assert!((scores[0].1 - idf * weight(2.0, 3.0)).abs() < 1e-12);
+        assert!((scores[1].1 - idf * weight(1.0, 2.0)).abs() < 1e-12);
+        // A repeated query term counts twice.
+        let doubled = index.bm25("cache cache", params);
+        assert!((doubled[1].1 - 2.0 * scores[1].1).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,380 @@
+//! Retrieval configurations as data: a [`Preset`] names which signals and which fusion a
+//! configuration uses (its [`Plan`]); [`Params`] hold every number. A new configuration is
+//! a preset plus overrides, never new code.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// Blend weights for chatcli's ranker: semantic, lexical, temporal.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Weights {
+    pub semantic: f64,
+    pub lexical: f64,
+    pub temporal: f64,
+}
+
+/// chatcli's default blend weights.
+pub const CHATCLI_WEIGHTS: Weights = Weights {
+    semantic: 0.55,
+    lexical: 0.30,
+    temporal: 0.15,
+};
+
+/// Every tunable number of the pipeline. Each configuration carries a full set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Params {
+    /// Blend weights (configurations that fuse with chatcli's ranker).
+    pub weights: Weights,
+    /// Vector hits kept per search (chatcli VectorTopK).
+    pub vector_top_k: usize,
+    /// Minimum cosine for a vector hit (chatcli MinCosineScore; kept when >= floor).
+    pub min_cosine: f64,
+    /// Hypothesis keywords added by HyDE 3a (chatcli NumKeywords).
+    pub hyde_keywords: usize,
+    /// Hypotheses used per query.
+    pub num_hypotheses: usize,
+    /// Temporal half-life in days.
+    pub half_life_days: f64,
+    pub bm25_k1: f64,
+    pub bm25_b: f64,
+    /// Gimli hybrid: weight of the vector score.
+    pub hybrid_vector_weight: f64,
+    /// Gimli hybrid: weight of the text score `1 / (1 + BM25 rank)`.
+    pub hybrid_text_weight: f64,
+    /// Gimli hybrid: each search fetches `limit x multiplier` candidates.
+    pub hybrid_candidate_multiplier: usize,
+    /// Gimli hybrid: fused scores below this are dropped.
+    pub hybrid_min_score: f64,
+    /// Gimli hybrid: result limit; 0 means "the largest evaluated k".
+    pub hybrid_limit: usize,
+    /// multi-hyde adaptive floor: start here and step down to `min_cosine` until a
+    /// search returns hits; 0 disables it (plain `min_cosine`).
+    pub adaptive_floor_start: f64,
+    pub adaptive_floor_step: f64,
+    /// Skip HyDE for queries of at most this many words (0 = never skip).
+    pub skip_short_queries: usize,
+    /// Skip HyDE when the query mentions code (backticks or a code-like identifier).
+    pub skip_code_mentions: bool,
+    /// Results kept per query (trec_eval's -M): metrics and run files see this many.
+    pub depth: usize,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            weights: CHATCLI_WEIGHTS,
+            vector_top_k: 12,
+            min_cosine: 0.25,
+            hyde_keywords: 5,
+            num_hypotheses: 1,
+            half_life_days: 30.0,
+            bm25_k1: 0.9,
+            bm25_b: 0.4,
+            hybrid_vector_weight: 0.7,
+            hybrid_text_weight: 0.3,
+            hybrid_candidate_multiplier: 4,
+            hybrid_min_score: 0.35,
+            hybrid_limit: 0,
+            adaptive_floor_start: 0.0,
+            adaptive_floor_step: 0.05,
+            skip_short_queries: 0,
+            skip_code_mentions: false,
+            depth: 1000,
+        }
+    }
+}
+
+/// Partial [`Params`]: what a config file section or the command line sets.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamOverrides {
+    pub weights: Option<Weights>,
+    pub vector_top_k: Option<usize>,
+    pub min_cosine: Option<f64>,
+    pub hyde_keywords: Option<usize>,
+    pub num_hypotheses: Option<usize>,
+    pub half_life_days: Option<f64>,
+    pub bm25_k1: Option<f64>,
+    pub bm25_b: Option<f64>,
+    pub hybrid_vector_weight: Option<f64>,
+    pub hybrid_text_weight: Option<f64>,
+    pub hybrid_candidate_multiplier: Option<usize>,
+    pub hybrid_min_score: Option<f64>,
+    pub hybrid_limit: Option<usize>,
+    pub adaptive_floor_start: Option<f64>,
+    pub adaptive_floor_step: Option<f64>,
+    pub skip_short_queries: Option<usize>,
+    pub skip_code_mentions: Option<bool>,
+    pub depth: Option<usize>,
+}
+
+/// Names of every parameter, for help text and error hints.
+pub const PARAM_NAMES: &[&str] = &[
+    "weights", "vector_top_k", "min_cosine", "hyde_keywords", "num_hypotheses", "half_life_days",
+    "bm25_k1", "bm25_b", "hybrid_vector_weight", "hybrid_text_weight",
+    "hybrid_candidate_multiplier", "hybrid_min_score", "hybrid_limit", "adaptive_floor_start",
+    "adaptive_floor_step", "skip_short_queries", "skip_code_mentions", "depth",
+];
+
+impl ParamOverrides {
+    /// Applies every set field to `params`.
+    pub fn apply(&self, params: &mut Params) {
+        macro_rules! set {
+            ($($field:ident),*) => {$(
+                if let Some(value) = self.$field.clone() {
+                    params.$field = value;
+                }
+            )*};
+        }
+        set!(
+            weights, vector_top_k, min_cosine, hyde_keywords, num_hypotheses, half_life_days,
+            bm25_k1, bm25_b, hybrid_vector_weight, hybrid_text_weight,
+            hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit, adaptive_floor_start,
+            adaptive_floor_step, skip_short_queries, skip_code_mentions, depth
+        );
+    }
+}
+
+impl Params {
+    /// Rejects values the pipeline cannot use, naming the configuration and parameter.
+    /// (chatcli silently clamps some of these; an evaluation tool should not.)
+    pub fn validate(&self, configuration: &str) -> Result<(), Error> {
+        let fail = |parameter: &str, problem: String| {
+            Err(Error::Usage(format!("configuration {configuration}: {parameter} {problem}")))
+        };
+        let weights = [self.weights.semantic, self.weights.lexical, self.weights.temporal];
+        if weights.iter().any(|weight| !weight.is_finite() || *weight < 0.0) {
+            return fail("weights", format!("must be finite and >= 0, got {weights:?}"));
+        }
+        if weights.iter().all(|weight| *weight == 0.0) {
+            return fail("weights", "are all zero; at least one signal needs weight".into());
+        }
+        if !(0.0..1.0).contains(&self.min_cosine) {
+            return fail("min_cosine", format!("must be in [0, 1), got {}", self.min_cosine));
+        }
+        for (name, value) in [
+            ("vector_top_k", self.vector_top_k),
+            ("hyde_keywords", self.hyde_keywords),
+            ("num_hypotheses", self.num_hypotheses),
+            ("hybrid_candidate_multiplier", self.hybrid_candidate_multiplier),
+            ("depth", self.depth),
+        ] {
+            if value == 0 {
+                return fail(name, "must be at least 1".into());
+            }
+        }
+        if !(self.half_life_days.is_finite() && self.half_life_days > 0.0) {
+            return fail("half_life_days", format!("must be > 0, got {}", self.half_life_days));
+        }
+        if !(self.bm25_k1.is_finite() && self.bm25_k1 >= 0.0) {
+            return fail("bm25_k1", format!("must be >= 0, got {}", self.bm25_k1));
+        }
+        if !(0.0..=1.0).contains(&self.bm25_b) {
+            return fail("bm25_b", format!("must be in [0, 1], got {}", self.bm25_b));
+        }
+        for (name, value) in [
+            ("hybrid_vector_weight", self.hybrid_vector_weight),
+            ("hybrid_text_weight", self.hybrid_text_weight),
+            ("hybrid_min_score", self.hybrid_min_score),
+            ("adaptive_floor_start", self.adaptive_floor_start),
+            ("adaptive_floor_step", self.adaptive_floor_step),
+        ] {
+            if !value.is_finite() || value < 0.0 {
+                return fail(name, format!("must be finite and >= 0, got {value}"));
+            }
+        }
+        if self.adaptive_floor_start > 0.0 && self.adaptive_floor_step <= 0.0 {
+            return fail("adaptive_floor_step", "must be > 0 when adaptive_floor_start is set".into());
+        }
+        Ok(())
+    }
+}
+
+/// Where the lexical keywords of a query come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeywordSource {
+    /// chatcli `ExtractKeywords(query)`.
+    Query,
+    /// Query keywords + the first `hyde_keywords` keywords of the first hypothesis
+    /// (HyDE 3a, chatcli merge rules).
+    QueryAndHypothesis,
+}
+
+/// Which vector a configuration searches with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SearchVector {
+    /// The raw query's embedding.
+    Query,
+    /// The first hypothesis' embedding (true HyDE).
+    FirstHypothesis,
+    /// Mean of the query and `num_hypotheses` hypothesis embeddings, searched once.
+    MeanOfQueryAndHypotheses,
+    /// Each of `num_hypotheses` hypotheses searched separately; union, max score.
+    EachHypothesis,
+}
+
+/// How signals become one ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fusion {
+    /// chatcli keyword-only: facts with relevance > 0, score = temporal x relevance.
+    KeywordTimesTemporal,
+    /// The BM25 score alone.
+    Bm25,
+    /// Cosine against every fact.
+    Cosine,
+    /// chatcli blended ranker: min-max per signal over the candidates, weighted sum.
+    Blend,
+    /// Gimli hybrid: `w_v x cosine + w_t / (1 + BM25 rank)`, min score.
+    Hybrid,
+}
+
+/// The structure of a configuration: which signals feed which fusion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub keywords: Option<KeywordSource>,
+    pub vector: Option<SearchVector>,
+    pub fusion: Fusion,
+}
+
+impl Plan {
+    /// True when the plan reads hypotheses.
+    pub fn uses_hypotheses(&self) -> bool {
+        self.keywords == Some(KeywordSource::QueryAndHypothesis)
+            || matches!(
+                self.vector,
+                Some(SearchVector::FirstHypothesis | SearchVector::MeanOfQueryAndHypotheses | SearchVector::EachHypothesis)
+            )
+    }
+}
+
+/// The built-in configurations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    Keyword,
+    Bm25,
+    Dense,
+    Blend,
+    Hyde3a,
+    Hyde3b,
+    Hyde3bHyp,
+    HydeMean,
+    MultiHyde,
+    Hybrid,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 10] = [
+        Preset::Keyword,
+        Preset::Bm25,
+        Preset::Dense,
+        Preset::Blend,
+        Preset::Hyde3a,
+        Preset::Hyde3b,
+        Preset::Hyde3bHyp,
+        Preset::HydeMean,
+        Preset::MultiHyde,
+        Preset::Hybrid,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Keyword => "keyword",
+            Preset::Bm25 => "bm25",
+            Preset::Dense => "dense",
+            Preset::Blend => "blend",
+            Preset::Hyde3a => "hyde-3a",
+            Preset::Hyde3b => "hyde-3b",
+            Preset::Hyde3bHyp => "hyde-3b-hyp",
+            Preset::HydeMean => "hyde-mean",
+            Preset::MultiHyde => "multi-hyde",
+            Preset::Hybrid => "hybrid",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Preset> {
+        Preset::ALL.into_iter().find(|preset| preset.name() == name)
+    }
+
+    /// One line on what the configuration does.
+    pub fn description(self) -> &'static str {
+        match self {
+            Preset::Keyword => "chatcli keyword-only: relevance x temporal, ties by id",
+            Preset::Bm25 => "BM25 on the raw query",
+            Preset::Dense => "cosine of the query embedding against every fact",
+            Preset::Blend => "chatcli blended ranker without HyDE: query keywords + query cosine + temporal",
+            Preset::Hyde3a => "chatcli 3a: query keywords + first N hypothesis keywords, keyword-only scoring",
+            Preset::Hyde3b => "chatcli 3b: 3a keywords + QUERY cosine (top-K, floor) + temporal, min-max blend",
+            Preset::Hyde3bHyp => "as hyde-3b, but the cosine is of the HYPOTHESIS embedding (true HyDE)",
+            Preset::HydeMean => "mean of query and N hypothesis embeddings searched once; raw-query keywords",
+            Preset::MultiHyde => "each of N hypotheses searched, union, max score per fact; raw-query keywords",
+            Preset::Hybrid => "Gimli hybrid: 0.7 x cosine + 0.3 / (1 + BM25 rank), x4 candidates, min 0.35",
+        }
+    }
+
+    /// The seed system or paper the configuration reproduces.
+    pub fn source(self) -> &'static str {
+        match self {
+            Preset::Keyword => "chatcli facts.go Search (reference s3)",
+            Preset::Bm25 => "Robertson/Sparck Jones BM25, Lucene idf (Anserini defaults k1=0.9, b=0.4)",
+            Preset::Dense => "dense retrieval baseline (chatcli vindex cosine, reference s8)",
+            Preset::Blend => "chatcli ranking.go blended ranker (reference s5)",
+            Preset::Hyde3a => "chatcli hyde.go phase 3a (reference s4)",
+            Preset::Hyde3b => "chatcli retriever.go phase 3b (reference s5)",
+            Preset::Hyde3bHyp => "Gao et al. 2022, HyDE (hypothesis embedding) in chatcli's blend",
+            Preset::HydeMean => "Gao et al. 2022 / backend plan: mean of query + hypothesis vectors",
+            Preset::MultiHyde => "multi-hypothesis retrieval seed (max-score union, adaptive floor)",
+            Preset::Hybrid => "Gimli hybrid search (vector + FTS rank fusion)",
+        }
+    }
+
+    pub fn plan(self) -> Plan {
+        use KeywordSource as K;
+        use SearchVector as V;
+        let (keywords, vector, fusion) = match self {
+            Preset::Keyword => (Some(K::Query), None, Fusion::KeywordTimesTemporal),
+            Preset::Bm25 => (None, None, Fusion::Bm25),
+            Preset::Dense => (None, Some(V::Query), Fusion::Cosine),
+            Preset::Blend => (Some(K::Query), Some(V::Query), Fusion::Blend),
+            Preset::Hyde3a => (Some(K::QueryAndHypothesis), None, Fusion::KeywordTimesTemporal),
+            Preset::Hyde3b => (Some(K::QueryAndHypothesis), Some(V::Query), Fusion::Blend),
+            Preset::Hyde3bHyp => (Some(K::QueryAndHypothesis), Some(V::FirstHypothesis), Fusion::Blend),
+            Preset::HydeMean => (Some(K::Query), Some(V::MeanOfQueryAndHypotheses), Fusion::Blend),
+            Preset::MultiHyde => (Some(K::Query), Some(V::EachHypothesis), Fusion::Blend),
+            Preset::Hybrid => (None, Some(V::Query), Fusion::Hybrid),
+        };
+        Plan {
+            keywords,
+            vector,
+            fusion,
+        }
+    }
+
+    /// The preset's own parameter defaults.
+    pub fn default_params(self) -> Params {
+        let mut params = Params::default();
+        if matches!(self, Preset::HydeMean | Preset::MultiHyde) {
+            params.num_hypotheses = 3;
+        }
+        params
+    }
+}
+
+/// A named, fully parameterized configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Configuration {
+    pub name: String,
+    pub preset: Preset,
+    pub params: Params,
+}
+
+impl Configuration {
+    pub fn plan(&self) -> Plan {
+        self.preset.plan()
+    }
+}
