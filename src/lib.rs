@@ -10,6 +10,8 @@ pub mod embed;
 pub mod error;
 pub mod generate;
 pub mod index;
+pub mod metrics;
 pub mod pipeline;
 pub mod run;
 pub mod text;
+pub mod trec;

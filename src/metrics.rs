@@ -1,0 +1,290 @@
+//! Per-query and macro-averaged retrieval metrics.
+//!
+//! Default semantics are trec_eval's (verified against its own regression fixtures):
+//! - a fact is relevant when its grade >= the relevance level (default 1);
+//! - `precision@k` = relevant in the top k / k (trec_eval `P_k`);
+//! - `recall@k` = relevant in the top k / relevant judged (`recall_k`);
+//! - `ndcg@k` = DCG / ideal DCG with gain = grade (every positive grade, whatever the
+//!   relevance level, as trec_eval's `ndcg_cut`), discount log2(rank + 1), ideal from
+//!   all judged grades (`ndcg_cut_k`);
+//! - `hit@k` = 1 when a relevant fact is in the top k (`success_k`);
+//! - `mrr@k` = 1 / rank of the first relevant fact within the top k, else 0;
+//! - `mrr` = the same over the whole ranking (`recip_rank`);
+//! - `map` = average precision over the whole ranking (`map`).
+//!
+//! chatcli semantics (its eval harness, reference section 6) change two definitions:
+//! `precision@k` divides by min(k, returned) (0 when nothing returned) and `ndcg@k` uses
+//! binary gains with the ideal over min(relevant, k) positions.
+//!
+//! Macro averages are plain means over queries with at least one relevant fact; a query
+//! with relevant facts but no results scores 0 (trec_eval `-c`). Queries without relevant
+//! facts are counted and reported, never averaged.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::dataset::{FactId, Grade, Judgment, QueryId};
+use crate::run::QueryRanking;
+
+/// Which definitions of precision and nDCG to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Semantics {
+    /// trec_eval's definitions (default).
+    Trec,
+    /// chatcli eval harness: precision / min(k, returned), binary nDCG.
+    Chatcli,
+}
+
+/// What to compute.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricSettings {
+    /// Sorted, distinct, positive cut-offs.
+    pub cutoffs: Vec<usize>,
+    pub relevance_level: Grade,
+    pub semantics: Semantics,
+}
+
+/// Metrics computed at every cut-off, in output order.
+pub const CUTOFF_METRICS: [&str; 5] = ["recall", "precision", "ndcg", "hit", "mrr"];
+/// Metrics over the whole ranking.
+pub const WHOLE_RANKING_METRICS: [&str; 2] = ["mrr", "map"];
+
+impl MetricSettings {
+    /// Metric names in output order: per cut-off `recall@k precision@k ndcg@k hit@k
+    /// mrr@k`, then `mrr map`.
+    pub fn metric_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for k in &self.cutoffs {
+            for metric in CUTOFF_METRICS {
+                names.push(format!("{metric}@{k}"));
+            }
+        }
+        names.extend(WHOLE_RANKING_METRICS.iter().map(|name| name.to_string()));
+        names
+    }
+}
+
+// Sums below fold from +0.0: `Iterator::sum` of nothing is -0.0 for f64, which would
+// print as "-0.0000".
+fn discount(position: usize) -> f64 {
+    ((position + 2) as f64).log2()
+}
+
+/// Computes every metric for one query. `ranked` holds the grade of each returned fact
+/// in rank order (0 for unjudged); `judged` holds every judged grade of the query.
+/// Values align with [`MetricSettings::metric_names`].
+pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettings) -> Vec<f64> {
+    let level = settings.relevance_level;
+    let relevant_total = judged.iter().filter(|&&grade| grade >= level).count();
+    let is_relevant = |grade: Grade| grade >= level;
+    let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&grade| grade > 0).collect();
+    ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
+    let first_relevant = ranked.iter().position(|&grade| is_relevant(grade));
+
+    let mut values = Vec::with_capacity(settings.cutoffs.len() * CUTOFF_METRICS.len() + 2);
+    for &k in &settings.cutoffs {
+        let top = &ranked[..k.min(ranked.len())];
+        let hits = top.iter().filter(|&&grade| is_relevant(grade)).count();
+        let recall = if relevant_total == 0 { 0.0 } else { hits as f64 / relevant_total as f64 };
+        let (precision, ndcg) = match settings.semantics {
+            Semantics::Trec => {
+                let dcg: f64 = top
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &grade)| grade > 0)
+                    .map(|(position, &grade)| f64::from(grade) / discount(position))
+                    .fold(0.0, |total, gain| total + gain);
+                let ideal: f64 = ideal_gains
+                    .iter()
+                    .take(k)
+                    .enumerate()
+                    .map(|(position, &grade)| f64::from(grade) / discount(position))
+                    .sum();
+                (hits as f64 / k as f64, if ideal > 0.0 { dcg / ideal } else { 0.0 })
+            }
+            Semantics::Chatcli => {
+                let precision = if top.is_empty() { 0.0 } else { hits as f64 / top.len() as f64 };
+                let dcg: f64 = top
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &grade)| is_relevant(grade))
+                    .map(|(position, _)| 1.0 / discount(position))
+                    .fold(0.0, |total, gain| total + gain);
+                let ideal: f64 = (0..relevant_total.min(k)).map(|position| 1.0 / discount(position)).sum();
+                (precision, if ideal > 0.0 { dcg / ideal } else { 0.0 })
+            }
+        };
+        let reciprocal_rank = match first_relevant {
+            Some(position) if position < k => 1.0 / (position + 1) as f64,
+            _ => 0.0,
+        };
+        values.extend([recall, precision, ndcg, if hits > 0 { 1.0 } else { 0.0 }, reciprocal_rank]);
+    }
+    values.push(first_relevant.map_or(0.0, |position| 1.0 / (position + 1) as f64));
+    let mut relevant_so_far = 0usize;
+    let mut precision_sum = 0.0;
+    for (position, &grade) in ranked.iter().enumerate() {
+        if is_relevant(grade) {
+            relevant_so_far += 1;
+            precision_sum += relevant_so_far as f64 / (position + 1) as f64;
+        }
+    }
+    values.push(if relevant_total == 0 { 0.0 } else { precision_sum / relevant_total as f64 });
+    values
+}
+
+/// One query's metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryEvaluation {
+    pub query: QueryId,
+    /// Aligned with [`MetricSettings::metric_names`].
+    pub values: Vec<f64>,
+    pub relevant: usize,
+    pub returned: usize,
+}
+
+/// A run's metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    pub names: Vec<String>,
+    /// Queries with at least one relevant fact, in the order given.
+    pub per_query: Vec<QueryEvaluation>,
+    /// Means over `per_query`, aligned with `names`.
+    pub means: Vec<f64>,
+    /// Queries skipped because they have no relevant fact at this relevance level.
+    pub without_relevant: Vec<QueryId>,
+}
+
+/// Evaluates `rankings` against `qrels` for the queries in `queries` (in that order).
+/// A query absent from `rankings` has returned nothing.
+pub fn evaluate(
+    queries: &[QueryId],
+    rankings: &[QueryRanking],
+    qrels: &HashMap<QueryId, Vec<Judgment>>,
+    settings: &MetricSettings,
+) -> Evaluation {
+    let names = settings.metric_names();
+    let ranking_of: HashMap<&QueryId, &QueryRanking> = rankings.iter().map(|ranking| (&ranking.query, ranking)).collect();
+    let mut per_query = Vec::new();
+    let mut without_relevant = Vec::new();
+    for query in queries {
+        let judgments = qrels.get(query).map(Vec::as_slice).unwrap_or(&[]);
+        let relevant = judgments.iter().filter(|judgment| judgment.grade >= settings.relevance_level).count();
+        if relevant == 0 {
+            without_relevant.push(query.clone());
+            continue;
+        }
+        let grade_of: HashMap<&FactId, Grade> = judgments.iter().map(|judgment| (&judgment.fact, judgment.grade)).collect();
+        let results = ranking_of.get(query).map(|ranking| ranking.results.as_slice()).unwrap_or(&[]);
+        let ranked: Vec<Grade> = results.iter().map(|(fact, _)| grade_of.get(fact).copied().unwrap_or(0)).collect();
+        let judged: Vec<Grade> = judgments.iter().map(|judgment| judgment.grade).collect();
+        per_query.push(QueryEvaluation {
+            query: query.clone(),
+            values: query_metrics(&ranked, &judged, settings),
+            relevant,
+            returned: results.len(),
+        });
+    }
+    let mut means = vec![0.0; names.len()];
+    for evaluation in &per_query {
+        for (mean, value) in means.iter_mut().zip(&evaluation.values) {
+            *mean += value;
+        }
+    }
+    if !per_query.is_empty() {
+        for mean in &mut means {
+            *mean /= per_query.len() as f64;
+        }
+    }
+    Evaluation { names, per_query, means, without_relevant }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(cutoffs: &[usize], semantics: Semantics) -> MetricSettings {
+        MetricSettings { cutoffs: cutoffs.to_vec(), relevance_level: 1, semantics }
+    }
+
+    fn metric(settings: &MetricSettings, values: &[f64], name: &str) -> f64 {
+        values[settings.metric_names().iter().position(|n| n == name).unwrap()]
+    }
+
+    #[test]
+    fn graded_trec_metrics_worked_by_hand() {
+        // Ranking: [grade 0, grade 2, unjudged, grade 1]; judged grades {2, 1, 1, 0}.
+        let settings = settings(&[2, 4], Semantics::Trec);
+        let values = query_metrics(&[0, 2, 0, 1], &[2, 1, 1, 0], &settings);
+        assert_eq!(metric(&settings, &values, "precision@2"), 0.5);
+        assert_eq!(metric(&settings, &values, "recall@4"), 2.0 / 3.0);
+        assert_eq!(metric(&settings, &values, "hit@2"), 1.0);
+        assert_eq!(metric(&settings, &values, "mrr@2"), 0.5);
+        assert_eq!(metric(&settings, &values, "mrr"), 0.5);
+        // DCG@4 = 2/log2(3) + 1/log2(5); ideal@4 = 2 + 1/log2(3) + 1/log2(4).
+        let dcg = 2.0 / 3f64.log2() + 1.0 / 5f64.log2();
+        let ideal = 2.0 + 1.0 / 3f64.log2() + 0.5;
+        assert!((metric(&settings, &values, "ndcg@4") - dcg / ideal).abs() < 1e-12);
+        // AP = (1/2 + 2/4) / 3.
+        assert!((metric(&settings, &values, "map") - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn relevance_level_affects_binary_metrics_but_not_ndcg_gains() {
+        let mut level_two = settings(&[2], Semantics::Trec);
+        level_two.relevance_level = 2;
+        let values = query_metrics(&[1, 2], &[2, 1], &level_two);
+        assert_eq!(metric(&level_two, &values, "mrr"), 0.5);
+        assert_eq!(metric(&level_two, &values, "recall@2"), 1.0);
+        // Both grades still count as gains: DCG = 1 + 2/log2(3), ideal = 2 + 1/log2(3).
+        let expected = (1.0 + 2.0 / 3f64.log2()) / (2.0 + 1.0 / 3f64.log2());
+        assert!((metric(&level_two, &values, "ndcg@2") - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn chatcli_eval_harness_numbers() {
+        // chatcli eval.go test (reference section 6), k = 3, tolerance 1e-4:
+        // sample {A,B} ranked [A,X,B] -> recall 1, precision 2/3, RR 1, nDCG 0.919721.
+        let settings = settings(&[3], Semantics::Chatcli);
+        let values = query_metrics(&[1, 0, 1], &[1, 1], &settings);
+        assert!((metric(&settings, &values, "recall@3") - 1.0).abs() < 1e-4);
+        assert!((metric(&settings, &values, "precision@3") - 2.0 / 3.0).abs() < 1e-4);
+        assert!((metric(&settings, &values, "mrr@3") - 1.0).abs() < 1e-4);
+        assert!((metric(&settings, &values, "ndcg@3") - 0.919721).abs() < 1e-4);
+
+        // With a total miss and a sample with no relevant ids (skipped, not counted):
+        // means recall 0.5, precision 0.3333, MRR 0.5, nDCG 0.459860.
+        let id = |s: &str| QueryId(s.into());
+        let fact = |s: &str| FactId(s.into());
+        let qrels: HashMap<QueryId, Vec<Judgment>> = [
+            (id("hit"), vec![Judgment { fact: fact("A"), grade: 1 }, Judgment { fact: fact("B"), grade: 1 }]),
+            (id("miss"), vec![Judgment { fact: fact("C"), grade: 1 }]),
+        ]
+        .into_iter()
+        .collect();
+        let ranking = |query: &str, facts: &[&str]| QueryRanking {
+            query: id(query),
+            results: facts.iter().map(|f| (fact(f), 1.0)).collect(),
+        };
+        let rankings = vec![ranking("hit", &["A", "X", "B"]), ranking("miss", &["X", "Y", "Z"]), ranking("none", &["A"])];
+        let evaluation = evaluate(&[id("hit"), id("miss"), id("none")], &rankings, &qrels, &settings);
+        assert_eq!(evaluation.per_query.len(), 2);
+        assert_eq!(evaluation.without_relevant, vec![id("none")]);
+        let mean = |name: &str| evaluation.means[evaluation.names.iter().position(|n| n == name).unwrap()];
+        assert!((mean("recall@3") - 0.5).abs() < 1e-4);
+        assert!((mean("precision@3") - 0.3333).abs() < 1e-4);
+        assert!((mean("mrr@3") - 0.5).abs() < 1e-4);
+        assert!((mean("ndcg@3") - 0.459860).abs() < 1e-4);
+    }
+
+    #[test]
+    fn chatcli_precision_divides_by_returned_and_empty_scores_zero() {
+        let chatcli = settings(&[5], Semantics::Chatcli);
+        let trec = settings(&[5], Semantics::Trec);
+        assert_eq!(metric(&chatcli, &query_metrics(&[1, 0], &[1], &chatcli), "precision@5"), 0.5);
+        assert_eq!(metric(&trec, &query_metrics(&[1, 0], &[1], &trec), "precision@5"), 0.2);
+        assert_eq!(metric(&chatcli, &query_metrics(&[], &[1], &chatcli), "precision@5"), 0.0);
+    }
+}
