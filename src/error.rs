@@ -52,7 +52,13 @@ impl Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            Some(line) => write!(formatter, "{}:{}: {}", self.path.display(), line, self.message)?,
+            Some(line) => write!(
+                formatter,
+                "{}:{}: {}",
+                self.path.display(),
+                line,
+                self.message
+            )?,
             None => write!(formatter, "{}: {}", self.path.display(), self.message)?,
         }
         if let Some(hint) = &self.hint {

@@ -5,6 +5,8 @@
 //! [`embed`] and [`generate`]) → [`metrics`] → [`report`]. The CLI in `cli` only wires
 //! these together.
 
+pub mod cli;
+pub mod commands;
 pub mod dataset;
 pub mod embed;
 pub mod error;
@@ -12,6 +14,8 @@ pub mod generate;
 pub mod index;
 pub mod metrics;
 pub mod pipeline;
+pub mod report;
 pub mod run;
+pub mod settings;
 pub mod text;
 pub mod trec;

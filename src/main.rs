@@ -1,1 +1,26 @@
-fn main() {}
+//! The `hyde-eval` binary: parse the command line, run the command, map errors to the
+//! documented exit codes (see `hyde-eval run --help`).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use hyde_eval::cli::{Cli, Command};
+use hyde_eval::commands;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Command::Run(args) => commands::run(args),
+        Command::Configurations => {
+            println!("{}", commands::list_configurations());
+            Ok(hyde_eval::error::exit_code::OK)
+        }
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(error.exit_code())
+        }
+    }
+}

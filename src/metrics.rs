@@ -24,7 +24,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::dataset::{FactId, Grade, Judgment, QueryId};
+use crate::dataset::{FactId, Grade, Qrels, QueryId};
 use crate::run::QueryRanking;
 
 /// Which definitions of precision and nDCG to use.
@@ -87,7 +87,11 @@ pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettin
     for &k in &settings.cutoffs {
         let top = &ranked[..k.min(ranked.len())];
         let hits = top.iter().filter(|&&grade| is_relevant(grade)).count();
-        let recall = if relevant_total == 0 { 0.0 } else { hits as f64 / relevant_total as f64 };
+        let recall = if relevant_total == 0 {
+            0.0
+        } else {
+            hits as f64 / relevant_total as f64
+        };
         let (precision, ndcg) = match settings.semantics {
             Semantics::Trec => {
                 let dcg: f64 = top
@@ -102,17 +106,26 @@ pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettin
                     .enumerate()
                     .map(|(position, &grade)| f64::from(grade) / discount(position))
                     .sum();
-                (hits as f64 / k as f64, if ideal > 0.0 { dcg / ideal } else { 0.0 })
+                (
+                    hits as f64 / k as f64,
+                    if ideal > 0.0 { dcg / ideal } else { 0.0 },
+                )
             }
             Semantics::Chatcli => {
-                let precision = if top.is_empty() { 0.0 } else { hits as f64 / top.len() as f64 };
+                let precision = if top.is_empty() {
+                    0.0
+                } else {
+                    hits as f64 / top.len() as f64
+                };
                 let dcg: f64 = top
                     .iter()
                     .enumerate()
                     .filter(|(_, &grade)| is_relevant(grade))
                     .map(|(position, _)| 1.0 / discount(position))
                     .fold(0.0, |total, gain| total + gain);
-                let ideal: f64 = (0..relevant_total.min(k)).map(|position| 1.0 / discount(position)).sum();
+                let ideal: f64 = (0..relevant_total.min(k))
+                    .map(|position| 1.0 / discount(position))
+                    .sum();
                 (precision, if ideal > 0.0 { dcg / ideal } else { 0.0 })
             }
         };
@@ -120,7 +133,13 @@ pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettin
             Some(position) if position < k => 1.0 / (position + 1) as f64,
             _ => 0.0,
         };
-        values.extend([recall, precision, ndcg, if hits > 0 { 1.0 } else { 0.0 }, reciprocal_rank]);
+        values.extend([
+            recall,
+            precision,
+            ndcg,
+            if hits > 0 { 1.0 } else { 0.0 },
+            reciprocal_rank,
+        ]);
     }
     values.push(first_relevant.map_or(0.0, |position| 1.0 / (position + 1) as f64));
     let mut relevant_so_far = 0usize;
@@ -131,7 +150,11 @@ pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettin
             precision_sum += relevant_so_far as f64 / (position + 1) as f64;
         }
     }
-    values.push(if relevant_total == 0 { 0.0 } else { precision_sum / relevant_total as f64 });
+    values.push(if relevant_total == 0 {
+        0.0
+    } else {
+        precision_sum / relevant_total as f64
+    });
     values
 }
 
@@ -162,23 +185,38 @@ pub struct Evaluation {
 pub fn evaluate(
     queries: &[QueryId],
     rankings: &[QueryRanking],
-    qrels: &HashMap<QueryId, Vec<Judgment>>,
+    qrels: &Qrels,
     settings: &MetricSettings,
 ) -> Evaluation {
     let names = settings.metric_names();
-    let ranking_of: HashMap<&QueryId, &QueryRanking> = rankings.iter().map(|ranking| (&ranking.query, ranking)).collect();
+    let ranking_of: HashMap<&QueryId, &QueryRanking> = rankings
+        .iter()
+        .map(|ranking| (&ranking.query, ranking))
+        .collect();
     let mut per_query = Vec::new();
     let mut without_relevant = Vec::new();
     for query in queries {
         let judgments = qrels.get(query).map(Vec::as_slice).unwrap_or(&[]);
-        let relevant = judgments.iter().filter(|judgment| judgment.grade >= settings.relevance_level).count();
+        let relevant = judgments
+            .iter()
+            .filter(|judgment| judgment.grade >= settings.relevance_level)
+            .count();
         if relevant == 0 {
             without_relevant.push(query.clone());
             continue;
         }
-        let grade_of: HashMap<&FactId, Grade> = judgments.iter().map(|judgment| (&judgment.fact, judgment.grade)).collect();
-        let results = ranking_of.get(query).map(|ranking| ranking.results.as_slice()).unwrap_or(&[]);
-        let ranked: Vec<Grade> = results.iter().map(|(fact, _)| grade_of.get(fact).copied().unwrap_or(0)).collect();
+        let grade_of: HashMap<&FactId, Grade> = judgments
+            .iter()
+            .map(|judgment| (&judgment.fact, judgment.grade))
+            .collect();
+        let results = ranking_of
+            .get(query)
+            .map(|ranking| ranking.results.as_slice())
+            .unwrap_or(&[]);
+        let ranked: Vec<Grade> = results
+            .iter()
+            .map(|(fact, _)| grade_of.get(fact).copied().unwrap_or(0))
+            .collect();
         let judged: Vec<Grade> = judgments.iter().map(|judgment| judgment.grade).collect();
         per_query.push(QueryEvaluation {
             query: query.clone(),
@@ -198,19 +236,33 @@ pub fn evaluate(
             *mean /= per_query.len() as f64;
         }
     }
-    Evaluation { names, per_query, means, without_relevant }
+    Evaluation {
+        names,
+        per_query,
+        means,
+        without_relevant,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dataset::Judgment;
 
     fn settings(cutoffs: &[usize], semantics: Semantics) -> MetricSettings {
-        MetricSettings { cutoffs: cutoffs.to_vec(), relevance_level: 1, semantics }
+        MetricSettings {
+            cutoffs: cutoffs.to_vec(),
+            relevance_level: 1,
+            semantics,
+        }
     }
 
     fn metric(settings: &MetricSettings, values: &[f64], name: &str) -> f64 {
-        values[settings.metric_names().iter().position(|n| n == name).unwrap()]
+        values[settings
+            .metric_names()
+            .iter()
+            .position(|n| n == name)
+            .unwrap()]
     }
 
     #[test]
@@ -258,9 +310,27 @@ mod tests {
         // means recall 0.5, precision 0.3333, MRR 0.5, nDCG 0.459860.
         let id = |s: &str| QueryId(s.into());
         let fact = |s: &str| FactId(s.into());
-        let qrels: HashMap<QueryId, Vec<Judgment>> = [
-            (id("hit"), vec![Judgment { fact: fact("A"), grade: 1 }, Judgment { fact: fact("B"), grade: 1 }]),
-            (id("miss"), vec![Judgment { fact: fact("C"), grade: 1 }]),
+        let qrels: Qrels = [
+            (
+                id("hit"),
+                vec![
+                    Judgment {
+                        fact: fact("A"),
+                        grade: 1,
+                    },
+                    Judgment {
+                        fact: fact("B"),
+                        grade: 1,
+                    },
+                ],
+            ),
+            (
+                id("miss"),
+                vec![Judgment {
+                    fact: fact("C"),
+                    grade: 1,
+                }],
+            ),
         ]
         .into_iter()
         .collect();
@@ -268,11 +338,21 @@ mod tests {
             query: id(query),
             results: facts.iter().map(|f| (fact(f), 1.0)).collect(),
         };
-        let rankings = vec![ranking("hit", &["A", "X", "B"]), ranking("miss", &["X", "Y", "Z"]), ranking("none", &["A"])];
-        let evaluation = evaluate(&[id("hit"), id("miss"), id("none")], &rankings, &qrels, &settings);
+        let rankings = vec![
+            ranking("hit", &["A", "X", "B"]),
+            ranking("miss", &["X", "Y", "Z"]),
+            ranking("none", &["A"]),
+        ];
+        let evaluation = evaluate(
+            &[id("hit"), id("miss"), id("none")],
+            &rankings,
+            &qrels,
+            &settings,
+        );
         assert_eq!(evaluation.per_query.len(), 2);
         assert_eq!(evaluation.without_relevant, vec![id("none")]);
-        let mean = |name: &str| evaluation.means[evaluation.names.iter().position(|n| n == name).unwrap()];
+        let mean =
+            |name: &str| evaluation.means[evaluation.names.iter().position(|n| n == name).unwrap()];
         assert!((mean("recall@3") - 0.5).abs() < 1e-4);
         assert!((mean("precision@3") - 0.3333).abs() < 1e-4);
         assert!((mean("mrr@3") - 0.5).abs() < 1e-4);
@@ -283,8 +363,21 @@ mod tests {
     fn chatcli_precision_divides_by_returned_and_empty_scores_zero() {
         let chatcli = settings(&[5], Semantics::Chatcli);
         let trec = settings(&[5], Semantics::Trec);
-        assert_eq!(metric(&chatcli, &query_metrics(&[1, 0], &[1], &chatcli), "precision@5"), 0.5);
-        assert_eq!(metric(&trec, &query_metrics(&[1, 0], &[1], &trec), "precision@5"), 0.2);
-        assert_eq!(metric(&chatcli, &query_metrics(&[], &[1], &chatcli), "precision@5"), 0.0);
+        assert_eq!(
+            metric(
+                &chatcli,
+                &query_metrics(&[1, 0], &[1], &chatcli),
+                "precision@5"
+            ),
+            0.5
+        );
+        assert_eq!(
+            metric(&trec, &query_metrics(&[1, 0], &[1], &trec), "precision@5"),
+            0.2
+        );
+        assert_eq!(
+            metric(&chatcli, &query_metrics(&[], &[1], &chatcli), "precision@5"),
+            0.0
+        );
     }
 }

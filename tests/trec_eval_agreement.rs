@@ -35,7 +35,10 @@ fn parse_trec_output(text: &str) -> HashMap<String, HashMap<String, String>> {
     for line in text.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.len() == 3 {
-            values.entry(fields[0].to_owned()).or_default().insert(fields[1].to_owned(), fields[2].to_owned());
+            values
+                .entry(fields[0].to_owned())
+                .or_default()
+                .insert(fields[1].to_owned(), fields[2].to_owned());
         }
     }
     values
@@ -46,20 +49,39 @@ fn check(directory: &Path, expected_file: &str, per_query: bool) {
     let (qrels, _) = read_trec_qrels(Path::new("qrels.test"), &read("qrels.test")).unwrap();
     let run = read_trec_run(Path::new("results.test"), &read("results.test")).unwrap();
     let expected = parse_trec_output(&read(expected_file));
-    let settings = MetricSettings { cutoffs: TREC_CUTOFFS.to_vec(), relevance_level: 1, semantics: Semantics::Trec };
+    let settings = MetricSettings {
+        cutoffs: TREC_CUTOFFS.to_vec(),
+        relevance_level: 1,
+        semantics: Semantics::Trec,
+    };
     // trec_eval evaluates the run's queries that have judgments.
-    let queries: Vec<_> = run.iter().map(|ranking| ranking.query.clone()).filter(|query| qrels.contains_key(query)).collect();
+    let queries: Vec<_> = run
+        .iter()
+        .map(|ranking| ranking.query.clone())
+        .filter(|query| qrels.contains_key(query))
+        .collect();
     let evaluation = evaluate(&queries, &run, &qrels, &settings);
     assert_eq!(evaluation.per_query.len(), 3);
     let mut compared = 0;
     for (index, name) in evaluation.names.iter().enumerate() {
-        let Some(measure) = trec_name(name) else { continue };
+        let Some(measure) = trec_name(name) else {
+            continue;
+        };
         let by_query = &expected[&measure];
-        assert_eq!(format!("{:.4}", evaluation.means[index]), by_query["all"], "{measure} all");
+        assert_eq!(
+            format!("{:.4}", evaluation.means[index]),
+            by_query["all"],
+            "{measure} all"
+        );
         compared += 1;
         if per_query {
             for query in &evaluation.per_query {
-                assert_eq!(format!("{:.4}", query.values[index]), by_query[&query.query.0], "{measure} {}", query.query);
+                assert_eq!(
+                    format!("{:.4}", query.values[index]),
+                    by_query[&query.query.0],
+                    "{measure} {}",
+                    query.query
+                );
                 compared += 1;
             }
         }
@@ -70,12 +92,16 @@ fn check(directory: &Path, expected_file: &str, per_query: bool) {
 
 #[test]
 fn matches_out_test_a() {
-    let Some(datasets) = common::shared_datasets("matches_out_test_a") else { return };
+    let Some(datasets) = common::shared_datasets("matches_out_test_a") else {
+        return;
+    };
     check(&datasets.join("runs/trec_eval_test"), "out.test.a", false);
 }
 
 #[test]
 fn matches_out_test_aq_per_query() {
-    let Some(datasets) = common::shared_datasets("matches_out_test_aq_per_query") else { return };
+    let Some(datasets) = common::shared_datasets("matches_out_test_aq_per_query") else {
+        return;
+    };
     check(&datasets.join("runs/trec_eval_test"), "out.test.aq", true);
 }

@@ -21,15 +21,21 @@ pub(super) fn parse_memory_index(path: &Path, bytes: &[u8], problems: &mut Probl
     let Ok(text) = std::str::from_utf8(bytes) else {
         let valid = std::str::from_utf8(bytes).unwrap_err().valid_up_to();
         let line = line_of_offset(std::str::from_utf8(&bytes[..valid]).unwrap_or(""), valid);
-        problems.push(Problem::new(path, Some(line), "invalid UTF-8").with_hint("save the file as UTF-8"));
+        problems.push(
+            Problem::new(path, Some(line), "invalid UTF-8").with_hint("save the file as UTF-8"),
+        );
         return Vec::new();
     };
     let elements: Vec<&RawValue> = match serde_json::from_str(text) {
         Ok(elements) => elements,
         Err(error) => {
             problems.push(
-                Problem::new(path, Some(error.line()), format!("{} (column {})", strip_position(&error), error.column()))
-                    .with_hint("memory_index.json must be a JSON array of fact objects"),
+                Problem::new(
+                    path,
+                    Some(error.line()),
+                    format!("{} (column {})", strip_position(&error), error.column()),
+                )
+                .with_hint("memory_index.json must be a JSON array of fact objects"),
             );
             return Vec::new();
         }
@@ -41,7 +47,8 @@ pub(super) fn parse_memory_index(path: &Path, bytes: &[u8], problems: &mut Probl
         let line = line_of_offset(text, offset);
         match serde_json::from_str::<FactRecord>(element.get()) {
             Ok(record) => {
-                if let Some(fact) = fact_from_record(path, Some(line), record, &mut seen, problems) {
+                if let Some(fact) = fact_from_record(path, Some(line), record, &mut seen, problems)
+                {
                     facts.push(fact);
                 }
             }
@@ -66,11 +73,19 @@ mod tests {
   {"id": "a", "content": "dup"}
 ]"#;
         let mut problems = Problems::default();
-        let facts = parse_memory_index(Path::new("memory_index.json"), text.as_bytes(), &mut problems);
+        let facts = parse_memory_index(
+            Path::new("memory_index.json"),
+            text.as_bytes(),
+            &mut problems,
+        );
         assert_eq!(facts.len(), 1);
         assert_eq!(facts[0].last_accessed, None, "Go's zero time means unset");
         assert_eq!(facts[0].access_count, 3);
         let message = problems.into_result().unwrap_err().to_string();
-        assert!(message.contains("memory_index.json:4: duplicate fact id \"a\" (first defined on line 2)"), "{message}");
+        assert!(
+            message
+                .contains("memory_index.json:4: duplicate fact id \"a\" (first defined on line 2)"),
+            "{message}"
+        );
     }
 }

@@ -80,6 +80,9 @@ mod tests {
         let lines = split_lines(Path::new("f.jsonl"), b"ok\nbad \xFF here\n", &mut problems);
         assert_eq!(lines.len(), 1);
         let message = problems.into_result().unwrap_err().to_string();
-        assert!(message.contains("f.jsonl:2: invalid UTF-8 at byte 5"), "{message}");
+        assert!(
+            message.contains("f.jsonl:2: invalid UTF-8 at byte 5"),
+            "{message}"
+        );
     }
 }

@@ -43,18 +43,15 @@ struct ManifestFile {
 }
 
 /// Parses `dataset.toml` text; keys it does not set keep their defaults.
-pub(super) fn parse(
-    path: &Path,
-    text: &str,
-    directory_name: &str,
-) -> Result<Manifest, Error> {
+pub(super) fn parse(path: &Path, text: &str, directory_name: &str) -> Result<Manifest, Error> {
     let file: ManifestFile = toml::from_str(text).map_err(|error| {
         let line = error
             .span()
             .map(|span| super::lines::line_of_offset(text, span.start));
-        Error::problem(Problem::new(path, line, error.message().to_owned()).with_hint(
-            "allowed keys: name, description, now, k, embedder, concept_lexicon",
-        ))
+        Error::problem(
+            Problem::new(path, line, error.message().to_owned())
+                .with_hint("allowed keys: name, description, now, k, embedder, concept_lexicon"),
+        )
     })?;
     let mut manifest = Manifest::defaults(directory_name);
     if let Some(name) = file.name {
@@ -70,8 +67,12 @@ pub(super) fn parse(
     if let Some(cutoffs) = file.k {
         if cutoffs.is_empty() || cutoffs.contains(&0) {
             return Err(Error::problem(
-                Problem::new(path, None, "k: cut-offs must be a non-empty list of positive integers")
-                    .with_hint("e.g. k = [1, 5, 10]"),
+                Problem::new(
+                    path,
+                    None,
+                    "k: cut-offs must be a non-empty list of positive integers",
+                )
+                .with_hint("e.g. k = [1, 5, 10]"),
             ));
         }
         manifest.cutoffs = normalize_cutoffs(cutoffs);

@@ -8,7 +8,7 @@
 
 mod chatcli;
 mod lines;
-mod manifest;
+pub mod manifest;
 mod native;
 
 use std::collections::HashMap;
@@ -108,6 +108,9 @@ pub struct Judgment {
     pub grade: Grade,
 }
 
+/// Judgments per query, in file order.
+pub type Qrels = HashMap<QueryId, Vec<Judgment>>;
+
 /// A loaded, validated dataset.
 #[derive(Debug, Clone)]
 pub struct Dataset {
@@ -115,8 +118,7 @@ pub struct Dataset {
     pub root: PathBuf,
     pub facts: Vec<Fact>,
     pub queries: Vec<Query>,
-    /// Judgments per query, in file order.
-    pub qrels: HashMap<QueryId, Vec<Judgment>>,
+    pub qrels: Qrels,
     pub hypotheses: HashMap<QueryId, RecordedHypotheses>,
     /// `sha256:` of every file that was read, in a fixed order.
     pub content_hash: String,

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::lines::{read_bytes, split_lines, Line};
 use super::manifest::{self, Manifest, MANIFEST_FILE};
 use super::{
-    check_id, chatcli, parse_timestamp, ContentHasher, Dataset, Fact, FactId, HypothesisSource,
-    Judgment, Query, QueryId, RecordedHypotheses,
+    chatcli, check_id, parse_timestamp, ContentHasher, Dataset, Fact, FactId, HypothesisSource,
+    Judgment, Qrels, Query, QueryId, RecordedHypotheses,
 };
 use crate::error::{Error, Problem, Problems};
 
@@ -70,14 +70,18 @@ struct HypothesesRecord {
 pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     if !root.is_dir() {
         return Err(Error::problem(
-            Problem::new(root, None, "not a dataset directory")
-                .with_hint("a dataset is a directory holding facts.jsonl, queries.jsonl and qrels.tsv"),
+            Problem::new(root, None, "not a dataset directory").with_hint(
+                "a dataset is a directory holding facts.jsonl, queries.jsonl and qrels.tsv",
+            ),
         ));
     }
     let directory_name = root
         .canonicalize()
         .ok()
-        .and_then(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()))
+        .and_then(|path| {
+            path.file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+        })
         .unwrap_or_else(|| "dataset".to_owned());
     let mut hasher = ContentHasher::default();
 
@@ -85,9 +89,8 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     let mut manifest = if manifest_path.is_file() {
         let bytes = read_bytes(&manifest_path)?;
         hasher.add(MANIFEST_FILE, &bytes);
-        let text = String::from_utf8(bytes).map_err(|_| {
-            Error::problem(Problem::new(&manifest_path, None, "not valid UTF-8"))
-        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::problem(Problem::new(&manifest_path, None, "not valid UTF-8")))?;
         manifest::parse(&manifest_path, &text, &directory_name)?
     } else {
         Manifest::defaults(&directory_name)
@@ -115,7 +118,10 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
 
     let mut notes = Vec::new();
     if !manifest.now_is_explicit {
-        let latest = facts.iter().filter_map(|fact| fact.last_used().max(fact.created_at)).max();
+        let latest = facts
+            .iter()
+            .filter_map(|fact| fact.last_used().max(fact.created_at))
+            .max();
         if let Some(latest) = latest {
             manifest.now = latest;
         }
@@ -159,18 +165,24 @@ fn load_facts(
     let chatcli_file = root.join(chatcli::MEMORY_INDEX_FILE);
     match (jsonl.is_file(), chatcli_file.is_file()) {
         (true, true) => Err(Error::problem(
-            Problem::new(root, None, format!(
-                "both {FACTS_FILE} and {} are present; a dataset has one fact list",
-                chatcli::MEMORY_INDEX_FILE
-            ))
+            Problem::new(
+                root,
+                None,
+                format!(
+                    "both {FACTS_FILE} and {} are present; a dataset has one fact list",
+                    chatcli::MEMORY_INDEX_FILE
+                ),
+            )
             .with_hint("remove one of them"),
         )),
-        (false, false) => Err(Error::problem(
-            Problem::new(root, None, format!(
+        (false, false) => Err(Error::problem(Problem::new(
+            root,
+            None,
+            format!(
                 "no fact list: expected {FACTS_FILE} or chatcli's {}",
                 chatcli::MEMORY_INDEX_FILE
-            )),
-        )),
+            ),
+        ))),
         (false, true) => {
             let bytes = read_bytes(&chatcli_file)?;
             hasher.add(chatcli::MEMORY_INDEX_FILE, &bytes);
@@ -185,12 +197,17 @@ fn load_facts(
                 let Some(record) = parse_json_line::<FactRecord>(&jsonl, &line, problems) else {
                     continue;
                 };
-                if let Some(fact) = fact_from_record(&jsonl, Some(line.number), record, &mut seen, problems) {
+                if let Some(fact) =
+                    fact_from_record(&jsonl, Some(line.number), record, &mut seen, problems)
+                {
                     facts.push(fact);
                 }
             }
             if facts.is_empty() && problems.is_empty() {
-                problems.push(Problem::new(&jsonl, None, "no facts").with_hint("add one JSON object per line"));
+                problems.push(
+                    Problem::new(&jsonl, None, "no facts")
+                        .with_hint("add one JSON object per line"),
+                );
             }
             Ok(facts)
         }
@@ -209,7 +226,9 @@ pub(super) fn fact_from_record(
     if let Err(message) = check_id("fact", &record.id) {
         messages.push(message);
     } else if let Some(first) = seen.get(&record.id) {
-        let at = first.map(|line| format!(" (first defined on line {line})")).unwrap_or_default();
+        let at = first
+            .map(|line| format!(" (first defined on line {line})"))
+            .unwrap_or_default();
         messages.push(format!("duplicate fact id {:?}{at}", record.id));
     } else {
         seen.insert(record.id.clone(), line);
@@ -217,14 +236,15 @@ pub(super) fn fact_from_record(
     if record.content.trim().is_empty() {
         messages.push(format!("fact {:?} has empty content", record.id));
     }
-    let mut timestamp = |field: &str, value: &Option<String>| match value.as_deref().map(parse_timestamp) {
-        None => None,
-        Some(Ok(time)) => time,
-        Some(Err(message)) => {
-            messages.push(format!("{field}: {message}"));
-            None
-        }
-    };
+    let mut timestamp =
+        |field: &str, value: &Option<String>| match value.as_deref().map(parse_timestamp) {
+            None => None,
+            Some(Ok(time)) => time,
+            Some(Err(message)) => {
+                messages.push(format!("{field}: {message}"));
+                None
+            }
+        };
     let created_at = timestamp("created_at", &record.created_at);
     let last_accessed = timestamp("last_accessed", &record.last_accessed);
     let confidence = match record.confidence {
@@ -232,7 +252,7 @@ pub(super) fn fact_from_record(
             messages.push(format!("confidence {value} is outside [0, 1]"));
             None
         }
-        Some(value) if value == 0.0 => None,
+        Some(0.0) => None,
         other => other,
     };
     if !messages.is_empty() {
@@ -275,7 +295,10 @@ fn load_queries(
             problems.push(Problem::new(
                 &path,
                 Some(line.number),
-                format!("duplicate query id {:?} (first defined on line {first})", record.id),
+                format!(
+                    "duplicate query id {:?} (first defined on line {first})",
+                    record.id
+                ),
             ));
             valid = false;
         } else {
@@ -283,8 +306,12 @@ fn load_queries(
         }
         if record.text.trim().is_empty() {
             problems.push(
-                Problem::new(&path, Some(line.number), format!("query {:?} has empty text", record.id))
-                    .with_hint("remove the query or write its text"),
+                Problem::new(
+                    &path,
+                    Some(line.number),
+                    format!("query {:?} has empty text", record.id),
+                )
+                .with_hint("remove the query or write its text"),
             );
             valid = false;
         }
@@ -297,7 +324,9 @@ fn load_queries(
         }
     }
     if queries.is_empty() && problems.is_empty() {
-        problems.push(Problem::new(&path, None, "no queries").with_hint("add one JSON object per line"));
+        problems.push(
+            Problem::new(&path, None, "no queries").with_hint("add one JSON object per line"),
+        );
     }
     Ok(queries)
 }
@@ -308,11 +337,11 @@ fn load_qrels(
     query_ids: &HashSet<&str>,
     hasher: &mut ContentHasher,
     problems: &mut Problems,
-) -> Result<HashMap<QueryId, Vec<Judgment>>, Error> {
+) -> Result<Qrels, Error> {
     let path = root.join(QRELS_FILE);
     let bytes = read_required(&path)?;
     hasher.add(QRELS_FILE, &bytes);
-    let mut qrels: HashMap<QueryId, Vec<Judgment>> = HashMap::new();
+    let mut qrels: Qrels = HashMap::new();
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
     for (position, line) in split_lines(&path, &bytes, problems).into_iter().enumerate() {
         let fields: Vec<&str> = line.text.split('\t').map(str::trim).collect();
@@ -328,7 +357,10 @@ fn load_qrels(
         };
         if fields.len() != 3 {
             report(
-                format!("expected 3 TAB-separated fields (query_id, fact_id, grade), found {}", fields.len()),
+                format!(
+                    "expected 3 TAB-separated fields (query_id, fact_id, grade), found {}",
+                    fields.len()
+                ),
                 "separate the fields with a single TAB character",
             );
             continue;
@@ -337,7 +369,17 @@ fn load_qrels(
         let grade = match grade_text.parse::<i32>() {
             Ok(grade) if grade >= 0 => grade,
             Ok(grade) => {
-                report(format!("grade {grade} is negative"), "use 0 for judged not relevant");
+                report(
+                    format!("grade {grade} is negative"),
+                    "use 0 for judged not relevant",
+                );
+                continue;
+            }
+            Err(_) if grade_text.parse::<i128>().is_ok() => {
+                report(
+                    format!("grade {grade_text} is out of range (at most {})", i32::MAX),
+                    "grades are small integers",
+                );
                 continue;
             }
             Err(_) => {
@@ -349,22 +391,34 @@ fn load_qrels(
             }
         };
         if !query_ids.contains(query) {
-            report(format!("unknown query id {query:?}"), "every qrels query must be in queries.jsonl");
+            report(
+                format!("unknown query id {query:?}"),
+                "every qrels query must be in queries.jsonl",
+            );
             continue;
         }
         if !fact_ids.contains(fact) {
-            report(format!("unknown fact id {fact:?}"), "every qrels fact must be in the fact list");
+            report(
+                format!("unknown fact id {fact:?}"),
+                "every qrels fact must be in the fact list",
+            );
             continue;
         }
         if let Some(first) = seen.get(&(query.to_owned(), fact.to_owned())) {
-            report(format!("duplicate judgment for ({query}, {fact}); first on line {first}"), "");
+            report(
+                format!("duplicate judgment for ({query}, {fact}); first on line {first}"),
+                "",
+            );
             continue;
         }
         seen.insert((query.to_owned(), fact.to_owned()), line.number);
-        qrels.entry(QueryId(query.to_owned())).or_default().push(Judgment {
-            fact: FactId(fact.to_owned()),
-            grade,
-        });
+        qrels
+            .entry(QueryId(query.to_owned()))
+            .or_default()
+            .push(Judgment {
+                fact: FactId(fact.to_owned()),
+                grade,
+            });
     }
     Ok(qrels)
 }
@@ -397,13 +451,27 @@ fn load_hypotheses(
         if let Some(first) = seen.get(&record.query_id) {
             report(
                 problems,
-                format!("second hypotheses line for query {:?} (first on line {first})", record.query_id),
+                format!(
+                    "second hypotheses line for query {:?} (first on line {first})",
+                    record.query_id
+                ),
             );
             continue;
         }
         seen.insert(record.query_id.clone(), line.number);
-        if let Some(index) = record.hypotheses.iter().position(|text| text.trim().is_empty()) {
-            report(problems, format!("hypothesis {} of query {:?} is empty", index + 1, record.query_id));
+        if let Some(index) = record
+            .hypotheses
+            .iter()
+            .position(|text| text.trim().is_empty())
+        {
+            report(
+                problems,
+                format!(
+                    "hypothesis {} of query {:?} is empty",
+                    index + 1,
+                    record.query_id
+                ),
+            );
             continue;
         }
         recorded.insert(
@@ -419,10 +487,14 @@ fn load_hypotheses(
 
 fn read_required(path: &Path) -> Result<Vec<u8>, Error> {
     if !path.is_file() {
-        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
         return Err(Error::problem(
-            Problem::new(path, None, "missing")
-                .with_hint(format!("a dataset directory needs {name}; see the README's dataset format")),
+            Problem::new(path, None, "missing").with_hint(format!(
+                "a dataset directory needs {name}; see the README's dataset format"
+            )),
         ));
     }
     read_bytes(path)
@@ -438,8 +510,12 @@ fn parse_json_line<T: for<'de> Deserialize<'de>>(
         Ok(record) => Some(record),
         Err(error) => {
             problems.push(
-                Problem::new(path, Some(line.number), format!("{} (column {})", strip_position(&error), error.column()))
-                    .with_hint("each line must be one JSON object; see the README's dataset format"),
+                Problem::new(
+                    path,
+                    Some(line.number),
+                    format!("{} (column {})", strip_position(&error), error.column()),
+                )
+                .with_hint("each line must be one JSON object; see the README's dataset format"),
             );
             None
         }

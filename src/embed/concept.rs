@@ -39,9 +39,13 @@ pub struct ConceptProvider {
 impl ConceptProvider {
     /// Parses a lexicon; `path` is only used in error messages.
     pub fn parse(path: &Path, text: &str) -> Result<ConceptProvider, Error> {
-        let problem = |line: Option<usize>, message: String| Error::problem(Problem::new(path, line, message));
+        let problem = |line: Option<usize>, message: String| {
+            Error::problem(Problem::new(path, line, message))
+        };
         let file: LexiconFile = toml::from_str(text).map_err(|error| {
-            let line = error.span().map(|span| text[..span.start].matches('\n').count() + 1);
+            let line = error
+                .span()
+                .map(|span| text[..span.start].matches('\n').count() + 1);
             problem(line, error.message().to_owned())
         })?;
         if file.axis.is_empty() {
@@ -60,10 +64,13 @@ impl ConceptProvider {
                 }
                 if let Some(&previous) = axis_of_word.get(&normalized) {
                     let previous_name: &String = &axes[previous];
-                    return Err(problem(None, format!(
-                        "word {normalized:?} is on two axes: {previous_name:?} and {:?}",
-                        axis.name
-                    )));
+                    return Err(problem(
+                        None,
+                        format!(
+                            "word {normalized:?} is on two axes: {previous_name:?} and {:?}",
+                            axis.name
+                        ),
+                    ));
                 }
                 axis_of_word.insert(normalized, axis_index);
             }
@@ -74,7 +81,10 @@ impl ConceptProvider {
 
     fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0.0f32; self.axes.len()];
-        for token in text.split(|c: char| !c.is_ascii_alphabetic()).filter(|token| !token.is_empty()) {
+        for token in text
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|token| !token.is_empty())
+        {
             if let Some(&axis) = self.axis_of_word.get(&token.to_ascii_lowercase()) {
                 vector[axis] += 1.0;
             }
@@ -106,7 +116,9 @@ mod tests {
     #[test]
     fn counts_ascii_letter_tokens_per_axis() {
         let provider = ConceptProvider::parse(Path::new("c.toml"), LEXICON).unwrap();
-        let vectors = provider.embed(&["OAuth2 login; redis-ttl TTL café"], TextKind::Query).unwrap();
+        let vectors = provider
+            .embed(&["OAuth2 login; redis-ttl TTL café"], TextKind::Query)
+            .unwrap();
         // "OAuth2" -> "oauth" (digits split), login, redis, ttl, ttl; "caf" unknown.
         assert_eq!(vectors[0], vec![2.0, 3.0]);
         assert_eq!(provider.identity().dimension, 2);
@@ -115,12 +127,19 @@ mod tests {
     #[test]
     fn rejects_a_word_on_two_axes_and_reports_toml_lines() {
         let doubled = format!("{LEXICON}\n[[axis]]\nname = \"x\"\nwords = [\"Redis\"]\n");
-        let error = ConceptProvider::parse(Path::new("c.toml"), &doubled).err().unwrap().to_string();
-        assert!(error.contains("\"redis\" is on two axes: \"cache\" and \"x\""), "{error}");
-        let error = ConceptProvider::parse(Path::new("c.toml"), "[[axis]]\nname = \"a\"\nwordz = []\n")
+        let error = ConceptProvider::parse(Path::new("c.toml"), &doubled)
             .err()
             .unwrap()
             .to_string();
+        assert!(
+            error.contains("\"redis\" is on two axes: \"cache\" and \"x\""),
+            "{error}"
+        );
+        let error =
+            ConceptProvider::parse(Path::new("c.toml"), "[[axis]]\nname = \"a\"\nwordz = []\n")
+                .err()
+                .unwrap()
+                .to_string();
         assert!(error.contains("c.toml:3: unknown field `wordz`"), "{error}");
     }
 }

@@ -32,7 +32,9 @@ pub struct HashProvider {
 impl HashProvider {
     pub fn new(dimension: usize) -> Result<HashProvider, Error> {
         if dimension == 0 {
-            return Err(Error::Usage("the hash provider's dimension must be at least 1".into()));
+            return Err(Error::Usage(
+                "the hash provider's dimension must be at least 1".into(),
+            ));
         }
         Ok(HashProvider { dimension })
     }
@@ -47,12 +49,18 @@ impl HashProvider {
     fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0.0f32; self.dimension];
         let mut feature = String::new();
-        for token in word_tokens(text).into_iter().filter(|token| !is_stop_word(token)) {
+        for token in word_tokens(text)
+            .into_iter()
+            .filter(|token| !is_stop_word(token))
+        {
             feature.clear();
             feature.push_str("w:");
             feature.push_str(&token);
             self.add_feature(&mut vector, &feature, WORD_WEIGHT);
-            let bounded: Vec<char> = std::iter::once('<').chain(token.chars()).chain(std::iter::once('>')).collect();
+            let bounded: Vec<char> = std::iter::once('<')
+                .chain(token.chars())
+                .chain(std::iter::once('>'))
+                .collect();
             for trigram in bounded.windows(3) {
                 feature.clear();
                 feature.push_str("c:");
@@ -60,7 +68,11 @@ impl HashProvider {
                 self.add_feature(&mut vector, &feature, TRIGRAM_WEIGHT);
             }
         }
-        let norm = vector.iter().map(|&value| f64::from(value) * f64::from(value)).sum::<f64>().sqrt();
+        let norm = vector
+            .iter()
+            .map(|&value| f64::from(value) * f64::from(value))
+            .sum::<f64>()
+            .sqrt();
         if norm > 0.0 {
             for value in &mut vector {
                 *value = (f64::from(*value) / norm) as f32;
@@ -121,6 +133,9 @@ mod tests {
         assert_eq!(a, provider.embed_one("compress the logs"));
         assert!(dot(&a, &b) > 0.4, "{}", dot(&a, &b));
         assert!(dot(&a, &c).abs() < 0.2);
-        assert!(provider.embed_one("the of and").iter().all(|&value| value == 0.0));
+        assert!(provider
+            .embed_one("the of and")
+            .iter()
+            .all(|&value| value == 0.0));
     }
 }

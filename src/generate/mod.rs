@@ -43,7 +43,11 @@ impl RecordedGenerator {
     pub fn from_dataset(dataset: &Dataset) -> RecordedGenerator {
         let mut sources: Vec<HypothesisSource> = Vec::new();
         for query in &dataset.queries {
-            if let Some(source) = dataset.hypotheses.get(&query.id).and_then(|recorded| recorded.source.as_ref()) {
+            if let Some(source) = dataset
+                .hypotheses
+                .get(&query.id)
+                .and_then(|recorded| recorded.source.as_ref())
+            {
                 if !sources.contains(source) {
                     sources.push(source.clone());
                 }

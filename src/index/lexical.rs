@@ -47,7 +47,9 @@ impl Vocabulary {
     /// Posting lists of every token that matches `keyword` under chatcli's rule.
     fn matching<'a>(&'a self, keyword: &'a str) -> impl Iterator<Item = &'a [FactIndex]> + 'a {
         let allows_prefix = keyword.chars().count() >= 4;
-        let start = self.terms.partition_point(|(term, _)| term.as_str() < keyword);
+        let start = self
+            .terms
+            .partition_point(|(term, _)| term.as_str() < keyword);
         self.terms[start..]
             .iter()
             .take_while(move |(term, _)| term.starts_with(keyword))
@@ -72,7 +74,10 @@ pub struct LexicalIndex {
 
 /// The BM25 tokenizer: chatcli's letter/digit tokens without its stop words.
 pub fn bm25_tokens(text: &str) -> Vec<String> {
-    word_tokens(text).into_iter().filter(|token| !is_stop_word(token)).collect()
+    word_tokens(text)
+        .into_iter()
+        .filter(|token| !is_stop_word(token))
+        .collect()
 }
 
 impl LexicalIndex {
@@ -95,11 +100,18 @@ impl LexicalIndex {
                 *frequencies.entry(token).or_default() += 1;
             }
             for (token, frequency) in frequencies {
-                postings.entry(token).or_default().push((fact_index as FactIndex, frequency));
+                postings
+                    .entry(token)
+                    .or_default()
+                    .push((fact_index as FactIndex, frequency));
             }
         }
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
-        let average_length = if lengths.is_empty() { 0.0 } else { total as f64 / lengths.len() as f64 };
+        let average_length = if lengths.is_empty() {
+            0.0
+        } else {
+            total as f64 / lengths.len() as f64
+        };
         LexicalIndex {
             content,
             tags,
@@ -167,7 +179,8 @@ impl LexicalIndex {
                 continue;
             };
             let document_frequency = postings.len() as f64;
-            let idf = (1.0 + (fact_count - document_frequency + 0.5) / (document_frequency + 0.5)).ln();
+            let idf =
+                (1.0 + (fact_count - document_frequency + 0.5) / (document_frequency + 0.5)).ln();
             for &(fact, term_frequency) in postings {
                 let length_ratio = if statistics.average_length > 0.0 {
                     f64::from(statistics.lengths[fact as usize]) / statistics.average_length
@@ -185,7 +198,10 @@ impl LexicalIndex {
             }
         }
         touched.sort_unstable();
-        touched.into_iter().map(|fact| (fact, scores[fact as usize])).collect()
+        touched
+            .into_iter()
+            .map(|fact| (fact, scores[fact as usize]))
+            .collect()
     }
 }
 
@@ -226,7 +242,10 @@ mod tests {
         // "compress": prefix of "compression" and equal to "compress": f1 content once (+1).
         // "" (blank) counts in the denominator only.
         let relevance = index.keyword_relevance(&strings(&["go", "compress", " "]));
-        assert_eq!(relevance, vec![(0, 0.5 / 3.0), (1, 1.0 / 3.0), (2, 1.0 / 3.0)]);
+        assert_eq!(
+            relevance,
+            vec![(0, 0.5 / 3.0), (1, 1.0 / 3.0), (2, 1.0 / 3.0)]
+        );
         // "gola" (4 chars) is a prefix of the tag "golang" only.
         assert_eq!(index.keyword_relevance(&strings(&["gola"])), vec![(2, 0.5)]);
         // "gol" (3 chars) needs an exact match: none.

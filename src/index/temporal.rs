@@ -52,7 +52,11 @@ mod tests {
         assert!((score - 0.55).abs() < 1e-12, "{score}");
         // Fresh, e-1 accesses: frequency 1 + ln(e) = 2; conf 1.0 -> 1.5: 3.0.
         let accesses = (std::f64::consts::E - 1.0).round() as u64; // 2 accesses
-        let score = temporal_score(&fact("2026-11-01T00:00:00Z", accesses, Some(1.0)), now, 30.0);
+        let score = temporal_score(
+            &fact("2026-11-01T00:00:00Z", accesses, Some(1.0)),
+            now,
+            30.0,
+        );
         assert!((score - (1.0 + 3f64.ln()) * 1.5).abs() < 1e-12, "{score}");
         // 12 hours old: fractional days.
         let score = temporal_score(&fact("2026-10-31T12:00:00Z", 0, Some(0.5)), now, 30.0);

@@ -14,11 +14,20 @@ pub struct FlatIndex {
 
 /// Returns `vector / |vector|`, or `None` when the norm is zero or not finite.
 fn normalized(vector: &[f32]) -> Option<Vec<f32>> {
-    let norm = vector.iter().map(|&value| f64::from(value) * f64::from(value)).sum::<f64>().sqrt();
+    let norm = vector
+        .iter()
+        .map(|&value| f64::from(value) * f64::from(value))
+        .sum::<f64>()
+        .sqrt();
     if norm == 0.0 || !norm.is_finite() {
         return None;
     }
-    Some(vector.iter().map(|&value| (f64::from(value) / norm) as f32).collect())
+    Some(
+        vector
+            .iter()
+            .map(|&value| (f64::from(value) / norm) as f32)
+            .collect(),
+    )
 }
 
 impl FlatIndex {
@@ -37,11 +46,7 @@ impl FlatIndex {
 
     /// Number of indexed facts.
     pub fn len(&self) -> usize {
-        if self.dimension == 0 {
-            0
-        } else {
-            self.rows.len() / self.dimension
-        }
+        self.rows.len().checked_div(self.dimension).unwrap_or(0)
     }
 
     /// True when no fact is indexed.
@@ -57,7 +62,11 @@ impl FlatIndex {
         self.rows
             .chunks_exact(self.dimension)
             .map(|row| {
-                let dot: f64 = row.iter().zip(&unit).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum();
+                let dot: f64 = row
+                    .iter()
+                    .zip(&unit)
+                    .map(|(&x, &y)| f64::from(x) * f64::from(y))
+                    .sum();
                 dot.clamp(-1.0, 1.0)
             })
             .collect()
@@ -95,7 +104,15 @@ mod tests {
 
     #[test]
     fn search_applies_floor_limit_and_id_tie_break() {
-        let index = FlatIndex::build(2, &[vec![0.0, 1.0], vec![1.0, 0.0], vec![3.0, 0.0], vec![0.0, 0.0]]);
+        let index = FlatIndex::build(
+            2,
+            &[
+                vec![0.0, 1.0],
+                vec![1.0, 0.0],
+                vec![3.0, 0.0],
+                vec![0.0, 0.0],
+            ],
+        );
         assert_eq!(index.len(), 4);
         let hits = index.search(&[2.0, 0.0], 10, 0.25);
         // Facts 1 and 2 tie at 1.0 -> position order; fact 0 (cos 0) and the zero vector fall below the floor.

@@ -39,10 +39,16 @@ pub struct CandidateTable {
 pub fn min_max_normalize(values: &mut [f64]) {
     let (min, max) = values
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(min, max), &value| (min.min(value), max.max(value)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(min, max), &value| {
+            (min.min(value), max.max(value))
+        });
     let span = max - min;
     for value in values.iter_mut() {
-        *value = if span <= MIN_NORMALIZATION_SPAN { 0.0 } else { (*value - min) / span };
+        *value = if span <= MIN_NORMALIZATION_SPAN {
+            0.0
+        } else {
+            (*value - min) / span
+        };
     }
 }
 
@@ -58,7 +64,9 @@ pub fn blend_scores(candidates: &[Candidate], weights: Weights) -> Vec<f64> {
     let temporal = column(|candidate| candidate.temporal);
     (0..candidates.len())
         .map(|index| {
-            weights.semantic * semantic[index] + weights.lexical * lexical[index] + weights.temporal * temporal[index]
+            weights.semantic * semantic[index]
+                + weights.lexical * lexical[index]
+                + weights.temporal * temporal[index]
         })
         .collect()
 }
@@ -69,11 +77,16 @@ pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(Fac
     let candidates = &table.candidates;
     let mut ranking: Vec<(FactIndex, f64)> = match (table.kind, fusion) {
         (TableKind::AllByTemporal, _) => candidates.iter().map(|c| (c.fact, c.temporal)).collect(),
-        (TableKind::Signals, Fusion::KeywordTimesTemporal) => {
-            candidates.iter().map(|c| (c.fact, c.temporal * c.lexical)).collect()
+        (TableKind::Signals, Fusion::KeywordTimesTemporal) => candidates
+            .iter()
+            .map(|c| (c.fact, c.temporal * c.lexical))
+            .collect(),
+        (TableKind::Signals, Fusion::Bm25) => {
+            candidates.iter().map(|c| (c.fact, c.lexical)).collect()
         }
-        (TableKind::Signals, Fusion::Bm25) => candidates.iter().map(|c| (c.fact, c.lexical)).collect(),
-        (TableKind::Signals, Fusion::Cosine) => candidates.iter().map(|c| (c.fact, c.semantic)).collect(),
+        (TableKind::Signals, Fusion::Cosine) => {
+            candidates.iter().map(|c| (c.fact, c.semantic)).collect()
+        }
         (TableKind::Signals, Fusion::Blend) => candidates
             .iter()
             .zip(blend_scores(candidates, params.weights))
@@ -81,7 +94,13 @@ pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(Fac
             .collect(),
         (TableKind::Signals, Fusion::Hybrid) => candidates
             .iter()
-            .map(|c| (c.fact, params.hybrid_vector_weight * c.semantic + params.hybrid_text_weight * c.lexical))
+            .map(|c| {
+                (
+                    c.fact,
+                    params.hybrid_vector_weight * c.semantic
+                        + params.hybrid_text_weight * c.lexical,
+                )
+            })
             .filter(|&(_, score)| score >= params.hybrid_min_score)
             .collect(),
     };
@@ -96,7 +115,12 @@ mod tests {
     use crate::pipeline::config::CHATCLI_WEIGHTS;
 
     fn candidate(fact: FactIndex, semantic: f64, lexical: f64, temporal: f64) -> Candidate {
-        Candidate { fact, semantic, lexical, temporal }
+        Candidate {
+            fact,
+            semantic,
+            lexical,
+            temporal,
+        }
     }
 
     #[test]
@@ -120,9 +144,15 @@ mod tests {
                 candidate(1, 0.6, 0.5, 1.0),
             ],
         };
-        let params = Params { weights: CHATCLI_WEIGHTS, ..Params::default() };
+        let params = Params {
+            weights: CHATCLI_WEIGHTS,
+            ..Params::default()
+        };
         let ranking = fuse(&table, Fusion::Blend, &params);
-        assert_eq!(ranking.iter().map(|r| r.0).collect::<Vec<_>>(), vec![2, 1, 0]);
+        assert_eq!(
+            ranking.iter().map(|r| r.0).collect::<Vec<_>>(),
+            vec![2, 1, 0]
+        );
         assert!((ranking[0].1 - 0.55).abs() < 1e-12);
         assert!((ranking[1].1 - 0.425).abs() < 1e-12);
         assert!((ranking[2].1 - 0.30).abs() < 1e-12);
@@ -132,14 +162,27 @@ mod tests {
     fn ties_break_by_id_and_hybrid_applies_min_score() {
         let table = CandidateTable {
             kind: TableKind::Signals,
-            candidates: vec![candidate(5, 0.5, 0.0, 0.0), candidate(3, 0.5, 0.0, 0.0), candidate(4, 0.1, 1.0, 0.0)],
+            candidates: vec![
+                candidate(5, 0.5, 0.0, 0.0),
+                candidate(3, 0.5, 0.0, 0.0),
+                candidate(4, 0.1, 1.0, 0.0),
+            ],
         };
         let cosine = fuse(&table, Fusion::Cosine, &Params::default());
-        assert_eq!(cosine.iter().map(|r| r.0).collect::<Vec<_>>(), vec![3, 5, 4]);
+        assert_eq!(
+            cosine.iter().map(|r| r.0).collect::<Vec<_>>(),
+            vec![3, 5, 4]
+        );
         // Hybrid: 0.7 x 0.5 = 0.35 passes the 0.35 floor; 0.07 + 0.3 = 0.37 passes too.
         let hybrid = fuse(&table, Fusion::Hybrid, &Params::default());
-        assert_eq!(hybrid.iter().map(|r| r.0).collect::<Vec<_>>(), vec![4, 3, 5]);
-        let strict = Params { hybrid_min_score: 0.36, ..Params::default() };
+        assert_eq!(
+            hybrid.iter().map(|r| r.0).collect::<Vec<_>>(),
+            vec![4, 3, 5]
+        );
+        let strict = Params {
+            hybrid_min_score: 0.36,
+            ..Params::default()
+        };
         assert_eq!(fuse(&table, Fusion::Hybrid, &strict).len(), 1);
     }
 }

@@ -112,10 +112,24 @@ pub struct ParamOverrides {
 
 /// Names of every parameter, for help text and error hints.
 pub const PARAM_NAMES: &[&str] = &[
-    "weights", "vector_top_k", "min_cosine", "hyde_keywords", "num_hypotheses", "half_life_days",
-    "bm25_k1", "bm25_b", "hybrid_vector_weight", "hybrid_text_weight",
-    "hybrid_candidate_multiplier", "hybrid_min_score", "hybrid_limit", "adaptive_floor_start",
-    "adaptive_floor_step", "skip_short_queries", "skip_code_mentions", "depth",
+    "weights",
+    "vector_top_k",
+    "min_cosine",
+    "hyde_keywords",
+    "num_hypotheses",
+    "half_life_days",
+    "bm25_k1",
+    "bm25_b",
+    "hybrid_vector_weight",
+    "hybrid_text_weight",
+    "hybrid_candidate_multiplier",
+    "hybrid_min_score",
+    "hybrid_limit",
+    "adaptive_floor_start",
+    "adaptive_floor_step",
+    "skip_short_queries",
+    "skip_code_mentions",
+    "depth",
 ];
 
 impl ParamOverrides {
@@ -129,10 +143,24 @@ impl ParamOverrides {
             )*};
         }
         set!(
-            weights, vector_top_k, min_cosine, hyde_keywords, num_hypotheses, half_life_days,
-            bm25_k1, bm25_b, hybrid_vector_weight, hybrid_text_weight,
-            hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit, adaptive_floor_start,
-            adaptive_floor_step, skip_short_queries, skip_code_mentions, depth
+            weights,
+            vector_top_k,
+            min_cosine,
+            hyde_keywords,
+            num_hypotheses,
+            half_life_days,
+            bm25_k1,
+            bm25_b,
+            hybrid_vector_weight,
+            hybrid_text_weight,
+            hybrid_candidate_multiplier,
+            hybrid_min_score,
+            hybrid_limit,
+            adaptive_floor_start,
+            adaptive_floor_step,
+            skip_short_queries,
+            skip_code_mentions,
+            depth
         );
     }
 }
@@ -142,23 +170,44 @@ impl Params {
     /// (chatcli silently clamps some of these; an evaluation tool should not.)
     pub fn validate(&self, configuration: &str) -> Result<(), Error> {
         let fail = |parameter: &str, problem: String| {
-            Err(Error::Usage(format!("configuration {configuration}: {parameter} {problem}")))
+            Err(Error::Usage(format!(
+                "configuration {configuration}: {parameter} {problem}"
+            )))
         };
-        let weights = [self.weights.semantic, self.weights.lexical, self.weights.temporal];
-        if weights.iter().any(|weight| !weight.is_finite() || *weight < 0.0) {
-            return fail("weights", format!("must be finite and >= 0, got {weights:?}"));
+        let weights = [
+            self.weights.semantic,
+            self.weights.lexical,
+            self.weights.temporal,
+        ];
+        if weights
+            .iter()
+            .any(|weight| !weight.is_finite() || *weight < 0.0)
+        {
+            return fail(
+                "weights",
+                format!("must be finite and >= 0, got {weights:?}"),
+            );
         }
         if weights.iter().all(|weight| *weight == 0.0) {
-            return fail("weights", "are all zero; at least one signal needs weight".into());
+            return fail(
+                "weights",
+                "are all zero; at least one signal needs weight".into(),
+            );
         }
         if !(0.0..1.0).contains(&self.min_cosine) {
-            return fail("min_cosine", format!("must be in [0, 1), got {}", self.min_cosine));
+            return fail(
+                "min_cosine",
+                format!("must be in [0, 1), got {}", self.min_cosine),
+            );
         }
         for (name, value) in [
             ("vector_top_k", self.vector_top_k),
             ("hyde_keywords", self.hyde_keywords),
             ("num_hypotheses", self.num_hypotheses),
-            ("hybrid_candidate_multiplier", self.hybrid_candidate_multiplier),
+            (
+                "hybrid_candidate_multiplier",
+                self.hybrid_candidate_multiplier,
+            ),
             ("depth", self.depth),
         ] {
             if value == 0 {
@@ -166,7 +215,10 @@ impl Params {
             }
         }
         if !(self.half_life_days.is_finite() && self.half_life_days > 0.0) {
-            return fail("half_life_days", format!("must be > 0, got {}", self.half_life_days));
+            return fail(
+                "half_life_days",
+                format!("must be > 0, got {}", self.half_life_days),
+            );
         }
         if !(self.bm25_k1.is_finite() && self.bm25_k1 >= 0.0) {
             return fail("bm25_k1", format!("must be >= 0, got {}", self.bm25_k1));
@@ -186,7 +238,10 @@ impl Params {
             }
         }
         if self.adaptive_floor_start > 0.0 && self.adaptive_floor_step <= 0.0 {
-            return fail("adaptive_floor_step", "must be > 0 when adaptive_floor_start is set".into());
+            return fail(
+                "adaptive_floor_step",
+                "must be > 0 when adaptive_floor_start is set".into(),
+            );
         }
         Ok(())
     }
@@ -247,7 +302,11 @@ impl Plan {
         self.keywords == Some(KeywordSource::QueryAndHypothesis)
             || matches!(
                 self.vector,
-                Some(SearchVector::FirstHypothesis | SearchVector::MeanOfQueryAndHypotheses | SearchVector::EachHypothesis)
+                Some(
+                    SearchVector::FirstHypothesis
+                        | SearchVector::MeanOfQueryAndHypotheses
+                        | SearchVector::EachHypothesis
+                )
             )
     }
 }
@@ -307,13 +366,27 @@ impl Preset {
             Preset::Keyword => "chatcli keyword-only: relevance x temporal, ties by id",
             Preset::Bm25 => "BM25 on the raw query",
             Preset::Dense => "cosine of the query embedding against every fact",
-            Preset::Blend => "chatcli blended ranker without HyDE: query keywords + query cosine + temporal",
-            Preset::Hyde3a => "chatcli 3a: query keywords + first N hypothesis keywords, keyword-only scoring",
-            Preset::Hyde3b => "chatcli 3b: 3a keywords + QUERY cosine (top-K, floor) + temporal, min-max blend",
-            Preset::Hyde3bHyp => "as hyde-3b, but the cosine is of the HYPOTHESIS embedding (true HyDE)",
-            Preset::HydeMean => "mean of query and N hypothesis embeddings searched once; raw-query keywords",
-            Preset::MultiHyde => "each of N hypotheses searched, union, max score per fact; raw-query keywords",
-            Preset::Hybrid => "Gimli hybrid: 0.7 x cosine + 0.3 / (1 + BM25 rank), x4 candidates, min 0.35",
+            Preset::Blend => {
+                "chatcli blended ranker without HyDE: query keywords + query cosine + temporal"
+            }
+            Preset::Hyde3a => {
+                "chatcli 3a: query keywords + first N hypothesis keywords, keyword-only scoring"
+            }
+            Preset::Hyde3b => {
+                "chatcli 3b: 3a keywords + QUERY cosine (top-K, floor) + temporal, min-max blend"
+            }
+            Preset::Hyde3bHyp => {
+                "as hyde-3b, but the cosine is of the HYPOTHESIS embedding (true HyDE)"
+            }
+            Preset::HydeMean => {
+                "mean of query and N hypothesis embeddings searched once; raw-query keywords"
+            }
+            Preset::MultiHyde => {
+                "each of N hypotheses searched, union, max score per fact; raw-query keywords"
+            }
+            Preset::Hybrid => {
+                "Gimli hybrid: 0.7 x cosine + 0.3 / (1 + BM25 rank), x4 candidates, min 0.35"
+            }
         }
     }
 
@@ -321,14 +394,20 @@ impl Preset {
     pub fn source(self) -> &'static str {
         match self {
             Preset::Keyword => "chatcli facts.go Search (reference s3)",
-            Preset::Bm25 => "Robertson/Sparck Jones BM25, Lucene idf (Anserini defaults k1=0.9, b=0.4)",
+            Preset::Bm25 => {
+                "Robertson/Sparck Jones BM25, Lucene idf (Anserini defaults k1=0.9, b=0.4)"
+            }
             Preset::Dense => "dense retrieval baseline (chatcli vindex cosine, reference s8)",
             Preset::Blend => "chatcli ranking.go blended ranker (reference s5)",
             Preset::Hyde3a => "chatcli hyde.go phase 3a (reference s4)",
             Preset::Hyde3b => "chatcli retriever.go phase 3b (reference s5)",
             Preset::Hyde3bHyp => "Gao et al. 2022, HyDE (hypothesis embedding) in chatcli's blend",
-            Preset::HydeMean => "Gao et al. 2022 / backend plan: mean of query + hypothesis vectors",
-            Preset::MultiHyde => "multi-hypothesis retrieval seed (max-score union, adaptive floor)",
+            Preset::HydeMean => {
+                "Gao et al. 2022 / backend plan: mean of query + hypothesis vectors"
+            }
+            Preset::MultiHyde => {
+                "multi-hypothesis retrieval seed (max-score union, adaptive floor)"
+            }
             Preset::Hybrid => "Gimli hybrid search (vector + FTS rank fusion)",
         }
     }
@@ -341,10 +420,22 @@ impl Preset {
             Preset::Bm25 => (None, None, Fusion::Bm25),
             Preset::Dense => (None, Some(V::Query), Fusion::Cosine),
             Preset::Blend => (Some(K::Query), Some(V::Query), Fusion::Blend),
-            Preset::Hyde3a => (Some(K::QueryAndHypothesis), None, Fusion::KeywordTimesTemporal),
+            Preset::Hyde3a => (
+                Some(K::QueryAndHypothesis),
+                None,
+                Fusion::KeywordTimesTemporal,
+            ),
             Preset::Hyde3b => (Some(K::QueryAndHypothesis), Some(V::Query), Fusion::Blend),
-            Preset::Hyde3bHyp => (Some(K::QueryAndHypothesis), Some(V::FirstHypothesis), Fusion::Blend),
-            Preset::HydeMean => (Some(K::Query), Some(V::MeanOfQueryAndHypotheses), Fusion::Blend),
+            Preset::Hyde3bHyp => (
+                Some(K::QueryAndHypothesis),
+                Some(V::FirstHypothesis),
+                Fusion::Blend,
+            ),
+            Preset::HydeMean => (
+                Some(K::Query),
+                Some(V::MeanOfQueryAndHypotheses),
+                Fusion::Blend,
+            ),
             Preset::MultiHyde => (Some(K::Query), Some(V::EachHypothesis), Fusion::Blend),
             Preset::Hybrid => (None, Some(V::Query), Fusion::Hybrid),
         };

@@ -21,7 +21,9 @@ use crate::dataset::{Dataset, Fact, Query};
 use crate::embed::{embed_checked, EmbeddingProvider, TextKind};
 use crate::error::Error;
 use crate::generate::{GenerationFailure, HypothesisGenerator};
-use crate::index::{sort_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex};
+use crate::index::{
+    sort_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
+};
 use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
 use candidates::{fuse, Candidate, CandidateTable, TableKind};
@@ -132,7 +134,11 @@ fn progress_bar(enabled: bool, length: usize, message: &'static str) -> Progress
 /// Runs every configuration on the dataset.
 pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
     let dataset = inputs.dataset;
-    let plans: Vec<Plan> = inputs.configurations.iter().map(Configuration::plan).collect();
+    let plans: Vec<Plan> = inputs
+        .configurations
+        .iter()
+        .map(Configuration::plan)
+        .collect();
     let needs_vectors = plans.iter().any(|plan| plan.vector.is_some());
     let max_hypotheses = inputs
         .configurations
@@ -142,7 +148,11 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
         .max()
         .unwrap_or(0);
     let embedder = match (needs_vectors, inputs.embedder) {
-        (true, None) => return Err(Error::Usage("a configuration needs embeddings but no embedder is set".into())),
+        (true, None) => {
+            return Err(Error::Usage(
+                "a configuration needs embeddings but no embedder is set".into(),
+            ))
+        }
         (true, Some(embedder)) => Some(embedder),
         (false, _) => None,
     };
@@ -159,19 +169,30 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
     let vectors = match embedder {
         Some(embedder) => {
             let texts: Vec<&str> = facts.iter().map(|fact| fact.content.as_str()).collect();
-            let bar = progress_bar(inputs.progress && texts.len() > 2000, texts.len(), "embedding");
+            let bar = progress_bar(
+                inputs.progress && texts.len() > 2000,
+                texts.len(),
+                "embedding",
+            );
             let mut fact_vectors = Vec::with_capacity(texts.len());
             for chunk in texts.chunks(256) {
                 fact_vectors.extend(embed_checked(embedder, chunk, TextKind::Document)?);
                 bar.inc(chunk.len() as u64);
             }
             bar.finish_and_clear();
-            Some(FlatIndex::build(embedder.identity().dimension, &fact_vectors))
+            Some(FlatIndex::build(
+                embedder.identity().dimension,
+                &fact_vectors,
+            ))
         }
         None => None,
     };
     timings.embed_facts_ms = elapsed_ms(started);
-    let corpus = Corpus { facts, lexical, vectors };
+    let corpus = Corpus {
+        facts,
+        lexical,
+        vectors,
+    };
 
     let started = Instant::now();
     let expansions = expand_queries(&dataset.queries, inputs.generator, embedder, max_hypotheses)?;
@@ -181,13 +202,23 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
     let mut temporal_by_half_life: HashMap<u64, Vec<f64>> = HashMap::new();
     for configuration in inputs.configurations {
         let half_life = configuration.params.half_life_days;
-        temporal_by_half_life.entry(half_life.to_bits()).or_insert_with(|| {
-            corpus.facts.iter().map(|fact| temporal_score(fact, dataset.manifest.now, half_life)).collect()
-        });
+        temporal_by_half_life
+            .entry(half_life.to_bits())
+            .or_insert_with(|| {
+                corpus
+                    .facts
+                    .iter()
+                    .map(|fact| temporal_score(fact, dataset.manifest.now, half_life))
+                    .collect()
+            });
     }
 
     let started = Instant::now();
-    let bar = progress_bar(inputs.progress && dataset.queries.len() * inputs.configurations.len() > 5000, dataset.queries.len(), "retrieving");
+    let bar = progress_bar(
+        inputs.progress && dataset.queries.len() * inputs.configurations.len() > 5000,
+        dataset.queries.len(),
+        "retrieving",
+    );
     let per_query: Vec<Vec<QueryOutcome>> = dataset
         .queries
         .par_iter()
@@ -198,7 +229,8 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
                 .iter()
                 .zip(&plans)
                 .map(|(configuration, plan)| {
-                    let temporal = &temporal_by_half_life[&configuration.params.half_life_days.to_bits()];
+                    let temporal =
+                        &temporal_by_half_life[&configuration.params.half_life_days.to_bits()];
                     retrieve(query, expansion, configuration, *plan, &corpus, temporal)
                 })
                 .collect();
@@ -224,8 +256,12 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
                     accounting.eligible_queries += 1;
                     match outcome.hyde {
                         HydeOutcome::Used => accounting.hypotheses_used += 1,
-                        HydeOutcome::Skipped(SkipReason::ShortQuery) => accounting.skipped_short_query += 1,
-                        HydeOutcome::Skipped(SkipReason::CodeMention) => accounting.skipped_code_mention += 1,
+                        HydeOutcome::Skipped(SkipReason::ShortQuery) => {
+                            accounting.skipped_short_query += 1
+                        }
+                        HydeOutcome::Skipped(SkipReason::CodeMention) => {
+                            accounting.skipped_code_mention += 1
+                        }
                         HydeOutcome::Fallback => accounting.fallback_no_hypothesis += 1,
                         HydeOutcome::NotApplicable => {}
                     }
@@ -250,7 +286,10 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
             }
         })
         .collect();
-    Ok(PipelineOutput { configurations, timings })
+    Ok(PipelineOutput {
+        configurations,
+        timings,
+    })
 }
 
 fn elapsed_ms(started: Instant) -> f64 {
@@ -294,9 +333,17 @@ fn expand_queries(
     // Hypotheses are document-like text: embedded as documents (the backend plan seed).
     let hypothesis_texts: Vec<&str> = expansions
         .iter()
-        .flat_map(|expansion| expansion.hypotheses.as_deref().unwrap_or(&[]).iter().map(String::as_str))
+        .flat_map(|expansion| {
+            expansion
+                .hypotheses
+                .as_deref()
+                .unwrap_or(&[])
+                .iter()
+                .map(String::as_str)
+        })
         .collect();
-    let mut hypothesis_vectors = embed_checked(embedder, &hypothesis_texts, TextKind::Document)?.into_iter();
+    let mut hypothesis_vectors =
+        embed_checked(embedder, &hypothesis_texts, TextKind::Document)?.into_iter();
     for (expansion, query_vector) in expansions.iter_mut().zip(query_vectors) {
         expansion.query_vector = Some(query_vector);
         let count = expansion.hypotheses.as_ref().map(Vec::len).unwrap_or(0);
@@ -323,7 +370,9 @@ struct QueryOutcome {
 /// The seeds' skip heuristics: very short queries and queries that name code entities
 /// are answered without HyDE.
 fn skip_reason(query: &str, params: &Params) -> Option<SkipReason> {
-    if params.skip_short_queries > 0 && query.split_whitespace().count() <= params.skip_short_queries {
+    if params.skip_short_queries > 0
+        && query.split_whitespace().count() <= params.skip_short_queries
+    {
         return Some(SkipReason::ShortQuery);
     }
     if params.skip_code_mentions && mentions_code(query) {
@@ -339,13 +388,20 @@ pub fn mentions_code(query: &str) -> bool {
         return true;
     }
     query.split_whitespace().any(|word| {
-        let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != ')' && c != '_');
+        let word =
+            word.trim_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != ')' && c != '_');
         let chars: Vec<char> = word.chars().collect();
-        let inner_underscore = chars.windows(3).any(|w| w[0].is_alphanumeric() && w[1] == '_' && w[2].is_alphanumeric());
-        let camel = chars.windows(2).any(|w| w[0].is_lowercase() && w[1].is_uppercase());
-        let file_extension = word
-            .rsplit_once('.')
-            .is_some_and(|(stem, extension)| stem.chars().count() >= 2 && (1..=4).contains(&extension.len()) && extension.chars().all(|c| c.is_ascii_lowercase()));
+        let inner_underscore = chars
+            .windows(3)
+            .any(|w| w[0].is_alphanumeric() && w[1] == '_' && w[2].is_alphanumeric());
+        let camel = chars
+            .windows(2)
+            .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+        let file_extension = word.rsplit_once('.').is_some_and(|(stem, extension)| {
+            stem.chars().count() >= 2
+                && (1..=4).contains(&extension.len())
+                && extension.chars().all(|c| c.is_ascii_lowercase())
+        });
         inner_underscore || camel || word.contains("::") || word.ends_with("()") || file_extension
     })
 }
@@ -361,40 +417,61 @@ fn retrieve(
 ) -> QueryOutcome {
     let started = Instant::now();
     let params = &configuration.params;
-    let (hypotheses, hypothesis_vectors, hyde): (&[String], &[Vec<f32>], HydeOutcome) = if !plan.uses_hypotheses() {
-        (&[], &[], HydeOutcome::NotApplicable)
-    } else if let Some(reason) = skip_reason(&query.text, params) {
-        (&[], &[], HydeOutcome::Skipped(reason))
-    } else {
-        match &expansion.hypotheses {
-            Ok(texts) if !texts.is_empty() => {
-                let count = texts.len().min(params.num_hypotheses);
-                (&texts[..count], &expansion.hypothesis_vectors[..count], HydeOutcome::Used)
+    let (hypotheses, hypothesis_vectors, hyde): (&[String], &[Vec<f32>], HydeOutcome) =
+        if !plan.uses_hypotheses() {
+            (&[], &[], HydeOutcome::NotApplicable)
+        } else if let Some(reason) = skip_reason(&query.text, params) {
+            (&[], &[], HydeOutcome::Skipped(reason))
+        } else {
+            match &expansion.hypotheses {
+                Ok(texts) if !texts.is_empty() => {
+                    let count = texts.len().min(params.num_hypotheses);
+                    // Hypothesis vectors exist only when some configuration searches vectors.
+                    let vectors = &expansion.hypothesis_vectors
+                        [..count.min(expansion.hypothesis_vectors.len())];
+                    (&texts[..count], vectors, HydeOutcome::Used)
+                }
+                _ => (&[], &[], HydeOutcome::Fallback),
             }
-            _ => (&[], &[], HydeOutcome::Fallback),
-        }
-    };
+        };
 
     let keywords: Option<Vec<String>> = plan.keywords.map(|source| match source {
         KeywordSource::Query => expansion.keywords.clone(),
         KeywordSource::QueryAndHypothesis if !hypotheses.is_empty() => {
-            let take = params.hyde_keywords.min(expansion.first_hypothesis_keywords.len());
-            merge_keywords(&expansion.keywords, &expansion.first_hypothesis_keywords[..take])
+            let take = params
+                .hyde_keywords
+                .min(expansion.first_hypothesis_keywords.len());
+            merge_keywords(
+                &expansion.keywords,
+                &expansion.first_hypothesis_keywords[..take],
+            )
         }
         KeywordSource::QueryAndHypothesis => expansion.keywords.clone(),
     });
     let search_vectors: Vec<Vec<f32>> = match (plan.vector, &expansion.query_vector) {
         (None, _) | (_, None) => Vec::new(),
-        (Some(_), Some(query_vector)) if hypothesis_vectors.is_empty() => vec![query_vector.clone()],
+        (Some(_), Some(query_vector)) if hypothesis_vectors.is_empty() => {
+            vec![query_vector.clone()]
+        }
         (Some(SearchVector::Query), Some(query_vector)) => vec![query_vector.clone()],
         (Some(SearchVector::FirstHypothesis), _) => vec![hypothesis_vectors[0].clone()],
         (Some(SearchVector::MeanOfQueryAndHypotheses), Some(query_vector)) => {
-            vec![mean_of_unit_vectors(std::iter::once(query_vector).chain(hypothesis_vectors))]
+            vec![mean_of_unit_vectors(
+                std::iter::once(query_vector).chain(hypothesis_vectors),
+            )]
         }
         (Some(SearchVector::EachHypothesis), _) => hypothesis_vectors.to_vec(),
     };
 
-    let table = candidate_table(plan.fusion, keywords.as_deref(), &search_vectors, &query.text, params, corpus, temporal);
+    let table = candidate_table(
+        plan.fusion,
+        keywords.as_deref(),
+        &search_vectors,
+        &query.text,
+        params,
+        corpus,
+        temporal,
+    );
     let ranking = fuse(&table, plan.fusion, params);
     QueryOutcome {
         ranking,
@@ -411,7 +488,11 @@ fn mean_of_unit_vectors<'v>(vectors: impl Iterator<Item = &'v Vec<f32>>) -> Vec<
         if sum.is_empty() {
             sum = vec![0.0; vector.len()];
         }
-        let norm = vector.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt();
+        let norm = vector
+            .iter()
+            .map(|&v| f64::from(v) * f64::from(v))
+            .sum::<f64>()
+            .sqrt();
         if norm > 0.0 {
             for (total, &value) in sum.iter_mut().zip(vector) {
                 *total += f64::from(value) / norm;
@@ -419,7 +500,9 @@ fn mean_of_unit_vectors<'v>(vectors: impl Iterator<Item = &'v Vec<f32>>) -> Vec<
         }
         count += 1;
     }
-    sum.into_iter().map(|total| (total / count.max(1) as f64) as f32).collect()
+    sum.into_iter()
+        .map(|total| (total / count.max(1) as f64) as f32)
+        .collect()
 }
 
 fn is_zero(vector: &[f32]) -> bool {
@@ -466,15 +549,26 @@ fn candidate_table(
     temporal: &[f64],
 ) -> CandidateTable {
     let fact_count = corpus.facts.len();
-    let signals = |candidates: Vec<Candidate>| CandidateTable { kind: TableKind::Signals, candidates };
+    let signals = |candidates: Vec<Candidate>| CandidateTable {
+        kind: TableKind::Signals,
+        candidates,
+    };
     let all_by_temporal = || CandidateTable {
         kind: TableKind::AllByTemporal,
         candidates: (0..fact_count as FactIndex)
-            .map(|fact| Candidate { fact, semantic: 0.0, lexical: 0.0, temporal: temporal[fact as usize] })
+            .map(|fact| Candidate {
+                fact,
+                semantic: 0.0,
+                lexical: 0.0,
+                temporal: temporal[fact as usize],
+            })
             .collect(),
     };
     let keywords = keywords.unwrap_or(&[]);
-    let bm25 = Bm25Params { k1: params.bm25_k1, b: params.bm25_b };
+    let bm25 = Bm25Params {
+        k1: params.bm25_k1,
+        b: params.bm25_b,
+    };
     match fusion {
         Fusion::KeywordTimesTemporal => {
             if keywords.is_empty() {
@@ -485,7 +579,12 @@ fn candidate_table(
                     .lexical
                     .keyword_relevance(keywords)
                     .into_iter()
-                    .map(|(fact, relevance)| Candidate { fact, semantic: 0.0, lexical: relevance, temporal: temporal[fact as usize] })
+                    .map(|(fact, relevance)| Candidate {
+                        fact,
+                        semantic: 0.0,
+                        lexical: relevance,
+                        temporal: temporal[fact as usize],
+                    })
                     .collect(),
             )
         }
@@ -494,44 +593,90 @@ fn candidate_table(
                 .lexical
                 .bm25(query_text, bm25)
                 .into_iter()
-                .map(|(fact, score)| Candidate { fact, semantic: 0.0, lexical: score, temporal: temporal[fact as usize] })
+                .map(|(fact, score)| Candidate {
+                    fact,
+                    semantic: 0.0,
+                    lexical: score,
+                    temporal: temporal[fact as usize],
+                })
                 .collect(),
         ),
         Fusion::Cosine => {
-            let index = corpus.vectors.as_ref().expect("vectors are built when a plan needs them");
-            let cosines = search_vectors.first().map(|vector| index.cosine_all(vector)).unwrap_or_else(|| vec![0.0; fact_count]);
+            let index = corpus
+                .vectors
+                .as_ref()
+                .expect("vectors are built when a plan needs them");
+            let cosines = search_vectors
+                .first()
+                .map(|vector| index.cosine_all(vector))
+                .unwrap_or_else(|| vec![0.0; fact_count]);
             signals(
                 cosines
                     .into_iter()
                     .enumerate()
-                    .map(|(fact, cosine)| Candidate { fact: fact as FactIndex, semantic: cosine, lexical: 0.0, temporal: temporal[fact] })
+                    .map(|(fact, cosine)| Candidate {
+                        fact: fact as FactIndex,
+                        semantic: cosine,
+                        lexical: 0.0,
+                        temporal: temporal[fact],
+                    })
                     .collect(),
             )
         }
         Fusion::Blend => {
-            let index = corpus.vectors.as_ref().expect("vectors are built when a plan needs them");
+            let index = corpus
+                .vectors
+                .as_ref()
+                .expect("vectors are built when a plan needs them");
             let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
             for (fact, relevance) in corpus.lexical.keyword_relevance(keywords) {
-                by_fact.insert(fact, Candidate { fact, semantic: 0.0, lexical: relevance, temporal: temporal[fact as usize] });
+                by_fact.insert(
+                    fact,
+                    Candidate {
+                        fact,
+                        semantic: 0.0,
+                        lexical: relevance,
+                        temporal: temporal[fact as usize],
+                    },
+                );
             }
             for (fact, cosine) in vector_hits(search_vectors, index, params) {
                 by_fact
                     .entry(fact)
-                    .or_insert(Candidate { fact, semantic: 0.0, lexical: 0.0, temporal: temporal[fact as usize] })
+                    .or_insert(Candidate {
+                        fact,
+                        semantic: 0.0,
+                        lexical: 0.0,
+                        temporal: temporal[fact as usize],
+                    })
                     .semantic = cosine;
             }
-            if by_fact.is_empty() && keywords.is_empty() && search_vectors.iter().all(|vector| is_zero(vector)) {
+            if by_fact.is_empty()
+                && keywords.is_empty()
+                && search_vectors.iter().all(|vector| is_zero(vector))
+            {
                 return all_by_temporal();
             }
             signals(sorted_candidates(by_fact))
         }
         Fusion::Hybrid => {
-            let index = corpus.vectors.as_ref().expect("vectors are built when a plan needs them");
+            let index = corpus
+                .vectors
+                .as_ref()
+                .expect("vectors are built when a plan needs them");
             let fetch = params.hybrid_limit * params.hybrid_candidate_multiplier;
             let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
             if let Some(vector) = search_vectors.first() {
                 for (fact, cosine) in index.search(vector, fetch, f64::NEG_INFINITY) {
-                    by_fact.insert(fact, Candidate { fact, semantic: cosine, lexical: 0.0, temporal: temporal[fact as usize] });
+                    by_fact.insert(
+                        fact,
+                        Candidate {
+                            fact,
+                            semantic: cosine,
+                            lexical: 0.0,
+                            temporal: temporal[fact as usize],
+                        },
+                    );
                 }
             }
             let mut text_hits = corpus.lexical.bm25(query_text, bm25);
@@ -539,7 +684,12 @@ fn candidate_table(
             for (rank, (fact, _)) in text_hits.into_iter().take(fetch).enumerate() {
                 by_fact
                     .entry(fact)
-                    .or_insert(Candidate { fact, semantic: 0.0, lexical: 0.0, temporal: temporal[fact as usize] })
+                    .or_insert(Candidate {
+                        fact,
+                        semantic: 0.0,
+                        lexical: 0.0,
+                        temporal: temporal[fact as usize],
+                    })
                     .lexical = 1.0 / (1.0 + rank as f64);
             }
             signals(sorted_candidates(by_fact))
@@ -560,10 +710,21 @@ mod tests {
 
     #[test]
     fn code_mentions() {
-        for query in ["why does `go vet` fail", "where is parse_config defined", "what does getUserName return", "std::mem::take semantics", "who calls init()", "edit main.go"] {
+        for query in [
+            "why does `go vet` fail",
+            "where is parse_config defined",
+            "what does getUserName return",
+            "std::mem::take semantics",
+            "who calls init()",
+            "edit main.go",
+        ] {
             assert!(mentions_code(query), "{query}");
         }
-        for query in ["how do we deploy to staging", "what is the cache policy?", "e.g. the usual setup"] {
+        for query in [
+            "how do we deploy to staging",
+            "what is the cache policy?",
+            "e.g. the usual setup",
+        ] {
             assert!(!mentions_code(query), "{query}");
         }
     }

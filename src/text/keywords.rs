@@ -12,8 +12,8 @@ pub const MAX_KEYWORDS: usize = 20;
 
 /// Punctuation trimmed from both ends of each whitespace-separated word.
 const TRIMMED: &[char] = &[
-    '.', ',', ';', ':', '!', '?', '"', '\'', '`', '(', ')', '[', ']', '{', '}', '#', '*', '-',
-    '_', '/', '\\', '<', '>',
+    '.', ',', ';', ':', '!', '?', '"', '\'', '`', '(', ')', '[', ']', '{', '}', '#', '*', '-', '_',
+    '/', '\\', '<', '>',
 ];
 
 /// Extracts keywords from `texts`: lower-case, split on whitespace, trim punctuation from
@@ -66,13 +66,19 @@ mod tests {
     fn counts_then_sorts_alphabetically() {
         let keywords = extract_keywords(&["Redis cache: the cache TTL (redis) evicts keys, keys!"]);
         // cache x2, keys x2, redis x2, then evicts, ttl x1; "the" is a stop word.
-        assert_eq!(keywords, strings(&["cache", "keys", "redis", "evicts", "ttl"]));
+        assert_eq!(
+            keywords,
+            strings(&["cache", "keys", "redis", "evicts", "ttl"])
+        );
     }
 
     #[test]
     fn trims_only_the_ends_and_keeps_inner_punctuation() {
         let keywords = extract_keywords(&["Edit `main.go` -- don't touch __init__.py/"]);
-        assert_eq!(keywords, strings(&["edit", "init__.py", "main.go", "touch"]));
+        assert_eq!(
+            keywords,
+            strings(&["edit", "init__.py", "main.go", "touch"])
+        );
     }
 
     #[test]

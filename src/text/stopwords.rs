@@ -7,13 +7,13 @@ const STOP_WORDS: [&str; 121] = [
     "a", "about", "ali", "an", "and", "aqui", "are", "as", "at", "be", "been", "being", "but",
     "by", "can", "com", "como", "could", "da", "das", "de", "did", "do", "does", "don't", "dos",
     "ela", "ele", "eles", "em", "esse", "esta", "eu", "for", "from", "had", "has", "have", "he",
-    "her", "him", "his", "how", "i", "if", "in", "into", "is", "isso", "isto", "it", "its",
-    "just", "mais", "mas", "may", "me", "meu", "might", "my", "na", "nas", "no", "nor", "nos",
-    "not", "of", "on", "onde", "or", "os", "ou", "our", "out", "para", "por", "qual", "quando",
-    "que", "quem", "se", "seu", "she", "should", "sim", "so", "sua", "than", "that", "the",
-    "their", "them", "then", "these", "they", "this", "those", "to", "too", "tu", "um", "uma",
-    "up", "us", "very", "voce", "was", "we", "were", "what", "when", "where", "which", "who",
-    "whom", "why", "will", "with", "would", "you", "your",
+    "her", "him", "his", "how", "i", "if", "in", "into", "is", "isso", "isto", "it", "its", "just",
+    "mais", "mas", "may", "me", "meu", "might", "my", "na", "nas", "no", "nor", "nos", "not", "of",
+    "on", "onde", "or", "os", "ou", "our", "out", "para", "por", "qual", "quando", "que", "quem",
+    "se", "seu", "she", "should", "sim", "so", "sua", "than", "that", "the", "their", "them",
+    "then", "these", "they", "this", "those", "to", "too", "tu", "um", "uma", "up", "us", "very",
+    "voce", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will",
+    "with", "would", "you", "your",
 ];
 
 /// True when `word` (already lower-cased) is one of chatcli's stop words.

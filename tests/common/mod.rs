@@ -8,12 +8,19 @@ use std::path::PathBuf;
 pub fn shared_datasets(test: &str) -> Option<PathBuf> {
     let root = std::env::var_os("HYDE_EVAL_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("shared"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("shared")
+        });
     let datasets = root.join("datasets");
     if datasets.is_dir() {
         Some(datasets)
     } else {
-        eprintln!("SKIPPED {test}: {} not found (set HYDE_EVAL_SHARED to the shared/ folder)", datasets.display());
+        eprintln!(
+            "SKIPPED {test}: {} not found (set HYDE_EVAL_SHARED to the shared/ folder)",
+            datasets.display()
+        );
         None
     }
 }

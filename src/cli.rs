@@ -1,0 +1,163 @@
+//! Command-line definitions (clap derive) with help text and examples. Parsing only:
+//! `main` turns these into [`crate::settings`] and calls the commands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::metrics::Semantics;
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  hyde-eval run
+      every configuration on datasets/devmem with the hash embedder
+  hyde-eval run --configurations keyword,hyde-3b --k 1,5,10
+  hyde-eval run --dataset datasets/chatcli-ab --embedder concept --k 1 --top-k 10
+  hyde-eval run --weights 0.6,0.3,0.1 --set hyde-3b.min_cosine=0.3 --set multi-hyde.num_hypotheses=2
+  hyde-eval run --config hyde-eval.toml --threads 1 --quiet
+
+Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
+[configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
+num_hypotheses, half_life_days, bm25_k1, bm25_b, hybrid_vector_weight,
+hybrid_text_weight, hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit,
+adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth.
+Precedence, lowest first: preset defaults, config [params], config
+[configuration.NAME], command-line flags, --set.
+
+Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
+byte-identical for identical inputs at any thread count), per_query.csv, timings.json,
+qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`).
+
+Exit codes: 0 success; 2 usage or input error (bad flag, config or dataset);
+3 embedding/generation backend failure; 4 reports could not be written.";
+
+/// Evaluate keyword, embedding and HyDE retrieval configurations on labeled data.
+#[derive(Debug, Parser)]
+#[command(name = "hyde-eval", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+// Parsed once per process; boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Command {
+    /// Run configurations on a dataset, print metrics and write reports.
+    #[command(after_long_help = RUN_EXAMPLES)]
+    Run(RunArgs),
+    /// List the built-in configurations, what each does and the seed it reproduces.
+    Configurations,
+}
+
+/// Options of `hyde-eval run`.
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// Dataset directory [default: datasets/devmem]
+    #[arg(short, long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+
+    /// TOML config file (dataset, configurations, parameters)
+    #[arg(short, long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Configurations to run, comma-separated [default: all built-in + config-defined]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub configurations: Vec<String>,
+
+    /// Embedding provider: hash or concept [default: the dataset's, else hash]
+    #[arg(short, long, value_name = "NAME")]
+    pub embedder: Option<String>,
+
+    /// Dimension of the hash embedder [default: 384]
+    #[arg(long, value_name = "N")]
+    pub dimension: Option<usize>,
+
+    /// Concept lexicon for the concept embedder [default: the dataset's]
+    #[arg(long, value_name = "FILE")]
+    pub lexicon: Option<PathBuf>,
+
+    /// Cut-offs, comma-separated [default: the dataset's, else 1,3,5,10]
+    #[arg(short, long, value_name = "LIST", value_delimiter = ',')]
+    pub k: Vec<usize>,
+
+    /// Minimum grade that counts as relevant for binary metrics [default: 1]
+    #[arg(long, value_name = "GRADE")]
+    pub relevance_level: Option<i32>,
+
+    /// Metric definitions [default: trec]
+    #[arg(long, value_enum)]
+    pub semantics: Option<Semantics>,
+
+    /// Blend weights semantic,lexical,temporal for every blending configuration
+    #[arg(long, value_name = "S,L,T", value_delimiter = ',', num_args = 3)]
+    pub weights: Vec<f64>,
+
+    /// Vector hits kept per search (chatcli VectorTopK)
+    #[arg(long, value_name = "N")]
+    pub top_k: Option<usize>,
+
+    /// Minimum cosine for a vector hit (chatcli MinCosineScore)
+    #[arg(long, value_name = "F")]
+    pub min_cosine: Option<f64>,
+
+    /// Hypothesis keywords added by HyDE 3a
+    #[arg(long, value_name = "N")]
+    pub hyde_keywords: Option<usize>,
+
+    /// Hypotheses used per query (hyde-mean, multi-hyde)
+    #[arg(long, value_name = "N")]
+    pub num_hypotheses: Option<usize>,
+
+    /// Temporal half-life in days
+    #[arg(long, value_name = "DAYS")]
+    pub half_life: Option<f64>,
+
+    /// BM25 k1
+    #[arg(long, value_name = "F")]
+    pub bm25_k1: Option<f64>,
+
+    /// BM25 b
+    #[arg(long, value_name = "F")]
+    pub bm25_b: Option<f64>,
+
+    /// Results kept per query (metrics and run files see this many)
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+
+    /// Skip HyDE for queries of at most N words
+    #[arg(long, value_name = "N")]
+    pub skip_short_queries: Option<usize>,
+
+    /// Skip HyDE when the query mentions code (backticks, snake_case, file.ext, ...)
+    #[arg(long)]
+    pub skip_code_mentions: bool,
+
+    /// Set a parameter: NAME=VALUE for all configurations or CONFIGURATION.NAME=VALUE
+    #[arg(long = "set", value_name = "[CONFIG.]NAME=VALUE")]
+    pub set: Vec<String>,
+
+    /// Metric columns of the terminal table, comma-separated (e.g. ndcg@10,mrr)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub metrics: Vec<String>,
+
+    /// Name of the report directory [default: the dataset's name]
+    #[arg(long, value_name = "NAME")]
+    pub run_name: Option<String>,
+
+    /// Where report directories go [default: reports]
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Print the table only; write no reports
+    #[arg(long)]
+    pub no_report: bool,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No progress bars or notes on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,176 @@
+//! Writes a run's report directory: `results.json`, `per_query.csv`, `timings.json`,
+//! `qrels.trec` and `runs/<configuration>.run`.
+//!
+//! The directory is built beside its destination under a temporary name and swapped in
+//! with renames, so a reader (or an interrupted run) never sees a half-written report.
+//! Timings live in their own file so that `results.json` stays byte-identical for
+//! identical inputs.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Results;
+use crate::dataset::{Dataset, Grade, Judgment, Qrels, QueryId};
+use crate::error::Error;
+use crate::pipeline::{ConfigurationOutput, StageTimings};
+use crate::trec::{write_trec_qrels, write_trec_run};
+
+#[derive(Serialize)]
+struct Timings<'a> {
+    threads: usize,
+    stages_ms: &'a StageTimings,
+    /// Summed per-query retrieval time of each configuration.
+    retrieval_ms: Vec<(&'a str, f64)>,
+}
+
+fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    std::fs::write(path, bytes).map_err(write_error(path))
+}
+
+/// The per-query CSV: one row per (configuration, evaluated query).
+fn per_query_csv(results: &Results) -> Result<Vec<u8>, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let mut header = vec![
+        "configuration",
+        "query",
+        "relevant",
+        "returned",
+        "hypothesis_used",
+    ];
+    header.extend(results.evaluation.metrics.iter().map(String::as_str));
+    writer.write_record(&header)?;
+    for configuration in &results.configurations {
+        for query in &configuration.per_query {
+            let mut record = vec![
+                configuration.name.clone(),
+                query.query.0.clone(),
+                query.relevant.to_string(),
+                query.returned.to_string(),
+                query
+                    .hypothesis_used
+                    .map(|used| used.to_string())
+                    .unwrap_or_default(),
+            ];
+            record.extend(query.metrics.values().map(|value| value.to_string()));
+            writer.write_record(&record)?;
+        }
+    }
+    writer
+        .into_inner()
+        .map_err(|error| csv::Error::from(error.into_error()))
+}
+
+/// Writes the report for `results` into `output_dir/run_name`, replacing any previous
+/// one. Returns the report directory.
+pub fn write_report(
+    output_dir: &Path,
+    results: &Results,
+    dataset: &Dataset,
+    relevance_level: Grade,
+    outputs: &[ConfigurationOutput],
+    stage_timings: &StageTimings,
+) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
+    let destination = output_dir.join(&results.run_name);
+    let partial = output_dir.join(format!(
+        ".{}.partial-{}",
+        results.run_name,
+        std::process::id()
+    ));
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
+    }
+    let runs = partial.join("runs");
+    std::fs::create_dir_all(&runs).map_err(write_error(&runs))?;
+
+    let mut json = serde_json::to_vec_pretty(results).expect("results serialize");
+    json.push(b'\n');
+    write_file(&partial.join("results.json"), &json)?;
+    let csv = per_query_csv(results).map_err(|error| Error::Write {
+        path: partial.join("per_query.csv"),
+        source: std::io::Error::other(error),
+    })?;
+    write_file(&partial.join("per_query.csv"), &csv)?;
+    let timings = Timings {
+        threads: rayon::current_num_threads(),
+        stages_ms: stage_timings,
+        retrieval_ms: outputs
+            .iter()
+            .map(|output| (output.configuration.name.as_str(), output.retrieval_ms))
+            .collect(),
+    };
+    let mut timings_json = serde_json::to_vec_pretty(&timings).expect("timings serialize");
+    timings_json.push(b'\n');
+    write_file(&partial.join("timings.json"), &timings_json)?;
+
+    // Only queries with a relevant fact, so trec_eval averages over the same queries.
+    let judged: Vec<QueryId> = dataset
+        .queries
+        .iter()
+        .filter(|query| {
+            dataset
+                .qrels
+                .get(&query.id)
+                .is_some_and(|judgments: &Vec<Judgment>| {
+                    judgments.iter().any(|j| j.grade >= relevance_level)
+                })
+        })
+        .map(|query| query.id.clone())
+        .collect();
+    let qrels_path = partial.join("qrels.trec");
+    let filtered: Qrels = judged
+        .iter()
+        .map(|query| (query.clone(), dataset.qrels[query].clone()))
+        .collect();
+    let mut qrels_bytes = Vec::new();
+    write_trec_qrels(&mut qrels_bytes, &judged, &filtered).map_err(write_error(&qrels_path))?;
+    write_file(&qrels_path, &qrels_bytes)?;
+    for output in outputs {
+        let path = runs.join(format!("{}.run", output.configuration.name));
+        let mut bytes = Vec::new();
+        write_trec_run(&mut bytes, &output.rankings, &output.configuration.name)
+            .map_err(write_error(&path))?;
+        write_file(&path, &bytes)?;
+    }
+    flush_directory(&partial);
+
+    let previous = output_dir.join(format!(
+        ".{}.previous-{}",
+        results.run_name,
+        std::process::id()
+    ));
+    if destination.exists() {
+        std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
+    }
+    std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
+    if previous.exists() {
+        std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
+    }
+    Ok(destination)
+}
+
+/// Best-effort fsync of the files in `directory` before it is renamed into place.
+fn flush_directory(directory: &Path) {
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        if let Ok(entries) = std::fs::read_dir(&path) {
+            for entry in entries.flatten() {
+                let entry_path = entry.path();
+                if entry_path.is_dir() {
+                    pending.push(entry_path);
+                } else if let Ok(file) = std::fs::File::open(&entry_path) {
+                    let _ = file.sync_all();
+                }
+            }
+        }
+    }
+    let _ = std::fs::File::open(directory).and_then(|file| file.sync_all());
+}

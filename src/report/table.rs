@@ -1,0 +1,141 @@
+//! Terminal tables: configurations x metrics with the best value per column marked,
+//! then HyDE accounting. Pure: returns strings; `main` prints them.
+
+use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
+
+use super::Results;
+
+/// Short column headers: `recall@5` -> `R@5`, `precision@5` -> `P@5`, `ndcg@5` -> `nDCG@5`.
+fn header(metric: &str) -> String {
+    let (name, k) = metric
+        .split_once('@')
+        .map_or((metric, None), |(name, k)| (name, Some(k)));
+    let short = match name {
+        "recall" => "R",
+        "precision" => "P",
+        "ndcg" => "nDCG",
+        "hit" => "Hit",
+        "mrr" => "MRR",
+        "map" => "MAP",
+        other => other,
+    };
+    match k {
+        Some(k) => format!("{short}@{k}"),
+        None => short.to_owned(),
+    }
+}
+
+fn new_table() -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    table
+}
+
+/// The metric table. The best value of each column (ties included) is bold and starred.
+pub fn metric_table(results: &Results, metrics: &[String]) -> String {
+    let mut table = new_table();
+    let mut headers = vec![Cell::new("configuration")];
+    headers.extend(
+        metrics
+            .iter()
+            .map(|metric| Cell::new(header(metric)).set_alignment(CellAlignment::Right)),
+    );
+    table.set_header(headers);
+    let value = |configuration: &super::ConfigurationResult, metric: &str| {
+        configuration
+            .macro_metrics
+            .get(metric)
+            .and_then(|value| value.as_f64())
+            .unwrap_or(0.0)
+    };
+    let best: Vec<String> = metrics
+        .iter()
+        .map(|metric| {
+            let top = results
+                .configurations
+                .iter()
+                .map(|c| value(c, metric))
+                .fold(f64::NEG_INFINITY, f64::max);
+            format!("{top:.4}")
+        })
+        .collect();
+    for configuration in &results.configurations {
+        let mut row = vec![Cell::new(&configuration.name)];
+        for (metric, best) in metrics.iter().zip(&best) {
+            let shown = format!("{:.4}", value(configuration, metric));
+            let cell = if shown == *best && results.configurations.len() > 1 {
+                Cell::new(format!("{shown}*")).add_attribute(Attribute::Bold)
+            } else {
+                Cell::new(format!("{shown} "))
+            };
+            row.push(cell.set_alignment(CellAlignment::Right));
+        }
+        table.add_row(row);
+    }
+    table.to_string()
+}
+
+/// HyDE accounting for configurations that use hypotheses; `None` when there are none.
+pub fn hyde_table(results: &Results) -> Option<String> {
+    let rows: Vec<_> = results
+        .configurations
+        .iter()
+        .filter_map(|c| c.hyde.as_ref().map(|hyde| (&c.name, hyde)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = new_table();
+    table.set_header(vec![
+        "HyDE configuration",
+        "used",
+        "usage",
+        "fallback (no hypothesis)",
+        "skipped (short)",
+        "skipped (code)",
+    ]);
+    for (name, hyde) in rows {
+        table.add_row(vec![
+            Cell::new(name),
+            Cell::new(format!(
+                "{}/{}",
+                hyde.hypotheses_used, hyde.eligible_queries
+            ))
+            .set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1}%", hyde.usage_rate * 100.0))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(hyde.fallback_no_hypothesis).set_alignment(CellAlignment::Right),
+            Cell::new(hyde.skipped_short_query).set_alignment(CellAlignment::Right),
+            Cell::new(hyde.skipped_code_mention).set_alignment(CellAlignment::Right),
+        ]);
+    }
+    Some(table.to_string())
+}
+
+/// One line saying what was evaluated and how.
+pub fn summary_line(results: &Results) -> String {
+    let evaluation = &results.evaluation;
+    let embedder = results
+        .embedder
+        .as_ref()
+        .map(|identity| {
+            format!(
+                "{} ({}, {} dims)",
+                identity.kind, identity.model, identity.dimension
+            )
+        })
+        .unwrap_or_else(|| "none".into());
+    format!(
+        "{}: {} facts, {} queries ({} evaluated, {} without relevant facts); embedder {}; relevance >= {}; {:?} semantics; * = best in column",
+        results.dataset.name,
+        results.dataset.facts,
+        results.dataset.queries,
+        evaluation.evaluated_queries,
+        evaluation.queries_without_relevant.len(),
+        embedder,
+        evaluation.settings.relevance_level,
+        evaluation.settings.semantics,
+    )
+}

@@ -1,0 +1,558 @@
+//! Resolves what a run does from, lowest precedence first: preset defaults, the config
+//! file's `[params]`, its `[configuration.NAME]` tables, command-line flags and `--set`.
+//!
+//! Config file (TOML; relative paths are relative to the file):
+//! ```toml
+//! dataset = "datasets/devmem"
+//! configurations = ["keyword", "hyde-3b", "my-blend"]
+//! embedder = "hash"        # or "concept" (with lexicon = "...")
+//! k = [1, 5, 10]
+//!
+//! [params]                 # every configuration
+//! half_life_days = 14
+//!
+//! [configuration.hyde-3b]  # one built-in configuration
+//! weights = { semantic = 0.6, lexical = 0.3, temporal = 0.1 }
+//!
+//! [configuration.my-blend] # a new configuration: a preset plus overrides
+//! preset = "blend"
+//! vector_top_k = 20
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::cli::RunArgs;
+use crate::dataset::manifest::normalize_cutoffs;
+use crate::dataset::{Grade, Manifest};
+use crate::error::{Error, Problem};
+use crate::metrics::{MetricSettings, Semantics};
+use crate::pipeline::config::{Configuration, ParamOverrides, Preset, Weights, PARAM_NAMES};
+
+/// The dataset used when neither the command line nor a config file names one.
+pub const DEFAULT_DATASET: &str = "datasets/devmem";
+
+/// A parsed config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    dataset: Option<PathBuf>,
+    configurations: Option<Vec<String>>,
+    embedder: Option<String>,
+    dimension: Option<usize>,
+    lexicon: Option<PathBuf>,
+    k: Option<Vec<usize>>,
+    relevance_level: Option<Grade>,
+    semantics: Option<Semantics>,
+    metrics: Option<Vec<String>>,
+    run_name: Option<String>,
+    output_dir: Option<PathBuf>,
+    #[serde(default)]
+    params: ParamOverrides,
+    #[serde(default)]
+    configuration: BTreeMap<String, toml::Table>,
+    /// Directory of the file, for relative paths.
+    #[serde(skip)]
+    directory: PathBuf,
+    #[serde(skip)]
+    path: PathBuf,
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> Result<ConfigFile, Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut file: ConfigFile = toml::from_str(&text).map_err(|error| {
+            let line = error
+                .span()
+                .map(|span| text[..span.start].matches('\n').count() + 1);
+            Error::problem(Problem::new(path, line, error.message().trim().to_owned()))
+        })?;
+        file.directory = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        file.path = path.to_path_buf();
+        Ok(file)
+    }
+
+    fn relative(&self, path: &Option<PathBuf>) -> Option<PathBuf> {
+        path.as_ref().map(|path| {
+            if path.is_absolute() {
+                path.clone()
+            } else {
+                self.directory.join(path)
+            }
+        })
+    }
+}
+
+/// Which embedding provider to build.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmbedderChoice {
+    Hash { dimension: usize },
+    Concept { lexicon: Option<PathBuf> },
+}
+
+/// Everything a run needs, resolved.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub configurations: Vec<Configuration>,
+    pub embedder: EmbedderChoice,
+    pub metrics: MetricSettings,
+    /// Metric columns of the terminal table.
+    pub table_metrics: Vec<String>,
+    pub run_name: String,
+    pub output_dir: PathBuf,
+    pub write_reports: bool,
+    pub threads: Option<usize>,
+    pub quiet: bool,
+}
+
+/// The dataset directory named by the command line, the config file or the default.
+pub fn dataset_path(args: &RunArgs, file: &ConfigFile) -> PathBuf {
+    args.dataset
+        .clone()
+        .or_else(|| file.relative(&file.dataset))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATASET))
+}
+
+/// Overrides set by the dedicated command-line flags (they apply to every configuration).
+fn flag_overrides(args: &RunArgs) -> ParamOverrides {
+    ParamOverrides {
+        weights: (args.weights.len() == 3).then(|| Weights {
+            semantic: args.weights[0],
+            lexical: args.weights[1],
+            temporal: args.weights[2],
+        }),
+        vector_top_k: args.top_k,
+        min_cosine: args.min_cosine,
+        hyde_keywords: args.hyde_keywords,
+        num_hypotheses: args.num_hypotheses,
+        half_life_days: args.half_life,
+        bm25_k1: args.bm25_k1,
+        bm25_b: args.bm25_b,
+        depth: args.depth,
+        skip_short_queries: args.skip_short_queries,
+        skip_code_mentions: args.skip_code_mentions.then_some(true),
+        ..ParamOverrides::default()
+    }
+}
+
+/// One `--set [CONFIG.]NAME=VALUE`, parsed.
+struct SetArgument {
+    configuration: Option<String>,
+    overrides: ParamOverrides,
+}
+
+fn parse_set(argument: &str) -> Result<SetArgument, Error> {
+    let usage = |message: String| Error::Usage(format!("--set {argument}: {message}"));
+    let (key, value) = argument
+        .split_once('=')
+        .ok_or_else(|| usage("expected [CONFIGURATION.]NAME=VALUE".into()))?;
+    let (configuration, name) = match key.trim().split_once('.') {
+        Some((configuration, name)) => (Some(configuration.to_owned()), name),
+        None => (None, key.trim()),
+    };
+    if !PARAM_NAMES.contains(&name) {
+        return Err(usage(format!(
+            "unknown parameter {name:?}{}; parameters: {}",
+            suggestion(name, PARAM_NAMES),
+            PARAM_NAMES.join(", ")
+        )));
+    }
+    let overrides: ParamOverrides = toml::from_str(&format!("{name} = {}", value.trim()))
+        .map_err(|error| usage(format!("{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})", error.message().trim())))?;
+    Ok(SetArgument {
+        configuration,
+        overrides,
+    })
+}
+
+/// " (did you mean X?)" when a known name is within two edits of `name`.
+pub fn suggestion(name: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|candidate| (edit_distance(name, candidate), candidate))
+        .filter(|(distance, _)| *distance <= 2)
+        .min()
+        .map(|(_, candidate)| format!(" (did you mean {candidate:?}?)"))
+        .unwrap_or_default()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+/// A configuration known to this run before overrides: its preset and file overrides.
+struct Candidate {
+    name: String,
+    preset: Preset,
+    file_overrides: ParamOverrides,
+}
+
+fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> {
+    let mut candidates: Vec<Candidate> = Preset::ALL
+        .into_iter()
+        .map(|preset| Candidate {
+            name: preset.name().to_owned(),
+            preset,
+            file_overrides: ParamOverrides::default(),
+        })
+        .collect();
+    for (name, table) in &file.configuration {
+        let problem = |message: String| {
+            Error::problem(Problem::new(
+                &file.path,
+                None,
+                format!("[configuration.{name}]: {message}"),
+            ))
+        };
+        let mut table = table.clone();
+        let preset_name = match table.remove("preset") {
+            Some(toml::Value::String(preset)) => Some(preset),
+            Some(other) => return Err(problem(format!("preset must be a string, got {other}"))),
+            None => None,
+        };
+        let overrides: ParamOverrides = table
+            .try_into()
+            .map_err(|error: toml::de::Error| problem(error.message().trim().to_owned()))?;
+        let preset_names: Vec<&str> = Preset::ALL.iter().map(|preset| preset.name()).collect();
+        match candidates
+            .iter_mut()
+            .find(|candidate| candidate.name == *name)
+        {
+            Some(builtin) => {
+                if preset_name
+                    .as_deref()
+                    .is_some_and(|preset| preset != builtin.preset.name())
+                {
+                    return Err(problem("a built-in configuration keeps its own preset; pick a new name for a variant".into()));
+                }
+                builtin.file_overrides = overrides;
+            }
+            None => {
+                let preset_name = preset_name.ok_or_else(|| {
+                    problem(format!(
+                        "a new configuration needs preset = one of {}",
+                        preset_names.join(", ")
+                    ))
+                })?;
+                let preset = Preset::from_name(&preset_name).ok_or_else(|| {
+                    problem(format!(
+                        "unknown preset {preset_name:?}{}; presets: {}",
+                        suggestion(&preset_name, &preset_names),
+                        preset_names.join(", ")
+                    ))
+                })?;
+                candidates.push(Candidate {
+                    name: name.clone(),
+                    preset,
+                    file_overrides: overrides,
+                });
+            }
+        }
+    }
+    Ok(candidates)
+}
+
+/// Resolves the run from the command line, the config file and the dataset's manifest.
+pub fn resolve(
+    args: &RunArgs,
+    file: &ConfigFile,
+    manifest: &Manifest,
+) -> Result<RunSettings, Error> {
+    let cutoffs = if !args.k.is_empty() {
+        args.k.clone()
+    } else {
+        file.k.clone().unwrap_or_else(|| manifest.cutoffs.clone())
+    };
+    if cutoffs.contains(&0) {
+        return Err(Error::Usage("k: cut-offs must be positive integers".into()));
+    }
+    let metrics = MetricSettings {
+        cutoffs: normalize_cutoffs(cutoffs),
+        relevance_level: args.relevance_level.or(file.relevance_level).unwrap_or(1),
+        semantics: args.semantics.or(file.semantics).unwrap_or(Semantics::Trec),
+    };
+    if metrics.relevance_level < 1 {
+        return Err(Error::Usage(
+            "relevance level must be at least 1 (grade 0 means judged not relevant)".into(),
+        ));
+    }
+
+    let candidates = configuration_candidates(file)?;
+    let names: Vec<&str> = candidates
+        .iter()
+        .map(|candidate| candidate.name.as_str())
+        .collect();
+    let selected: Vec<String> = if !args.configurations.is_empty() {
+        args.configurations
+            .iter()
+            .map(|name| name.trim().to_owned())
+            .collect()
+    } else if let Some(list) = &file.configurations {
+        list.clone()
+    } else {
+        names.iter().map(|name| name.to_string()).collect()
+    };
+    for name in &selected {
+        if !names.contains(&name.as_str()) {
+            return Err(Error::Usage(format!(
+                "unknown configuration {name:?}{}; available: {}",
+                suggestion(name, &names),
+                names.join(", ")
+            )));
+        }
+    }
+    let sets: Vec<SetArgument> = args
+        .set
+        .iter()
+        .map(|argument| parse_set(argument))
+        .collect::<Result<_, _>>()?;
+    for set in &sets {
+        if let Some(configuration) = &set.configuration {
+            if !names.contains(&configuration.as_str()) {
+                return Err(Error::Usage(format!(
+                    "--set: unknown configuration {configuration:?}{}",
+                    suggestion(configuration, &names)
+                )));
+            }
+        }
+    }
+    let flags = flag_overrides(args);
+    let largest_cutoff = *metrics.cutoffs.last().expect("cut-offs are non-empty");
+    let mut configurations = Vec::new();
+    for name in &selected {
+        if configurations
+            .iter()
+            .any(|configuration: &Configuration| configuration.name == *name)
+        {
+            continue;
+        }
+        let candidate = candidates
+            .iter()
+            .find(|candidate| candidate.name == *name)
+            .expect("checked above");
+        let mut params = candidate.preset.default_params();
+        file.params.apply(&mut params);
+        candidate.file_overrides.apply(&mut params);
+        flags.apply(&mut params);
+        for set in sets.iter().filter(|set| {
+            set.configuration
+                .as_deref()
+                .is_none_or(|target| target == name)
+        }) {
+            set.overrides.apply(&mut params);
+        }
+        if params.hybrid_limit == 0 {
+            params.hybrid_limit = largest_cutoff;
+        }
+        params.validate(name)?;
+        configurations.push(Configuration {
+            name: name.clone(),
+            preset: candidate.preset,
+            params,
+        });
+    }
+
+    let embedder_name = args
+        .embedder
+        .clone()
+        .or_else(|| file.embedder.clone())
+        .or_else(|| manifest.embedder.clone())
+        .unwrap_or_else(|| "hash".into());
+    let embedder = match embedder_name.as_str() {
+        "hash" => EmbedderChoice::Hash {
+            dimension: args
+                .dimension
+                .or(file.dimension)
+                .unwrap_or(crate::embed::DEFAULT_HASH_DIMENSION),
+        },
+        "concept" => EmbedderChoice::Concept {
+            lexicon: args
+                .lexicon
+                .clone()
+                .or_else(|| file.relative(&file.lexicon)),
+        },
+        other => {
+            return Err(Error::Usage(format!(
+                "unknown embedder {other:?}{}; available: hash, concept",
+                suggestion(other, &["hash", "concept"])
+            )))
+        }
+    };
+
+    let metric_names = metrics.metric_names();
+    let table_metrics = if !args.metrics.is_empty() {
+        args.metrics.clone()
+    } else {
+        file.metrics.clone().unwrap_or_default()
+    };
+    let table_metrics = if table_metrics.is_empty() {
+        let mut default = Vec::new();
+        for k in &metrics.cutoffs {
+            default.extend([
+                format!("recall@{k}"),
+                format!("precision@{k}"),
+                format!("ndcg@{k}"),
+            ]);
+        }
+        default.extend(["mrr".to_owned(), "map".to_owned()]);
+        default
+    } else {
+        for name in &table_metrics {
+            if !metric_names.contains(name) {
+                let known: Vec<&str> = metric_names.iter().map(String::as_str).collect();
+                return Err(Error::Usage(format!(
+                    "unknown metric {name:?}{}; this run computes: {}",
+                    suggestion(name, &known),
+                    known.join(", ")
+                )));
+            }
+        }
+        table_metrics
+    };
+
+    if args.threads == Some(0) {
+        return Err(Error::Usage("--threads must be at least 1".into()));
+    }
+    let run_name = args
+        .run_name
+        .clone()
+        .or_else(|| file.run_name.clone())
+        .unwrap_or_else(|| manifest.name.clone());
+    if run_name.is_empty() || run_name.contains(['/', '\\']) || run_name == "." || run_name == ".."
+    {
+        return Err(Error::Usage(format!(
+            "run name {run_name:?} must be a plain directory name"
+        )));
+    }
+    Ok(RunSettings {
+        configurations,
+        embedder,
+        metrics,
+        table_metrics,
+        run_name,
+        output_dir: args
+            .output_dir
+            .clone()
+            .or_else(|| file.relative(&file.output_dir))
+            .unwrap_or_else(|| PathBuf::from("reports")),
+        write_reports: !args.no_report,
+        threads: args.threads,
+        quiet: args.quiet,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest::defaults("test")
+    }
+
+    #[test]
+    fn precedence_preset_file_flags_set() {
+        let file: ConfigFile = toml::from_str(
+            "[params]\nvector_top_k = 20\nhalf_life_days = 7\n[configuration.hyde-3b]\nvector_top_k = 30\n[configuration.wide]\npreset = \"blend\"\nmin_cosine = 0.1\n",
+        )
+        .unwrap();
+        let args = RunArgs {
+            half_life: Some(10.0),
+            set: vec!["hyde-3b.min_cosine=0.4".into(), "depth=50".into()],
+            ..RunArgs::default()
+        };
+        let settings = resolve(&args, &file, &manifest()).unwrap();
+        let get = |name: &str| {
+            settings
+                .configurations
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap()
+        };
+        assert_eq!(settings.configurations.len(), 11);
+        assert_eq!(get("blend").params.vector_top_k, 20);
+        assert_eq!(get("hyde-3b").params.vector_top_k, 30);
+        assert_eq!(get("hyde-3b").params.min_cosine, 0.4);
+        assert_eq!(get("blend").params.min_cosine, 0.25);
+        assert_eq!(get("wide").preset, Preset::Blend);
+        assert_eq!(get("wide").params.min_cosine, 0.1);
+        assert!(settings
+            .configurations
+            .iter()
+            .all(|c| c.params.half_life_days == 10.0 && c.params.depth == 50));
+        assert_eq!(
+            get("hybrid").params.hybrid_limit,
+            10,
+            "0 resolves to the largest k"
+        );
+        assert_eq!(get("multi-hyde").params.num_hypotheses, 3);
+    }
+
+    #[test]
+    fn helpful_errors() {
+        let file = ConfigFile::default();
+        let error = |args: RunArgs| resolve(&args, &file, &manifest()).unwrap_err().to_string();
+        let message = error(RunArgs {
+            configurations: vec!["hyde3b".into()],
+            ..RunArgs::default()
+        });
+        assert!(
+            message.contains("unknown configuration \"hyde3b\" (did you mean \"hyde-3b\"?)"),
+            "{message}"
+        );
+        let message = error(RunArgs {
+            set: vec!["vector_topk=3".into()],
+            ..RunArgs::default()
+        });
+        assert!(
+            message.contains("(did you mean \"vector_top_k\"?)"),
+            "{message}"
+        );
+        let message = error(RunArgs {
+            weights: vec![0.0, 0.0, 0.0],
+            ..RunArgs::default()
+        });
+        assert!(message.contains("weights are all zero"), "{message}");
+        let message = error(RunArgs {
+            weights: vec![-1.0, 0.5, 0.5],
+            ..RunArgs::default()
+        });
+        assert!(message.contains("must be finite and >= 0"), "{message}");
+        let message = error(RunArgs {
+            k: vec![0],
+            ..RunArgs::default()
+        });
+        assert!(message.contains("positive"), "{message}");
+        let message = error(RunArgs {
+            metrics: vec!["ndcg@7".into()],
+            ..RunArgs::default()
+        });
+        assert!(message.contains("unknown metric \"ndcg@7\""), "{message}");
+    }
+
+    #[test]
+    fn config_file_errors_name_the_line() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("c.toml");
+        std::fs::write(&path, "k = [1]\n\n[params]\nweigths = 1\n").unwrap();
+        let message = ConfigFile::load(&path).unwrap_err().to_string();
+        assert!(
+            message.contains("c.toml:4: unknown field `weigths`"),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! The binary as a user runs it: defaults, determinism across thread counts, exit codes.
+
+mod common;
+
+use std::process::{Command, Output};
+
+fn hyde_eval(args: &[&str], output_dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        .current_dir(common::repo_path(""))
+        .args(args)
+        .arg("--output-dir")
+        .arg(output_dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn default_run_prints_the_table_and_writes_reports() {
+    let output_dir = tempfile::tempdir().unwrap();
+    let output = hyde_eval(&["run", "--quiet"], output_dir.path());
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for expected in [
+        "devmem: 220 facts, 90 queries",
+        "nDCG@10",
+        "hyde-3b-hyp",
+        "multi-hyde",
+        "hybrid",
+        "HyDE configuration",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "{expected} missing from\n{stdout}"
+        );
+    }
+    let report = output_dir.path().join("devmem");
+    for file in [
+        "results.json",
+        "per_query.csv",
+        "timings.json",
+        "qrels.trec",
+        "runs/keyword.run",
+        "runs/hybrid.run",
+    ] {
+        assert!(report.join(file).is_file(), "{file}");
+    }
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["configurations"].as_array().unwrap().len(), 10);
+    assert!(results["dataset"]["content_hash"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
+    let csv = std::fs::read_to_string(report.join("per_query.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 10 * 90);
+}
+
+#[test]
+fn results_json_is_byte_identical_at_one_and_four_threads_and_across_runs() {
+    let runs: Vec<Vec<u8>> = ["1", "4", "4"]
+        .iter()
+        .map(|threads| {
+            let output_dir = tempfile::tempdir().unwrap();
+            let output = hyde_eval(&["run", "--quiet", "--threads", threads], output_dir.path());
+            assert_eq!(output.status.code(), Some(0));
+            std::fs::read(output_dir.path().join("devmem/results.json")).unwrap()
+        })
+        .collect();
+    assert!(runs[0].len() > 100_000);
+    assert!(runs[0] == runs[1], "1 vs 4 threads differ");
+    assert!(runs[1] == runs[2], "two runs at 4 threads differ");
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_hint() {
+    let output_dir = tempfile::tempdir().unwrap();
+    let output = hyde_eval(&["run", "--configurations", "hyde3a"], output_dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("did you mean \"hyde-3a\""));
+    let output = hyde_eval(&["run", "--dataset", "no/such/dir"], output_dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("no/such/dir: no such dataset directory")
+    );
+}
+
+#[test]
+fn configurations_lists_every_preset_with_its_source() {
+    let output = Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        .arg("configurations")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for name in [
+        "keyword",
+        "bm25",
+        "dense",
+        "blend",
+        "hyde-3a",
+        "hyde-3b",
+        "hyde-3b-hyp",
+        "hyde-mean",
+        "multi-hyde",
+        "hybrid",
+    ] {
+        assert!(stdout.contains(name), "{name}");
+    }
+    assert!(stdout.contains("Gimli"));
+}

@@ -1,0 +1,187 @@
+//! End-to-end behaviour of the shared pipeline against numbers worked out independently:
+//! chatcli's published A/B result, hand-computed chatcli scores, and trec_eval's reading
+//! of the run files `run` writes.
+
+mod common;
+
+use std::path::Path;
+
+use hyde_eval::cli::RunArgs;
+use hyde_eval::commands::{execute, Execution};
+use hyde_eval::dataset::Dataset;
+use hyde_eval::metrics::evaluate;
+use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
+use hyde_eval::trec::{read_trec_qrels, read_trec_run};
+
+fn run(dataset: &str, args: RunArgs) -> (Dataset, RunSettings, Execution) {
+    let dataset = Dataset::load(&common::repo_path(dataset)).unwrap();
+    let settings = resolve(
+        &RunArgs {
+            quiet: true,
+            ..args
+        },
+        &ConfigFile::default(),
+        &dataset.manifest,
+    )
+    .unwrap();
+    let execution = execute(&dataset, &settings).unwrap();
+    (dataset, settings, execution)
+}
+
+fn macro_value(execution: &Execution, configuration: &str, metric: &str) -> f64 {
+    let result = execution
+        .results
+        .configurations
+        .iter()
+        .find(|c| c.name == configuration)
+        .unwrap();
+    result.macro_metrics[metric].as_f64().unwrap()
+}
+
+/// chatcli ranking_test.go (reference section 7): at k = 1 with the concept provider,
+/// keyword-only scores 2/7 on recall, precision, MRR and nDCG; the blended ranker with
+/// top-K 10 and floor 0.25 scores 1.0 on all four.
+#[test]
+fn chatcli_ab_keyword_two_sevenths_blend_perfect() {
+    let args = RunArgs {
+        top_k: Some(10),
+        min_cosine: Some(0.25),
+        ..RunArgs::default()
+    };
+    let (_, settings, execution) = run("datasets/chatcli-ab", args);
+    assert_eq!(settings.metrics.cutoffs, vec![1]);
+    assert_eq!(execution.results.embedder.as_ref().unwrap().kind, "concept");
+    for metric in ["recall@1", "precision@1", "mrr@1", "ndcg@1", "mrr"] {
+        assert!(
+            (macro_value(&execution, "keyword", metric) - 2.0 / 7.0).abs() < 1e-12,
+            "keyword {metric}"
+        );
+        assert_eq!(
+            macro_value(&execution, "blend", metric),
+            1.0,
+            "blend {metric}"
+        );
+        // No hypotheses are recorded: chatcli's 3b falls back to exactly its blend.
+        assert_eq!(
+            macro_value(&execution, "hyde-3b", metric),
+            1.0,
+            "hyde-3b {metric}"
+        );
+    }
+    let hyde = execution
+        .results
+        .configurations
+        .iter()
+        .find(|c| c.name == "hyde-3b")
+        .unwrap()
+        .hyde
+        .clone()
+        .unwrap();
+    assert_eq!((hyde.hypotheses_used, hyde.fallback_no_hypothesis), (0, 7));
+}
+
+/// The tiny fixture worked by hand. Query q1 "how does redis evict keys" has keywords
+/// [evict, keys, redis]; its hypothesis "Redis evicts keys by TTL and LRU policies." adds
+/// its first five keywords (evicts, keys, lru, policies, redis), merged to
+/// [evict, keys, redis, evicts, lru, policies]. Fact f1 "Redis eviction relies on ttl"
+/// (tag redis) matches "evict" (prefix of eviction, +1) and "redis" (content +1, tag
+/// +0.5): relevance 2.5/3 for keyword, 2.5/6 for hyde-3a. Its temporal score is
+/// (1 + ln 4) x 2^(-28/30) x (0.5 + 0.9): 28 days before now, 3 accesses, confidence 0.9.
+#[test]
+fn keyword_and_hyde_3a_scores_worked_by_hand() {
+    let args = RunArgs {
+        configurations: vec!["keyword".into(), "hyde-3a".into()],
+        ..RunArgs::default()
+    };
+    let (_, _, execution) = run("fixtures/datasets/tiny", args);
+    let temporal = (1.0 + 4f64.ln()) * (-28.0 * std::f64::consts::LN_2 / 30.0).exp() * 1.4;
+    let score = |configuration: usize| {
+        let ranking = &execution.output.configurations[configuration].rankings[0];
+        assert_eq!(ranking.query.0, "q1");
+        assert_eq!(ranking.results.len(), 1, "only f1 has keyword relevance");
+        assert_eq!(ranking.results[0].0 .0, "f1");
+        ranking.results[0].1
+    };
+    assert!(
+        (score(0) - temporal * 2.5 / 3.0).abs() < 1e-12,
+        "{}",
+        score(0)
+    );
+    assert!(
+        (score(1) - temporal * 2.5 / 6.0).abs() < 1e-12,
+        "{}",
+        score(1)
+    );
+    // q2 has no recorded hypothesis: hyde-3a falls back to the original keywords.
+    let hyde = execution.results.configurations[1].hyde.clone().unwrap();
+    assert_eq!((hyde.hypotheses_used, hyde.fallback_no_hypothesis), (1, 1));
+}
+
+/// Scoring the written run files the way trec_eval reads them (score descending, then
+/// docno descending; `-c` semantics) reproduces every per-query value `run` computed.
+#[test]
+fn run_files_rescore_to_the_printed_numbers() {
+    let (dataset, settings, execution) = run("datasets/devmem", RunArgs::default());
+    let output = tempfile::tempdir().unwrap();
+    let directory = hyde_eval::report::files::write_report(
+        output.path(),
+        &execution.results,
+        &dataset,
+        settings.metrics.relevance_level,
+        &execution.output.configurations,
+        &execution.output.timings,
+    )
+    .unwrap();
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap();
+    let (qrels, queries) = read_trec_qrels(
+        Path::new("qrels.trec"),
+        &read(&directory.join("qrels.trec")),
+    )
+    .unwrap();
+    assert_eq!(
+        queries.len(),
+        execution.results.evaluation.evaluated_queries
+    );
+    for configuration in &execution.results.configurations {
+        let path = directory
+            .join("runs")
+            .join(format!("{}.run", configuration.name));
+        let run = read_trec_run(&path, &read(&path)).unwrap();
+        let rescored = evaluate(&queries, &run, &qrels, &settings.metrics);
+        for (index, name) in rescored.names.iter().enumerate() {
+            let printed = configuration.macro_metrics[name].as_f64().unwrap();
+            assert!(
+                (rescored.means[index] - printed).abs() < 1e-12,
+                "{} {name}",
+                configuration.name
+            );
+        }
+    }
+    // The comparison is not vacuous: configurations differ.
+    assert_ne!(
+        macro_value(&execution, "keyword", "ndcg@10"),
+        macro_value(&execution, "hyde-3b-hyp", "ndcg@10")
+    );
+}
+
+/// Parameters reach the pipeline: putting all weight on the temporal signal makes the
+/// blend rank every candidate by recency and frequency, which hurts on devmem.
+#[test]
+fn weights_change_the_blend() {
+    let (_, _, default) = run(
+        "datasets/devmem",
+        RunArgs {
+            configurations: vec!["blend".into()],
+            ..RunArgs::default()
+        },
+    );
+    let temporal_only = RunArgs {
+        configurations: vec!["blend".into()],
+        weights: vec![0.0, 0.0, 1.0],
+        ..RunArgs::default()
+    };
+    let (_, _, skewed) = run("datasets/devmem", temporal_only);
+    assert!(
+        macro_value(&skewed, "blend", "ndcg@10") < macro_value(&default, "blend", "ndcg@10") - 0.1
+    );
+}
