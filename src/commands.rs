@@ -124,11 +124,22 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
 fn run_in_pool(dataset: &Dataset, settings: &RunSettings) -> Result<u8, Error> {
     let Execution { results, output } = execute(dataset, settings)?;
     let mut stdout = std::io::stdout().lock();
+    let mut reader_gone = false;
+    // A closed pipe (`| head`) only stops the printing; reports are still written.
     let mut print = |text: String| -> Result<(), Error> {
-        writeln!(stdout, "{text}").map_err(|source| Error::Write {
-            path: "<stdout>".into(),
-            source,
-        })
+        if reader_gone {
+            return Ok(());
+        }
+        match writeln!(stdout, "{text}") {
+            Err(source) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+                reader_gone = true;
+                Ok(())
+            }
+            other => other.map_err(|source| Error::Write {
+                path: "<stdout>".into(),
+                source,
+            }),
+        }
     };
     print(table::summary_line(&results))?;
     print(table::metric_table(&results, &settings.table_metrics))?;
