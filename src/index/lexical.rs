@@ -82,7 +82,7 @@ pub fn bm25_tokens(text: &str) -> Vec<String> {
 
 impl LexicalIndex {
     /// Builds the postings for `facts`, addressed by their position.
-    pub fn build(facts: &[Fact]) -> LexicalIndex {
+    pub fn build(facts: &[&Fact]) -> LexicalIndex {
         let content = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.content)));
         let tags = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.tags.join(" "))));
         let mut postings: HashMap<String, Vec<(FactIndex, u32)>> = HashMap::new();
@@ -227,17 +227,21 @@ mod tests {
             .collect()
     }
 
+    fn refs(facts: &[Fact]) -> Vec<&Fact> {
+        facts.iter().collect()
+    }
+
     fn strings(words: &[&str]) -> Vec<String> {
         words.iter().map(|word| word.to_string()).collect()
     }
 
     #[test]
     fn chatcli_relevance_content_tags_and_prefix_rule() {
-        let index = LexicalIndex::build(&facts(&[
+        let index = LexicalIndex::build(&refs(&facts(&[
             ("Use django for the admin", &["go"]),
             ("Compression with zstd; compress logs", &["ops"]),
             ("Go modules need GOFLAGS", &["golang"]),
-        ]));
+        ])));
         // "go": 2 chars, exact only: f0 tag (+0.5), f2 content (+1); "django" is not a match.
         // "compress": prefix of "compression" and equal to "compress": f1 content once (+1).
         // "" (blank) counts in the denominator only.
@@ -254,11 +258,11 @@ mod tests {
 
     #[test]
     fn bm25_matches_hand_computation() {
-        let index = LexicalIndex::build(&facts(&[
+        let index = LexicalIndex::build(&refs(&facts(&[
             ("redis cache cache", &[]),
             ("postgres cache", &[]),
             ("kafka", &[]),
-        ]));
+        ])));
         // N = 3, lengths 3, 2, 1, avgdl = 2. "cache": df = 2, idf = ln(1 + 1.5/2.5).
         let params = Bm25Params { k1: 0.9, b: 0.4 };
         let idf = (1.0f64 + 1.5 / 2.5).ln();

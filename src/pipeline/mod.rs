@@ -161,8 +161,7 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
     let started = Instant::now();
     let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
     facts.sort_by(|a, b| a.id.cmp(&b.id));
-    let owned: Vec<Fact> = facts.iter().map(|fact| (*fact).clone()).collect();
-    let lexical = LexicalIndex::build(&owned);
+    let lexical = LexicalIndex::build(&facts);
     timings.index_ms = elapsed_ms(started);
 
     let started = Instant::now();
