@@ -39,50 +39,72 @@ pub fn write_trec_run(
     Ok(())
 }
 
-/// Reads a TREC run and orders each query's documents as trec_eval does: score
-/// descending, then docno descending. Queries keep their first-seen order. Duplicate
-/// documents within a query are errors, as in trec_eval.
-pub fn read_trec_run(path: &Path, text: &str) -> Result<Vec<QueryRanking>, Error> {
+/// Calls `parse` with the whitespace-separated fields of every non-blank line that has
+/// exactly `expected.len()` fields; other lines are reported. `parse` returns a problem
+/// message for a line it rejects.
+fn for_each_record<'t>(
+    path: &Path,
+    text: &'t str,
+    expected: &[&str],
+    mut parse: impl FnMut(&[&'t str]) -> Result<(), String>,
+) -> Result<(), Error> {
     let mut problems = Problems::default();
-    let mut rankings: Vec<QueryRanking> = Vec::new();
-    let mut position_of: HashMap<String, usize> = HashMap::new();
-    let mut seen: HashSet<(String, String)> = HashSet::new();
     for (index, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.is_empty() {
             continue;
         }
-        let report = |message: String| Problem::new(path, Some(index + 1), message);
-        if fields.len() != 6 {
-            problems.push(report(format!(
-                "expected 6 fields (qid Q0 docno rank score tag), found {}",
+        let outcome = if fields.len() == expected.len() {
+            parse(&fields)
+        } else {
+            Err(format!(
+                "expected {} fields ({}), found {}",
+                expected.len(),
+                expected.join(" "),
                 fields.len()
-            )));
-            continue;
-        }
-        let Ok(score) = fields[4].parse::<f64>() else {
-            problems.push(report(format!("score {:?} is not a number", fields[4])));
-            continue;
+            ))
         };
-        if !seen.insert((fields[0].to_owned(), fields[2].to_owned())) {
-            problems.push(report(format!(
-                "document {} appears twice for query {}",
-                fields[2], fields[0]
-            )));
-            continue;
+        if let Err(message) = outcome {
+            problems.push(Problem::new(path, Some(index + 1), message));
         }
-        let slot = *position_of.entry(fields[0].to_owned()).or_insert_with(|| {
-            rankings.push(QueryRanking {
-                query: QueryId(fields[0].to_owned()),
-                results: Vec::new(),
-            });
-            rankings.len() - 1
-        });
-        rankings[slot]
-            .results
-            .push((FactId(fields[2].to_owned()), score));
     }
-    problems.into_result()?;
+    problems.into_result()
+}
+
+/// Reads a TREC run and orders each query's documents as trec_eval does: score
+/// descending, then docno descending. Queries keep their first-seen order. Duplicate
+/// documents within a query are errors, as in trec_eval.
+pub fn read_trec_run(path: &Path, text: &str) -> Result<Vec<QueryRanking>, Error> {
+    let mut rankings: Vec<QueryRanking> = Vec::new();
+    let mut position_of: HashMap<&str, usize> = HashMap::new();
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    for_each_record(
+        path,
+        text,
+        &["qid", "Q0", "docno", "rank", "score", "tag"],
+        |fields| {
+            let (query, document) = (fields[0], fields[2]);
+            let score: f64 = fields[4]
+                .parse()
+                .map_err(|_| format!("score {:?} is not a number", fields[4]))?;
+            if !seen.insert((query, document)) {
+                return Err(format!(
+                    "document {document} appears twice for query {query}"
+                ));
+            }
+            let slot = *position_of.entry(query).or_insert_with(|| {
+                rankings.push(QueryRanking {
+                    query: QueryId(query.to_owned()),
+                    results: Vec::new(),
+                });
+                rankings.len() - 1
+            });
+            rankings[slot]
+                .results
+                .push((FactId(document.to_owned()), score));
+            Ok(())
+        },
+    )?;
     for ranking in &mut rankings {
         ranking
             .results
@@ -110,44 +132,34 @@ pub fn write_trec_qrels(
 /// Reads TREC qrels. Returns the judgments per query and the queries in first-seen order.
 /// A (query, document) pair judged twice is an error, as in trec_eval.
 pub fn read_trec_qrels(path: &Path, text: &str) -> Result<(Qrels, Vec<QueryId>), Error> {
-    let mut problems = Problems::default();
-    let mut qrels: Qrels = HashMap::new();
+    let mut qrels = Qrels::new();
     let mut order = Vec::new();
-    let mut seen: HashSet<(String, String)> = HashSet::new();
-    for (index, line) in text.lines().enumerate() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.is_empty() {
-            continue;
-        }
-        let report = |message: String| Problem::new(path, Some(index + 1), message);
-        if fields.len() != 4 {
-            problems.push(report(format!(
-                "expected 4 fields (qid iteration docno grade), found {}",
-                fields.len()
-            )));
-            continue;
-        }
-        let Ok(grade) = fields[3].parse::<i32>() else {
-            problems.push(report(format!("grade {:?} is not an integer", fields[3])));
-            continue;
-        };
-        if !seen.insert((fields[0].to_owned(), fields[2].to_owned())) {
-            problems.push(report(format!(
-                "document {} is judged twice for query {}",
-                fields[2], fields[0]
-            )));
-            continue;
-        }
-        let query = QueryId(fields[0].to_owned());
-        if !qrels.contains_key(&query) {
-            order.push(query.clone());
-        }
-        qrels.entry(query).or_default().push(Judgment {
-            fact: FactId(fields[2].to_owned()),
-            grade,
-        });
-    }
-    problems.into_result()?;
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    for_each_record(
+        path,
+        text,
+        &["qid", "iteration", "docno", "grade"],
+        |fields| {
+            let (query, document) = (fields[0], fields[2]);
+            let grade: i32 = fields[3]
+                .parse()
+                .map_err(|_| format!("grade {:?} is not an integer", fields[3]))?;
+            if !seen.insert((query, document)) {
+                return Err(format!(
+                    "document {document} is judged twice for query {query}"
+                ));
+            }
+            let query = QueryId(query.to_owned());
+            if !qrels.contains_key(&query) {
+                order.push(query.clone());
+            }
+            qrels.entry(query).or_default().push(Judgment {
+                fact: FactId(document.to_owned()),
+                grade,
+            });
+            Ok(())
+        },
+    )?;
     Ok((qrels, order))
 }
 

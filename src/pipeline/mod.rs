@@ -547,21 +547,22 @@ fn candidate_table(
     corpus: &Corpus<'_>,
     temporal: &[f64],
 ) -> CandidateTable {
-    let fact_count = corpus.facts.len();
+    // A candidate with only its temporal signal; callers fill in the others.
+    let blank = |fact: FactIndex| Candidate {
+        fact,
+        semantic: 0.0,
+        lexical: 0.0,
+        temporal: temporal[fact as usize],
+    };
     let signals = |candidates: Vec<Candidate>| CandidateTable {
         kind: TableKind::Signals,
         candidates,
     };
-    let all_by_temporal = || CandidateTable {
-        kind: TableKind::AllByTemporal,
-        candidates: (0..fact_count as FactIndex)
-            .map(|fact| Candidate {
-                fact,
-                semantic: 0.0,
-                lexical: 0.0,
-                temporal: temporal[fact as usize],
-            })
-            .collect(),
+    let vectors = || {
+        corpus
+            .vectors
+            .as_ref()
+            .expect("vectors are built when a plan needs them")
     };
     let keywords = keywords.unwrap_or(&[]);
     let bm25 = Bm25Params {
@@ -569,111 +570,83 @@ fn candidate_table(
         b: params.bm25_b,
     };
     match fusion {
-        Fusion::KeywordTimesTemporal => {
-            if keywords.is_empty() {
-                return all_by_temporal();
-            }
-            signals(
-                corpus
-                    .lexical
-                    .keyword_relevance(keywords)
-                    .into_iter()
-                    .map(|(fact, relevance)| Candidate {
-                        fact,
-                        semantic: 0.0,
-                        lexical: relevance,
-                        temporal: temporal[fact as usize],
-                    })
-                    .collect(),
-            )
-        }
+        Fusion::KeywordTimesTemporal if keywords.is_empty() => CandidateTable {
+            kind: TableKind::AllByTemporal,
+            candidates: (0..corpus.facts.len() as FactIndex).map(blank).collect(),
+        },
+        Fusion::KeywordTimesTemporal => signals(
+            corpus
+                .lexical
+                .keyword_relevance(keywords)
+                .into_iter()
+                .map(|(fact, relevance)| Candidate {
+                    lexical: relevance,
+                    ..blank(fact)
+                })
+                .collect(),
+        ),
         Fusion::Bm25 => signals(
             corpus
                 .lexical
                 .bm25(query_text, bm25)
                 .into_iter()
                 .map(|(fact, score)| Candidate {
-                    fact,
-                    semantic: 0.0,
                     lexical: score,
-                    temporal: temporal[fact as usize],
+                    ..blank(fact)
                 })
                 .collect(),
         ),
         Fusion::Cosine => {
-            let index = corpus
-                .vectors
-                .as_ref()
-                .expect("vectors are built when a plan needs them");
             let cosines = search_vectors
                 .first()
-                .map(|vector| index.cosine_all(vector))
-                .unwrap_or_else(|| vec![0.0; fact_count]);
+                .map(|vector| vectors().cosine_all(vector))
+                .unwrap_or_else(|| vec![0.0; corpus.facts.len()]);
             signals(
                 cosines
                     .into_iter()
                     .enumerate()
                     .map(|(fact, cosine)| Candidate {
-                        fact: fact as FactIndex,
                         semantic: cosine,
-                        lexical: 0.0,
-                        temporal: temporal[fact],
+                        ..blank(fact as FactIndex)
                     })
                     .collect(),
             )
         }
         Fusion::Blend => {
-            let index = corpus
-                .vectors
-                .as_ref()
-                .expect("vectors are built when a plan needs them");
             let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
             for (fact, relevance) in corpus.lexical.keyword_relevance(keywords) {
                 by_fact.insert(
                     fact,
                     Candidate {
-                        fact,
-                        semantic: 0.0,
                         lexical: relevance,
-                        temporal: temporal[fact as usize],
+                        ..blank(fact)
                     },
                 );
             }
-            for (fact, cosine) in vector_hits(search_vectors, index, params) {
-                by_fact
-                    .entry(fact)
-                    .or_insert(Candidate {
-                        fact,
-                        semantic: 0.0,
-                        lexical: 0.0,
-                        temporal: temporal[fact as usize],
-                    })
-                    .semantic = cosine;
+            for (fact, cosine) in vector_hits(search_vectors, vectors(), params) {
+                by_fact.entry(fact).or_insert_with(|| blank(fact)).semantic = cosine;
             }
-            if by_fact.is_empty()
-                && keywords.is_empty()
-                && search_vectors.iter().all(|vector| is_zero(vector))
-            {
-                return all_by_temporal();
+            let inputs_empty =
+                keywords.is_empty() && search_vectors.iter().all(|vector| is_zero(vector));
+            if by_fact.is_empty() && inputs_empty {
+                // chatcli: nothing to search with -> every fact by temporal score.
+                return CandidateTable {
+                    kind: TableKind::AllByTemporal,
+                    candidates: (0..corpus.facts.len() as FactIndex).map(blank).collect(),
+                };
             }
             signals(sorted_candidates(by_fact))
         }
         Fusion::Hybrid => {
-            let index = corpus
-                .vectors
-                .as_ref()
-                .expect("vectors are built when a plan needs them");
             let fetch = params.hybrid_limit * params.hybrid_candidate_multiplier;
             let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
             if let Some(vector) = search_vectors.first() {
-                for (fact, cosine) in index.search(vector, fetch, f64::NEG_INFINITY) {
+                for (fact, cosine) in vectors().search(vector, fetch, f64::NEG_INFINITY) {
                     by_fact.insert(
                         fact,
                         Candidate {
-                            fact,
                             semantic: cosine,
-                            lexical: 0.0,
-                            temporal: temporal[fact as usize],
+                            ..blank(fact)
                         },
                     );
                 }
@@ -681,15 +654,8 @@ fn candidate_table(
             let mut text_hits = corpus.lexical.bm25(query_text, bm25);
             sort_by_score_then_id(&mut text_hits);
             for (rank, (fact, _)) in text_hits.into_iter().take(fetch).enumerate() {
-                by_fact
-                    .entry(fact)
-                    .or_insert(Candidate {
-                        fact,
-                        semantic: 0.0,
-                        lexical: 0.0,
-                        temporal: temporal[fact as usize],
-                    })
-                    .lexical = 1.0 / (1.0 + rank as f64);
+                by_fact.entry(fact).or_insert_with(|| blank(fact)).lexical =
+                    1.0 / (1.0 + rank as f64);
             }
             signals(sorted_candidates(by_fact))
         }
