@@ -90,7 +90,7 @@ pub struct RunArgs {
     pub semantics: Option<Semantics>,
 
     /// Blend weights semantic,lexical,temporal for every blending configuration
-    #[arg(long, value_name = "S,L,T", value_delimiter = ',', num_args = 3)]
+    #[arg(long, value_name = "S,L,T", value_delimiter = ',')]
     pub weights: Vec<f64>,
 
     /// Vector hits kept per search (chatcli VectorTopK)

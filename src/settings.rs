@@ -119,8 +119,14 @@ pub fn dataset_path(args: &RunArgs, file: &ConfigFile) -> PathBuf {
 }
 
 /// Overrides set by the dedicated command-line flags (they apply to every configuration).
-fn flag_overrides(args: &RunArgs) -> ParamOverrides {
-    ParamOverrides {
+fn flag_overrides(args: &RunArgs) -> Result<ParamOverrides, Error> {
+    if !args.weights.is_empty() && args.weights.len() != 3 {
+        return Err(Error::Usage(format!(
+            "--weights takes three numbers, semantic,lexical,temporal (e.g. 0.55,0.30,0.15); got {}",
+            args.weights.len()
+        )));
+    }
+    Ok(ParamOverrides {
         weights: (args.weights.len() == 3).then(|| Weights {
             semantic: args.weights[0],
             lexical: args.weights[1],
@@ -137,7 +143,7 @@ fn flag_overrides(args: &RunArgs) -> ParamOverrides {
         skip_short_queries: args.skip_short_queries,
         skip_code_mentions: args.skip_code_mentions.then_some(true),
         ..ParamOverrides::default()
-    }
+    })
 }
 
 /// One `--set [CONFIG.]NAME=VALUE`, parsed.
@@ -331,7 +337,7 @@ pub fn resolve(
             }
         }
     }
-    let flags = flag_overrides(args);
+    let flags = flag_overrides(args)?;
     let largest_cutoff = *metrics.cutoffs.last().expect("cut-offs are non-empty");
     let mut configurations = Vec::new();
     for name in &selected {
