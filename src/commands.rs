@@ -143,8 +143,16 @@ fn run_in_pool(dataset: &Dataset, settings: &RunSettings) -> Result<u8, Error> {
     };
     print(table::summary_line(&results))?;
     print(table::metric_table(&results, &settings.table_metrics))?;
-    if let Some(hyde) = table::hyde_table(&results) {
-        print(hyde)?;
+    for section in [
+        table::hyde_table(&results),
+        table::abstention_line(&results),
+        table::scenario_table(&results),
+        table::expectation_failures(&results),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        print(section)?;
     }
     if settings.write_reports {
         let directory = write_report(

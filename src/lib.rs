@@ -10,6 +10,7 @@ pub mod commands;
 pub mod dataset;
 pub mod embed;
 pub mod error;
+pub mod expectations;
 pub mod generate;
 pub mod index;
 pub mod metrics;

@@ -11,6 +11,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::dataset::{Dataset, QueryId};
 use crate::embed::ProviderIdentity;
+use crate::expectations::{summarize, ExpectationSummary};
 use crate::generate::GeneratorIdentity;
 use crate::metrics::{Evaluation, MetricSettings};
 use crate::pipeline::config::{Params, Plan, Preset};
@@ -78,6 +79,9 @@ pub struct ConfigurationResult {
     pub counts: Counts,
     /// HyDE accounting; `null` for configurations that use no hypotheses.
     pub hyde: Option<HydeSummary>,
+    /// Per-query expectations; absent when the dataset defines none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectations: Option<ExpectationSummary>,
     pub per_query: Vec<PerQueryResult>,
 }
 
@@ -136,6 +140,10 @@ pub fn build_results(
 ) -> Results {
     let names = settings.metric_names();
     let first = evaluations.first();
+    let has_expectations = dataset
+        .queries
+        .iter()
+        .any(|query| !query.expectations.is_empty());
     let configurations = outputs
         .iter()
         .zip(evaluations)
@@ -192,6 +200,8 @@ pub fn build_results(
                     skipped_short_query: accounting.skipped_short_query,
                     skipped_code_mention: accounting.skipped_code_mention,
                 }),
+                expectations: has_expectations
+                    .then(|| summarize(&dataset.queries, &output.rankings)),
                 per_query,
             }
         })

@@ -139,3 +139,107 @@ pub fn summary_line(results: &Results) -> String {
         evaluation.settings.semantics,
     )
 }
+
+/// Correct abstentions on queries without relevant facts; `None` when every query has one.
+pub fn abstention_line(results: &Results) -> Option<String> {
+    let unanswerable = results.evaluation.queries_without_relevant.len();
+    if unanswerable == 0 {
+        return None;
+    }
+    let counts: Vec<String> = results
+        .configurations
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}/{unanswerable}",
+                c.name, c.counts.abstained_without_relevant
+            )
+        })
+        .collect();
+    Some(format!(
+        "{unanswerable} queries have no relevant fact (not averaged); correct abstentions (no result): {}",
+        counts.join(", ")
+    ))
+}
+
+/// Expectations passed per scenario and configuration; `None` without expectations.
+pub fn scenario_table(results: &Results) -> Option<String> {
+    let summaries: Vec<_> = results
+        .configurations
+        .iter()
+        .filter_map(|c| c.expectations.as_ref().map(|s| (&c.name, s)))
+        .collect();
+    let (_, first) = summaries.first()?;
+    let mut table = new_table();
+    let mut header = vec![Cell::new("scenario (expectations passed)")];
+    header.extend(
+        summaries
+            .iter()
+            .map(|(name, _)| Cell::new(name).set_alignment(CellAlignment::Right)),
+    );
+    table.set_header(header);
+    let mut rows: Vec<(String, Vec<String>)> = first
+        .by_scenario
+        .iter()
+        .map(|count| (count.scenario.clone(), Vec::new()))
+        .collect();
+    rows.push(("all".into(), Vec::new()));
+    for (_, summary) in &summaries {
+        for (scenario, cells) in rows.iter_mut() {
+            let (passed, checked) = if scenario == "all" {
+                (summary.passed, summary.checked)
+            } else {
+                summary
+                    .by_scenario
+                    .iter()
+                    .find(|count| &count.scenario == scenario)
+                    .map_or((0, 0), |count| (count.passed, count.checked))
+            };
+            cells.push(format!("{passed}/{checked}"));
+        }
+    }
+    for (scenario, cells) in rows {
+        let mut row = vec![Cell::new(scenario)];
+        row.extend(
+            cells
+                .into_iter()
+                .map(|cell| Cell::new(cell).set_alignment(CellAlignment::Right)),
+        );
+        table.add_row(row);
+    }
+    Some(table.to_string())
+}
+
+/// Failed expectations grouped by query: one line per (query, expectation), naming
+/// each configuration that failed it and what its ranking did.
+pub fn expectation_failures(results: &Results) -> Option<String> {
+    let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
+    for configuration in &results.configurations {
+        let Some(summary) = &configuration.expectations else {
+            continue;
+        };
+        for failure in &summary.failures {
+            let expectation = serde_json::to_string(&failure.expectation).unwrap_or_default();
+            let key = (failure.query.0.clone(), expectation);
+            let entry = format!("{}: {}", configuration.name, failure.detail);
+            match lines
+                .iter_mut()
+                .find(|(query, text, _)| (query, text) == (&key.0, &key.1))
+            {
+                Some((_, _, entries)) => entries.push(entry),
+                None => lines.push((key.0, key.1, vec![entry])),
+            }
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let mut text = String::from("failed expectations:");
+    for (query, expectation, entries) in lines {
+        text.push_str(&format!("\n  {query} {expectation}"));
+        for entry in entries {
+            text.push_str(&format!("\n      {entry}"));
+        }
+    }
+    Some(text)
+}
