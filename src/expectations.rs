@@ -52,7 +52,7 @@ pub fn check(expectation: &Expectation, ranking: &[(FactId, f64)]) -> Result<(),
         Expectation::AllInTop { facts, n } => {
             let missing: Vec<String> = facts
                 .iter()
-                .filter(|fact| !rank_of(ranking, fact).is_some_and(|position| position < *n))
+                .filter(|fact| rank_of(ranking, fact).is_none_or(|position| position >= *n))
                 .map(describe)
                 .collect();
             if missing.is_empty() {
