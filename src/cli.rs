@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::comparison::SignificanceTest;
 use crate::metrics::Semantics;
+use crate::stats::Correction;
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -28,8 +30,17 @@ Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
 byte-identical for identical inputs at any thread count), per_query.csv, timings.json,
 qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`).
 
-Exit codes: 0 success; 2 usage or input error (bad flag, config or dataset);
-3 embedding/generation backend failure; 4 reports could not be written.";
+Regression gate (CI):
+  hyde-eval baseline update                      writes reports/baseline.json deliberately
+  hyde-eval run --baseline reports/baseline.json --max-drop ndcg@10=0.01,recall@5=0.02
+  hyde-eval run --baseline reports/baseline.json --require-significant \\
+      --format markdown --summary-file \"$GITHUB_STEP_SUMMARY\"
+Without --max-drop every metric is checked with a tolerated drop of 0. The baseline must
+come from the same dataset (content hash), else the run stops with exit code 2.
+
+Exit codes: 0 success (gate passed); 1 regression (the gate failed); 2 usage or input
+error (bad flag, config, dataset or baseline); 3 embedding/generation backend failure;
+4 reports could not be written.";
 
 /// Evaluate keyword, embedding and HyDE retrieval configurations on labeled data.
 #[derive(Debug, Parser)]
@@ -43,15 +54,150 @@ pub struct Cli {
 // Parsed once per process; boxing the large variant would buy nothing.
 #[allow(clippy::large_enum_variant)]
 pub enum Command {
-    /// Run configurations on a dataset, print metrics and write reports.
+    /// Run configurations on a dataset, print metrics and write reports; with
+    /// --baseline, gate on regressions.
     #[command(after_long_help = RUN_EXAMPLES)]
-    Run(RunArgs),
+    Run(RunCommand),
+    /// Manage the stored baseline the regression gate compares with.
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineAction,
+    },
+    /// Compare embedding providers (runs) or stored results side by side, with
+    /// significance marks against a reference.
+    #[command(after_long_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// List the built-in configurations, what each does and the seed it reproduces.
     Configurations,
 }
 
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  hyde-eval compare --dataset datasets/scenarios --embedder concept --embedder hash
+      runs every configuration once per provider; the first is the reference
+  hyde-eval compare reports/a/results.json reports/b/results.json --metric mrr
+      compares stored runs of the same dataset without re-running
+
+Each cell is the candidate's macro value with its difference from the reference run's
+same-named configuration; * and ** mark differences significant at alpha and alpha / 5
+after the correction over every cell. compare.json and compare.md are written to
+reports/<dataset>-compare/ (or --output-dir/--run-name).";
+
+/// `hyde-eval run`: run options plus the gate and summary options.
+#[derive(Debug, Args)]
+pub struct RunCommand {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// `hyde-eval baseline ...`.
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Run (or take an existing results.json) and store it as the baseline.
+    Update(BaselineUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineUpdateArgs {
+    /// Where the baseline goes
+    #[arg(long, value_name = "FILE", default_value = "reports/baseline.json")]
+    pub output: PathBuf,
+
+    /// Store this results.json instead of running
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// How comparisons are tested (gate and compare).
+#[derive(Debug, Args, Clone)]
+pub struct SignificanceArgs {
+    /// Paired significance test
+    #[arg(long, value_enum, default_value = "randomization")]
+    pub test: SignificanceTest,
+
+    /// Multiple-comparison correction over every comparison made together
+    #[arg(long, value_enum, default_value = "holm")]
+    pub correction: Correction,
+
+    /// Significance level after correction
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+
+    /// Permutations of the randomization test and bootstrap resamples
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub iterations: usize,
+
+    /// Seed of the permutation and bootstrap streams
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Output format of the summary on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Terminal tables.
+    Table,
+    /// Markdown, for a pull-request comment.
+    Markdown,
+}
+
+/// Regression gate and summary options of `hyde-eval run`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Compare with this stored results.json (same dataset) and fail on regressions
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Tolerated drop per metric, e.g. ndcg@10=0.01,recall@5=0.02 [default: every metric, 0]
+    #[arg(long, value_name = "METRIC=DROP,...")]
+    pub max_drop: Option<String>,
+
+    /// Fail only when a drop beyond its threshold is also significant after correction
+    #[arg(long)]
+    pub require_significant: bool,
+
+    /// Fail when any per-query expectation fails
+    #[arg(long)]
+    pub require_expectations: bool,
+
+    #[command(flatten)]
+    pub significance: SignificanceArgs,
+
+    /// Summary format on stdout
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+
+    /// Also append the Markdown summary to this file (e.g. "$GITHUB_STEP_SUMMARY")
+    #[arg(long, value_name = "FILE")]
+    pub summary_file: Option<PathBuf>,
+}
+
+/// `hyde-eval compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Stored results.json files to compare (the first is the reference); without them,
+    /// the dataset is run once per --embedder
+    #[arg(value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+
+    /// The metric compared [default: ndcg at the largest cut-off]
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
+
+    #[command(flatten)]
+    pub significance: SignificanceArgs,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
 /// Options of `hyde-eval run`.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args, Default, Clone)]
 pub struct RunArgs {
     /// Dataset directory [default: datasets/devmem]
     #[arg(short, long, value_name = "DIR")]
@@ -65,9 +211,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub configurations: Vec<String>,
 
-    /// Embedding provider: hash or concept [default: the dataset's, else hash]
+    /// Embedding provider: hash or concept [default: the dataset's, else hash]; `compare`
+    /// takes it several times
     #[arg(short, long, value_name = "NAME")]
-    pub embedder: Option<String>,
+    pub embedder: Vec<String>,
 
     /// Dimension of the hash embedder [default: 384]
     #[arg(long, value_name = "N")]

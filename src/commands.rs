@@ -1,20 +1,25 @@
 //! The commands behind the CLI: each loads its inputs, calls the pure stages and prints
 //! or writes what they return. All process-level concerns (exit codes, stderr notes,
-//! thread pools) stay here and in `main`.
+//! thread pools, files) stay here and in `main`.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use comfy_table::{presets, Table};
 
-use crate::cli::RunArgs;
+use crate::cli::{BaselineUpdateArgs, CompareArgs, OutputFormat, RunArgs, RunCommand};
+use crate::compare::{self, Accounting};
 use crate::dataset::Dataset;
 use crate::embed::{ConceptProvider, EmbeddingProvider, HashProvider};
-use crate::error::{Error, Problem};
+use crate::error::{exit_code, Error, Problem};
+use crate::gate::{run_gate, GateReport};
 use crate::generate::{HypothesisGenerator, RecordedGenerator};
 use crate::metrics::{evaluate, Evaluation};
 use crate::pipeline::config::Preset;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
-use crate::report::{build_results, files::write_report, table, Results};
+use crate::report::files::{json_bytes, write_directory, write_file_atomically, write_report};
+use crate::report::stored::StoredResults;
+use crate::report::{build_results, markdown, table, Results};
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
 
 /// Builds the embedding provider a run asked for.
@@ -37,8 +42,8 @@ fn build_embedder(
     }
 }
 
-/// `hyde-eval run`: returns the process exit code.
-pub fn run(args: &RunArgs) -> Result<u8, Error> {
+/// The config file and dataset a run names.
+fn load_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
     let file = match &args.config {
         Some(path) => ConfigFile::load(path)?,
         None => ConfigFile::default(),
@@ -50,20 +55,24 @@ pub fn run(args: &RunArgs) -> Result<u8, Error> {
         )));
     }
     let dataset = Dataset::load(&dataset_path)?;
-    let settings = settings::resolve(args, &file, &dataset.manifest)?;
-    if !settings.quiet {
+    if !args.quiet {
         for note in &dataset.notes {
             eprintln!("note: {note}");
         }
     }
+    Ok((file, dataset))
+}
+
+/// Runs `work` on a rayon pool of the requested size.
+fn in_pool<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T + Send) -> Result<T, Error> {
     let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(threads) = settings.threads {
+    if let Some(threads) = threads {
         builder = builder.num_threads(threads);
     }
     let pool = builder
         .build()
         .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
-    pool.install(|| run_in_pool(&dataset, &settings))
+    Ok(pool.install(work))
 }
 
 /// A finished evaluation: the results document and the pipeline output behind it.
@@ -121,18 +130,23 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
     Ok(Execution { results, output })
 }
 
-fn run_in_pool(dataset: &Dataset, settings: &RunSettings) -> Result<u8, Error> {
-    let Execution { results, output } = execute(dataset, settings)?;
-    let mut stdout = std::io::stdout().lock();
-    let mut reader_gone = false;
-    // A closed pipe (`| head`) only stops the printing; reports are still written.
-    let mut print = |text: String| -> Result<(), Error> {
-        if reader_gone {
+/// Prints to stdout; a closed pipe (`| head`) only stops the printing.
+struct Printer {
+    reader_gone: bool,
+}
+
+impl Printer {
+    fn new() -> Printer {
+        Printer { reader_gone: false }
+    }
+
+    fn print(&mut self, text: &str) -> Result<(), Error> {
+        if self.reader_gone {
             return Ok(());
         }
-        match writeln!(stdout, "{text}") {
+        match writeln!(std::io::stdout().lock(), "{text}") {
             Err(source) if source.kind() == std::io::ErrorKind::BrokenPipe => {
-                reader_gone = true;
+                self.reader_gone = true;
                 Ok(())
             }
             other => other.map_err(|source| Error::Write {
@@ -140,32 +154,254 @@ fn run_in_pool(dataset: &Dataset, settings: &RunSettings) -> Result<u8, Error> {
                 source,
             }),
         }
+    }
+}
+
+/// The terminal rendering of a run (and its gate).
+fn terminal_summary(
+    results: &Results,
+    settings: &RunSettings,
+    gate: Option<&GateReport>,
+) -> Vec<String> {
+    let mut sections = vec![
+        table::summary_line(results),
+        table::metric_table(results, &settings.table_metrics),
+    ];
+    sections.extend(
+        [
+            table::hyde_table(results),
+            table::abstention_line(results),
+            table::scenario_table(results),
+            table::expectation_failures(results),
+            gate.map(table::gate_summary),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    sections
+}
+
+/// `hyde-eval run`: returns the process exit code (1 when the gate fails).
+pub fn run(command: &RunCommand) -> Result<u8, Error> {
+    let (file, dataset) = load_inputs(&command.run)?;
+    let settings = settings::resolve(&command.run, &file, &dataset.manifest)?;
+    let gate_settings = settings::resolve_gate(&command.gate, &file)?;
+    // Read the baseline before the (possibly long) run, so a bad path fails fast.
+    let baseline = match &gate_settings {
+        Some((path, _)) => Some(StoredResults::load(path)?),
+        None => None,
     };
-    print(table::summary_line(&results))?;
-    print(table::metric_table(&results, &settings.table_metrics))?;
-    for section in [
-        table::hyde_table(&results),
-        table::abstention_line(&results),
-        table::scenario_table(&results),
-        table::expectation_failures(&results),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        print(section)?;
+    let Execution { results, output } =
+        in_pool(settings.threads, || execute(&dataset, &settings))??;
+    let gate = match (&gate_settings, &baseline) {
+        (Some((path, options)), Some(baseline)) => {
+            let failed_expectations = results
+                .configurations
+                .iter()
+                .filter_map(|configuration| configuration.expectations.as_ref())
+                .map(|summary| summary.failures.len())
+                .sum();
+            Some(run_gate(
+                &StoredResults::from_results(&results),
+                baseline,
+                path,
+                options,
+                failed_expectations,
+            )?)
+        }
+        _ => None,
+    };
+
+    let markdown_summary = markdown::summary(&results, &settings.table_metrics, gate.as_ref());
+    let mut printer = Printer::new();
+    match command.gate.format {
+        OutputFormat::Table => {
+            for section in terminal_summary(&results, &settings, gate.as_ref()) {
+                printer.print(&section)?;
+            }
+        }
+        OutputFormat::Markdown => printer.print(&markdown_summary)?,
+    }
+    if let Some(path) = &command.gate.summary_file {
+        append(path, &markdown_summary)?;
     }
     if settings.write_reports {
+        let extra = gate
+            .iter()
+            .map(|gate| ("gate.json".to_owned(), json_bytes(gate)))
+            .collect();
         let directory = write_report(
             &settings.output_dir,
             &results,
-            dataset,
+            &dataset,
             settings.metrics.relevance_level,
             &output.configurations,
             &output.timings,
+            extra,
         )?;
-        print(format!("reports written to {}", directory.display()))?;
+        if command.gate.format == OutputFormat::Table {
+            printer.print(&format!("reports written to {}", directory.display()))?;
+        }
     }
-    Ok(crate::error::exit_code::OK)
+    Ok(match gate {
+        Some(gate) if !gate.passed => exit_code::REGRESSION,
+        _ => exit_code::OK,
+    })
+}
+
+/// Appends `text` to `path` (GitHub's step summary file is shared by a job's steps).
+fn append(path: &Path, text: &str) -> Result<(), Error> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    writeln!(file, "{text}").map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// `hyde-eval baseline update`: stores a run (or an existing results.json) as the baseline.
+pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
+    let bytes = match &args.from {
+        Some(path) => {
+            StoredResults::load(path)?;
+            std::fs::read(path).map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?
+        }
+        None => {
+            let (file, dataset) = load_inputs(&args.run)?;
+            let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+            let Execution { results, .. } =
+                in_pool(settings.threads, || execute(&dataset, &settings))??;
+            let mut printer = Printer::new();
+            for section in terminal_summary(&results, &settings, None) {
+                printer.print(&section)?;
+            }
+            json_bytes(&results)
+        }
+    };
+    write_file_atomically(&args.output, &bytes)?;
+    println!("baseline written to {}", args.output.display());
+    Ok(exit_code::OK)
+}
+
+/// A label for a stored results file: its directory's name, else the file name.
+fn label_of(path: &Path) -> String {
+    path.parent()
+        .and_then(|parent| parent.file_name())
+        .or_else(|| path.file_name())
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Accounting recorded beside a stored results.json (`timings.json`), when present.
+fn stored_accounting(results_path: &Path) -> Accounting {
+    let timings = results_path.with_file_name("timings.json");
+    let Some(value) = std::fs::read(&timings)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+    else {
+        return Accounting::default();
+    };
+    let stages = &value["stages_ms"];
+    let embedding = [
+        stages["embed_facts_ms"].as_f64(),
+        stages["expand_queries_ms"].as_f64(),
+    ];
+    Accounting {
+        embedded_texts: None,
+        embedding_ms: embedding.iter().copied().sum::<Option<f64>>(),
+        retrieval_ms: stages["retrieve_ms"].as_f64(),
+    }
+}
+
+/// `hyde-eval compare`: stored results, or one run per `--embedder`.
+pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
+    let significance = settings::significance(&args.significance)?;
+    let (runs, output_dir, name) = if !args.results.is_empty() {
+        let mut runs = Vec::new();
+        for path in &args.results {
+            runs.push((
+                label_of(path),
+                StoredResults::load(path)?,
+                stored_accounting(path),
+            ));
+        }
+        let name = args
+            .run
+            .run_name
+            .clone()
+            .unwrap_or_else(|| "compare".into());
+        (
+            runs,
+            args.run
+                .output_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("reports")),
+            name,
+        )
+    } else {
+        if args.run.embedder.len() < 2 {
+            return Err(Error::Usage(
+                "compare needs two or more --embedder options (e.g. --embedder hash --embedder concept) or two results.json files".into(),
+            ));
+        }
+        let (file, dataset) = load_inputs(&args.run)?;
+        let mut runs = Vec::new();
+        let mut last_settings = None;
+        for embedder in &args.run.embedder {
+            let single = RunArgs {
+                embedder: vec![embedder.clone()],
+                ..args.run.clone()
+            };
+            let settings = settings::resolve(&single, &file, &dataset.manifest)?;
+            let Execution { results, output } =
+                in_pool(settings.threads, || execute(&dataset, &settings))??;
+            let accounting = Accounting {
+                embedded_texts: Some(output.embedded_texts),
+                embedding_ms: Some(
+                    output.timings.embed_facts_ms + output.timings.expand_queries_ms,
+                ),
+                retrieval_ms: Some(output.timings.retrieve_ms),
+            };
+            runs.push((
+                embedder.clone(),
+                StoredResults::from_results(&results),
+                accounting,
+            ));
+            last_settings = Some(settings);
+        }
+        let settings = last_settings.expect("two or more embedders");
+        let name = args
+            .run
+            .run_name
+            .clone()
+            .unwrap_or_else(|| format!("{}-compare", dataset.manifest.name));
+        (runs, settings.output_dir, name)
+    };
+    let report = compare::build(&runs, args.metric.as_deref(), &significance)?;
+    let mut printer = Printer::new();
+    printer.print(&compare::render_table(&report))?;
+    if !args.run.no_report {
+        let markdown = compare::render_markdown(&report);
+        let directory = write_directory(
+            &output_dir,
+            &name,
+            &[
+                ("compare.json".into(), json_bytes(&report)),
+                ("compare.md".into(), markdown.into_bytes()),
+            ],
+        )?;
+        printer.print(&format!("comparison written to {}", directory.display()))?;
+    }
+    Ok(exit_code::OK)
 }
 
 /// `hyde-eval configurations`: the built-in presets.

@@ -7,10 +7,13 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compare;
+pub mod comparison;
 pub mod dataset;
 pub mod embed;
 pub mod error;
 pub mod expectations;
+pub mod gate;
 pub mod generate;
 pub mod index;
 pub mod metrics;

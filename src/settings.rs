@@ -24,10 +24,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::cli::RunArgs;
+use crate::cli::{GateArgs, RunArgs, SignificanceArgs};
+use crate::comparison::SignificanceSettings;
 use crate::dataset::manifest::normalize_cutoffs;
 use crate::dataset::{Grade, Manifest};
 use crate::error::{Error, Problem};
+use crate::gate::{parse_thresholds, GateOptions};
 use crate::metrics::{MetricSettings, Semantics};
 use crate::pipeline::config::{Configuration, ParamOverrides, Preset, Weights, PARAM_NAMES};
 
@@ -53,6 +55,8 @@ pub struct ConfigFile {
     params: ParamOverrides,
     #[serde(default)]
     configuration: BTreeMap<String, toml::Table>,
+    #[serde(default)]
+    gate: GateSection,
     /// Directory of the file, for relative paths.
     #[serde(skip)]
     directory: PathBuf,
@@ -86,6 +90,82 @@ impl ConfigFile {
             }
         })
     }
+}
+
+/// The config file's `[gate]` table: the same settings as `run`'s gate flags, which win.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GateSection {
+    baseline: Option<PathBuf>,
+    /// `{ "ndcg@10" = 0.01, "recall@5" = 0.02 }`
+    #[serde(default)]
+    max_drop: BTreeMap<String, f64>,
+    require_significant: Option<bool>,
+    require_expectations: Option<bool>,
+}
+
+/// The significance settings named on the command line.
+pub fn significance(args: &SignificanceArgs) -> Result<SignificanceSettings, Error> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(Error::Usage(format!(
+            "--alpha must be in (0, 1), got {}",
+            args.alpha
+        )));
+    }
+    if args.iterations == 0 {
+        return Err(Error::Usage("--iterations must be at least 1".into()));
+    }
+    Ok(SignificanceSettings {
+        test: args.test,
+        correction: args.correction,
+        alpha: args.alpha,
+        iterations: args.iterations,
+        seed: args.seed,
+    })
+}
+
+/// The baseline and gate options, when the command line or the config file names a
+/// baseline.
+pub fn resolve_gate(
+    args: &GateArgs,
+    file: &ConfigFile,
+) -> Result<Option<(PathBuf, GateOptions)>, Error> {
+    let Some(baseline) = args
+        .baseline
+        .clone()
+        .or_else(|| file.relative(&file.gate.baseline))
+    else {
+        if args.max_drop.is_some() || args.require_significant || args.require_expectations {
+            return Err(Error::Usage(
+                "--max-drop, --require-significant and --require-expectations need --baseline FILE"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let thresholds = match &args.max_drop {
+        Some(text) => parse_thresholds(text)?,
+        None => {
+            let text: Vec<String> = file
+                .gate
+                .max_drop
+                .iter()
+                .map(|(metric, drop)| format!("{metric}={drop}"))
+                .collect();
+            parse_thresholds(&text.join(","))?
+        }
+    };
+    Ok(Some((
+        baseline,
+        GateOptions {
+            thresholds,
+            require_significant: args.require_significant
+                || file.gate.require_significant.unwrap_or(false),
+            require_expectations: args.require_expectations
+                || file.gate.require_expectations.unwrap_or(false),
+            significance: significance(&args.significance)?,
+        },
+    )))
 }
 
 /// Which embedding provider to build.
@@ -373,9 +453,16 @@ pub fn resolve(
         });
     }
 
+    if args.embedder.len() > 1 {
+        return Err(Error::Usage(format!(
+            "run takes one --embedder (got {}); `hyde-eval compare` compares several",
+            args.embedder.join(", ")
+        )));
+    }
     let embedder_name = args
         .embedder
-        .clone()
+        .first()
+        .cloned()
         .or_else(|| file.embedder.clone())
         .or_else(|| manifest.embedder.clone())
         .unwrap_or_else(|| "hash".into());

@@ -92,6 +92,8 @@ pub struct StageTimings {
 pub struct PipelineOutput {
     pub configurations: Vec<ConfigurationOutput>,
     pub timings: StageTimings,
+    /// Texts sent to the embedder (facts, queries, hypotheses).
+    pub embedded_texts: usize,
 }
 
 /// Why a query skipped HyDE.
@@ -285,9 +287,20 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
             }
         })
         .collect();
+    let embedded_texts = if embedder.is_some() {
+        corpus.facts.len()
+            + expansions.len()
+            + expansions
+                .iter()
+                .map(|expansion| expansion.hypothesis_vectors.len())
+                .sum::<usize>()
+    } else {
+        0
+    };
     Ok(PipelineOutput {
         configurations,
         timings,
+        embedded_texts,
     })
 }
 

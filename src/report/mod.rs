@@ -4,6 +4,8 @@
 //! run files and timings) atomically.
 
 pub mod files;
+pub mod markdown;
+pub mod stored;
 pub mod table;
 
 use serde::Serialize;

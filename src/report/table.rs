@@ -4,6 +4,8 @@
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
 
 use super::Results;
+use crate::comparison::significance_mark;
+use crate::gate::{GateCheck, GateReport};
 
 /// Short column headers: `recall@5` -> `R@5`, `precision@5` -> `P@5`, `ndcg@5` -> `nDCG@5`.
 fn header(metric: &str) -> String {
@@ -242,4 +244,105 @@ pub fn expectation_failures(results: &Results) -> Option<String> {
         }
     }
     Some(text)
+}
+
+/// The gate's verdict, then the checks that failed (or, when none failed, those that
+/// moved), with significance after correction.
+pub fn gate_summary(gate: &GateReport) -> String {
+    let failed = gate.failed_checks().count();
+    let mut text = if gate.passed {
+        format!(
+            "gate: PASS ({} checks against {}; none dropped beyond its threshold)",
+            gate.checks.len(),
+            gate.baseline
+        )
+    } else {
+        let mut reasons = Vec::new();
+        if failed > 0 {
+            reasons.push(format!(
+                "{failed} of {} checks dropped beyond their threshold",
+                gate.checks.len()
+            ));
+        }
+        if gate.failed_expectations > 0 {
+            reasons.push(format!("{} expectations failed", gate.failed_expectations));
+        }
+        format!(
+            "gate: REGRESSION ({}; baseline {})",
+            reasons.join("; "),
+            gate.baseline
+        )
+    };
+    let shown: Vec<&GateCheck> = if failed > 0 {
+        gate.failed_checks().collect()
+    } else {
+        gate.checks
+            .iter()
+            .filter(|check| check.comparison.delta.abs() >= 5e-5)
+            .collect()
+    };
+    if !shown.is_empty() {
+        let mut table = new_table();
+        table.set_header(vec![
+            "configuration",
+            "metric",
+            "baseline",
+            "current",
+            "delta",
+            "p (adj.)",
+            "W/T/L",
+            "max drop",
+            "failed",
+        ]);
+        for check in shown {
+            let comparison = &check.comparison;
+            let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+            table.add_row(vec![
+                Cell::new(&comparison.configuration),
+                Cell::new(&comparison.metric),
+                right(format!("{:.4}", comparison.reference)),
+                right(format!("{:.4}", comparison.candidate)),
+                right(format!(
+                    "{:+.4}{}",
+                    comparison.delta,
+                    significance_mark(comparison, gate.options.significance.alpha)
+                )),
+                right(format!("{:.4}", comparison.adjusted_p_value)),
+                right(format!(
+                    "{}/{}/{}",
+                    comparison.wins, comparison.ties, comparison.losses
+                )),
+                right(format!("{:.4}", check.max_drop)),
+                Cell::new(if check.failed { "yes" } else { "" }),
+            ]);
+        }
+        text.push('\n');
+        text.push_str(&table.to_string());
+    }
+    let significance = &gate.options.significance;
+    text.push_str(&format!(
+        "\n{:?} test, {:?} correction over {} checks; * p < {}, ** p < {}{}",
+        significance.test,
+        significance.correction,
+        gate.checks.len(),
+        significance.alpha,
+        significance.alpha / 5.0,
+        if gate.options.require_significant {
+            "; only significant drops fail"
+        } else {
+            ""
+        }
+    ));
+    for (label, names) in [
+        ("not in this run", &gate.missing_configurations),
+        ("not in the baseline", &gate.new_configurations),
+    ] {
+        if !names.is_empty() {
+            text.push_str(&format!(
+                "\nconfigurations {label} (not checked): {}",
+                names.join(", ")
+            ));
+        }
+    }
+    text
 }
