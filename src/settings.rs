@@ -638,6 +638,51 @@ mod tests {
     }
 
     #[test]
+    fn gate_settings_from_the_config_file_and_flags() {
+        use clap::Parser;
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["hyde-eval", "run"];
+            argv.extend_from_slice(extra);
+            match crate::cli::Cli::parse_from(argv).command {
+                crate::cli::Command::Run(command) => command.gate,
+                _ => unreachable!(),
+            }
+        };
+        let file: ConfigFile = toml::from_str(
+            "[gate]\nbaseline = \"base.json\"\nmax_drop = { \"ndcg@10\" = 0.01, \"mrr\" = 0.02 }\nrequire_significant = true\n",
+        )
+        .unwrap();
+        let (path, options) = resolve_gate(&parse(&[]), &file).unwrap().unwrap();
+        assert_eq!(path, PathBuf::from("base.json"));
+        let thresholds: Vec<(String, f64)> = options
+            .thresholds
+            .iter()
+            .map(|t| (t.metric.clone(), t.max_drop))
+            .collect();
+        assert_eq!(
+            thresholds,
+            vec![("mrr".into(), 0.02), ("ndcg@10".into(), 0.01)]
+        );
+        assert!(options.require_significant && !options.require_expectations);
+        // Flags win over the file.
+        let (path, options) = resolve_gate(
+            &parse(&["--baseline", "b2.json", "--max-drop", "map=0.5"]),
+            &file,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (path, options.thresholds.len()),
+            (PathBuf::from("b2.json"), 1)
+        );
+        // Gate options without a baseline are a usage error; no baseline means no gate.
+        assert!(resolve_gate(&parse(&["--max-drop", "map=0.5"]), &ConfigFile::default()).is_err());
+        assert!(resolve_gate(&parse(&[]), &ConfigFile::default())
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
     fn config_file_errors_name_the_line() {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("c.toml");
