@@ -60,7 +60,7 @@ def hyde_eval_seconds(binary, model_dir, dataset, reports):
     report = Path(reports) / "scifact-test"
     timings = json.loads((report / "timings.json").read_text())
     results = json.loads((report / "results.json").read_text())
-    ndcg = results["configurations"][0]["macro_metrics"]["ndcg@10"]
+    ndcg = results["configurations"][0]["macro"]["ndcg@10"]
     return timings["stages_ms"]["embed_facts_ms"] / 1000.0, ndcg
 
 

@@ -253,7 +253,7 @@ fn scifact_dense_ndcg_at_10_matches_the_published_figure() {
         serde_json::from_slice(&std::fs::read(report.join("results.json")).unwrap()).unwrap();
     let timings: Value =
         serde_json::from_slice(&std::fs::read(report.join("timings.json")).unwrap()).unwrap();
-    let ndcg = results["configurations"][0]["macro_metrics"]["ndcg@10"]
+    let ndcg = results["configurations"][0]["macro"]["ndcg@10"]
         .as_f64()
         .unwrap();
     let embed_seconds = timings["stages_ms"]["embed_facts_ms"].as_f64().unwrap() / 1000.0;
