@@ -17,5 +17,6 @@ pub mod pipeline;
 pub mod report;
 pub mod run;
 pub mod settings;
+pub mod sweep;
 pub mod text;
 pub mod trec;

@@ -11,6 +11,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Command::Run(args) => commands::run(args),
+        Command::Sweep(args) => commands::sweep(args),
+        Command::Report(args) => commands::report(args),
         Command::Configurations => {
             println!("{}", commands::list_configurations());
             Ok(hyde_eval::error::exit_code::OK)

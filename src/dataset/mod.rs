@@ -23,12 +23,12 @@ use crate::error::Error;
 pub use manifest::Manifest;
 
 /// A fact's identifier, unique within a dataset.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct FactId(pub String);
 
 /// A query's identifier, unique within a dataset.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct QueryId(pub String);
 

@@ -402,7 +402,6 @@ pub struct ConfigurationTables {
     /// One table per dataset query, in dataset order; candidates address facts by
     /// [`FactIndex`] (see [`Prepared::fact_id`]).
     pub tables: Vec<CandidateTable>,
-    pub accounting: HydeAccounting,
 }
 
 /// The seeds' skip heuristics: very short queries and queries that name code entities
@@ -450,13 +449,13 @@ impl Prepared<'_> {
         &self.corpus.facts[index as usize].id
     }
 
-    /// The configurations this preparation serves, in input order.
-    pub fn configurations(&self) -> &[Configuration] {
-        self.configurations
+    /// The ids of the corpus facts, by position.
+    pub fn fact_ids(&self) -> Vec<&FactId> {
+        self.corpus.facts.iter().map(|fact| &fact.id).collect()
     }
 
-    /// The candidate table of every configuration for every query, without fusing:
-    /// `tables[configuration][query]`, queries in dataset order. Sweeps re-fuse these
+    /// The candidate table of every configuration for every query, without fusing,
+    /// configurations in input order. Sweeps re-fuse these
     /// tables per parameter point instead of recomputing signals.
     pub fn candidate_tables(&self) -> Vec<ConfigurationTables> {
         let bar = progress_bar(
@@ -485,11 +484,9 @@ impl Prepared<'_> {
         let mut tables: Vec<ConfigurationTables> = self
             .configurations
             .iter()
-            .enumerate()
-            .map(|(index, configuration)| ConfigurationTables {
+            .map(|configuration| ConfigurationTables {
                 configuration: configuration.clone(),
                 tables: Vec::with_capacity(self.queries.len()),
-                accounting: account(per_query.iter().map(|signals| signals[index].hyde)),
             })
             .collect();
         for signals in per_query {

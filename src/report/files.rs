@@ -78,16 +78,74 @@ pub fn write_report(
     outputs: &[ConfigurationOutput],
     stage_timings: &StageTimings,
 ) -> Result<PathBuf, Error> {
+    replace_directory(output_dir, &results.run_name, |partial| {
+        fill_report(
+            partial,
+            results,
+            dataset,
+            relevance_level,
+            outputs,
+            stage_timings,
+        )
+    })
+}
+
+/// Builds `output_dir/name` under a temporary name with `fill`, then swaps it in place
+/// of any previous directory of that name. Returns the directory.
+pub fn replace_directory(
+    output_dir: &Path,
+    name: &str,
+    fill: impl FnOnce(&Path) -> Result<(), Error>,
+) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
-    let destination = output_dir.join(&results.run_name);
-    let partial = output_dir.join(format!(
-        ".{}.partial-{}",
-        results.run_name,
-        std::process::id()
-    ));
+    let destination = output_dir.join(name);
+    let partial = output_dir.join(format!(".{name}.partial-{}", std::process::id()));
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
     }
+    std::fs::create_dir_all(&partial).map_err(write_error(&partial))?;
+    fill(&partial)?;
+    flush_directory(&partial);
+
+    let previous = output_dir.join(format!(".{name}.previous-{}", std::process::id()));
+    if destination.exists() {
+        std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
+    }
+    std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
+    if previous.exists() {
+        std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
+    }
+    Ok(destination)
+}
+
+/// Writes each `(relative path, bytes)` under `directory`, each through a temporary
+/// file renamed into place, so no reader sees a half-written file.
+pub fn write_files(directory: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(), Error> {
+    for (relative, bytes) in files {
+        let path = directory.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        }
+        let file_name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let temporary = path.with_file_name(format!(".{file_name}.partial-{}", std::process::id()));
+        write_file(&temporary, bytes)?;
+        std::fs::rename(&temporary, &path).map_err(write_error(&path))?;
+    }
+    Ok(())
+}
+
+/// Writes the report files into the (new, empty) directory `partial`.
+fn fill_report(
+    partial: &Path,
+    results: &Results,
+    dataset: &Dataset,
+    relevance_level: Grade,
+    outputs: &[ConfigurationOutput],
+    stage_timings: &StageTimings,
+) -> Result<(), Error> {
     let runs = partial.join("runs");
     std::fs::create_dir_all(&runs).map_err(write_error(&runs))?;
 
@@ -140,21 +198,7 @@ pub fn write_report(
             .map_err(write_error(&path))?;
         write_file(&path, &bytes)?;
     }
-    flush_directory(&partial);
-
-    let previous = output_dir.join(format!(
-        ".{}.previous-{}",
-        results.run_name,
-        std::process::id()
-    ));
-    if destination.exists() {
-        std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
-    }
-    std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
-    if previous.exists() {
-        std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
-    }
-    Ok(destination)
+    Ok(())
 }
 
 /// Best-effort fsync of the files in `directory` before it is renamed into place.
