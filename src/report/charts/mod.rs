@@ -102,12 +102,28 @@ fn shorten(text: &str, limit: usize) -> String {
     }
 }
 
-/// A legend panel: one coloured swatch and name per entry, top to bottom.
-fn draw_legend(area: &Area<'_>, title: &str, entries: &[(String, ShapeStyle)]) -> Drawn {
+/// The symbol of a legend entry.
+enum Swatch {
+    /// A series colour.
+    Color(RGBColor),
+    /// A filled dot (best points).
+    Dot,
+    /// A ring (own parameters).
+    Ring,
+}
+
+/// A legend panel: one symbol and name per entry, top to bottom.
+fn draw_legend(area: &Area<'_>, title: &str, entries: &[(String, Swatch)]) -> Drawn {
     area.draw(&Text::new(title.to_owned(), (8, 8), text_style(14)))?;
-    for (row, (name, style)) in entries.iter().enumerate() {
+    for (row, (name, swatch)) in entries.iter().enumerate() {
         let y = 34 + row as i32 * 22;
-        area.draw(&Rectangle::new([(8, y), (26, y + 12)], *style))?;
+        match swatch {
+            Swatch::Color(color) => {
+                area.draw(&Rectangle::new([(8, y), (26, y + 12)], color.filled()))?
+            }
+            Swatch::Dot => area.draw(&Circle::new((17, y + 6), 5, BLACK.filled()))?,
+            Swatch::Ring => area.draw(&Circle::new((17, y + 6), 7, BLACK.stroke_width(2)))?,
+        }
         area.draw(&Text::new(shorten(name, 24), (32, y - 1), text_style(13)))?;
     }
     Ok(())
@@ -279,10 +295,10 @@ pub fn cutoff_curves(results: &Results, families: &[&str]) -> Result<Vec<u8>, Ch
                 )?;
             }
         }
-        let entries: Vec<(String, ShapeStyle)> = configurations
+        let entries: Vec<(String, Swatch)> = configurations
             .iter()
             .enumerate()
-            .map(|(index, c)| (c.name.clone(), series_color(index).filled()))
+            .map(|(index, c)| (c.name.clone(), Swatch::Color(series_color(index))))
             .collect();
         draw_legend(&legend.margin(40, 0, 8, 0), "configuration", &entries)
     })
@@ -576,13 +592,13 @@ pub fn sweep_lines(
                 color.stroke_width(2),
             )])?;
         }
-        let mut entries: Vec<(String, ShapeStyle)> = configurations
+        let mut entries: Vec<(String, Swatch)> = configurations
             .iter()
             .enumerate()
-            .map(|(index, c)| (c.name.clone(), series_color(index).filled()))
+            .map(|(index, c)| (c.name.clone(), Swatch::Color(series_color(index))))
             .collect();
-        entries.push(("filled dot: best".into(), WHITE.filled()));
-        entries.push(("ring: own value".into(), WHITE.filled()));
+        entries.push(("best".into(), Swatch::Dot));
+        entries.push(("own value".into(), Swatch::Ring));
         draw_legend(&legend.margin(50, 0, 8, 0), "configuration", &entries)
     })
 }
