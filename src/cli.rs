@@ -26,7 +26,8 @@ Precedence, lowest first: preset defaults, config [params], config
 
 Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
 byte-identical for identical inputs at any thread count), per_query.csv, timings.json,
-qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`).
+qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`); with --html
+also report.html, charts/*.png, metrics.md and metrics.csv (see `hyde-eval report`).
 
 Exit codes: 0 success; 2 usage or input error (bad flag, config or dataset);
 3 embedding/generation backend failure; 4 reports could not be written.";

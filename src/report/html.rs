@@ -240,6 +240,10 @@ pub fn report_files(
                     "the ranks of the relevant facts under both configurations, and the non-relevant facts that the worse ranking "
                     "placed above them (with their rank in the other ranking)."
                 }
+                @if results.queries.is_empty() {
+                    p { "This results.json predates per-query records (queries, top facts, relevant ranks); "
+                        "re-run hyde-eval to see the queries, ranks and displacing facts behind the plots below." }
+                }
                 @if comparisons.is_empty() {
                     p { "No configuration pair to compare: none uses hypotheses and no --baseline was given." }
                 }

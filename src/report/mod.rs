@@ -1,7 +1,9 @@
 //! Results and their outputs. [`Results`] is the contract: a versioned, deterministic
 //! JSON document that the gate, comparisons and HTML reports read. Building it is pure;
 //! `table` renders it for the terminal and `files` writes it (with per-query CSV, TREC
-//! run files and timings) atomically.
+//! run files and timings) atomically. `html` renders the report page from it (with
+//! `charts`, `markdown`, `metrics_csv` and the per-query `diagnostics`), and `sweep`
+//! renders `hyde-eval sweep` results.
 
 pub mod charts;
 pub mod diagnostics;

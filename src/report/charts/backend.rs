@@ -198,3 +198,47 @@ impl DrawingBackend for TextBackend<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plotters::style::{IntoFont, TextStyle, BLACK};
+
+    /// Draws `text` at 20 px and returns the ink columns and the measured width.
+    fn ink_columns(text: &str) -> (Vec<u32>, u32) {
+        let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).unwrap();
+        let (width, height) = (320u32, 50u32);
+        let mut pixels = vec![255u8; (width * height * 3) as usize];
+        let measured = {
+            let mut backend = TextBackend::new(
+                BitMapBackend::with_buffer(&mut pixels, (width, height)),
+                font,
+            );
+            let style: TextStyle = ("sans-serif", 20).into_font().color(&BLACK);
+            let (measured, _) = backend.estimate_text_size(text, &style).unwrap();
+            backend.draw_text(text, &style, (10, 10)).unwrap();
+            backend.present().unwrap();
+            measured
+        };
+        let ink = |x: u32, y: u32| pixels[((y * width + x) * 3) as usize] < 160;
+        let columns = (0..width)
+            .filter(|&x| (0..height).any(|y| ink(x, y)))
+            .collect();
+        (columns, measured)
+    }
+
+    #[test]
+    fn glyphs_keep_their_spacing_and_stay_in_the_measured_box() {
+        let (columns, measured) = ink_columns("blend weights");
+        assert!(*columns.first().unwrap() >= 10);
+        assert!(*columns.last().unwrap() <= 10 + measured);
+        // Letters inside a word sit close together (plotters' own path left 3+ px holes
+        // such as "bl end"); the only wide gap is the space between the words.
+        let wide_gaps: Vec<u32> = columns
+            .windows(2)
+            .map(|pair| pair[1] - pair[0] - 1)
+            .filter(|&gap| gap >= 3)
+            .collect();
+        assert_eq!(wide_gaps.len(), 1, "gaps: {wide_gaps:?}");
+    }
+}
