@@ -14,10 +14,10 @@ pub mod metrics_csv;
 pub mod sweep;
 pub mod table;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
-
-use std::collections::BTreeMap;
 
 use crate::dataset::{Dataset, FactId, QueryId};
 use crate::embed::ProviderIdentity;

@@ -19,7 +19,9 @@ use crate::pipeline::config::{Fusion, Params};
 pub struct JudgedQueries {
     /// Dataset positions of the evaluated queries, in dataset order.
     pub positions: Vec<usize>,
-    grade_of: Vec<HashMap<FactIndex, Grade>>,
+    /// Per query, its judged facts sorted by corpus position (a handful, so a binary
+    /// search beats hashing every ranked fact).
+    grade_of: Vec<Vec<(FactIndex, Grade)>>,
     judged: Vec<Vec<Grade>>,
 }
 
@@ -46,12 +48,20 @@ impl JudgedQueries {
                 continue;
             }
             judged_queries.positions.push(position);
-            judged_queries.grade_of.push(
-                judgments
-                    .iter()
-                    .filter_map(|j| position_of.get(&j.fact).map(|&index| (index, j.grade)))
-                    .collect(),
-            );
+            let mut grades: Vec<(FactIndex, Grade)> = judgments
+                .iter()
+                .filter_map(|j| position_of.get(&j.fact).map(|&index| (index, j.grade)))
+                .collect();
+            grades.sort_by_key(|&(index, _)| index);
+            // Dataset validation rejects duplicate judgments; keep the last like a map would.
+            grades.dedup_by(|later, earlier| {
+                let same = later.0 == earlier.0;
+                if same {
+                    earlier.1 = later.1;
+                }
+                same
+            });
+            judged_queries.grade_of.push(grades);
             judged_queries
                 .judged
                 .push(judgments.iter().map(|j| j.grade).collect());
@@ -86,7 +96,12 @@ pub fn score_point(
         let ranking = fuse(&tables[position], fusion, params);
         let grades: Vec<Grade> = ranking
             .iter()
-            .map(|(fact, _)| judged.grade_of[query].get(fact).copied().unwrap_or(0))
+            .map(|(fact, _)| {
+                let grades = &judged.grade_of[query];
+                grades
+                    .binary_search_by_key(fact, |&(index, _)| index)
+                    .map_or(0, |found| grades[found].1)
+            })
             .collect();
         let all = query_metrics(&grades, &judged.judged[query], settings);
         for (column, &index) in values.iter_mut().zip(metric_indices) {
