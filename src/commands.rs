@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use comfy_table::{presets, Table};
 
-use crate::cli::{BaselineUpdateArgs, CompareArgs, OutputFormat, RunArgs, RunCommand};
+use crate::cli::{
+    BaselineUpdateArgs, CompareArgs, OutputFormat, ReportArgs, RunArgs, RunCommand, SweepArgs,
+};
 use crate::compare::{self, Accounting};
 use crate::dataset::Dataset;
 use crate::embed::{ConceptProvider, EmbeddingProvider, HashProvider};
@@ -17,10 +19,15 @@ use crate::generate::{HypothesisGenerator, RecordedGenerator};
 use crate::metrics::{evaluate, Evaluation};
 use crate::pipeline::config::Preset;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
-use crate::report::files::{json_bytes, write_directory, write_file_atomically, write_report};
+use crate::report::files::{
+    json_bytes, write_directory, write_file_atomically, write_files, write_report,
+};
+use crate::report::html::HtmlOptions;
 use crate::report::stored::StoredResults;
-use crate::report::{build_results, markdown, table, Results};
+use crate::report::{self, build_results, markdown, table, Results};
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
+use crate::sweep::grid::{self, ParamRange};
+use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
 
 /// Builds the embedding provider a run asked for.
 fn build_embedder(
@@ -183,6 +190,11 @@ fn terminal_summary(
 
 /// `hyde-eval run`: returns the process exit code (1 when the gate fails).
 pub fn run(command: &RunCommand) -> Result<u8, Error> {
+    if command.run.html && command.run.no_report {
+        return Err(Error::Usage(
+            "--html renders the report directory, which --no-report skips; drop one of them".into(),
+        ));
+    }
     let (file, dataset) = load_inputs(&command.run)?;
     let settings = settings::resolve(&command.run, &file, &dataset.manifest)?;
     let gate_settings = settings::resolve_gate(&command.gate, &file)?;
@@ -241,6 +253,17 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         )?;
         if command.gate.format == OutputFormat::Table {
             printer.print(&format!("reports written to {}", directory.display()))?;
+        }
+        if settings.html {
+            let page = write_html_report(
+                &directory.join("results.json"),
+                &[],
+                &HtmlOptions::default(),
+                &directory,
+            )?;
+            if command.gate.format == OutputFormat::Table {
+                printer.print(&format!("HTML report written to {}", page.display()))?;
+            }
         }
     }
     Ok(match gate {
@@ -402,6 +425,208 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
         printer.print(&format!("comparison written to {}", directory.display()))?;
     }
     Ok(exit_code::OK)
+}
+
+/// Writes `text` and a newline to stdout; a closed pipe only stops the printing.
+fn print_line(text: &str) -> Result<(), Error> {
+    Printer::new().print(text)
+}
+
+/// `hyde-eval sweep`: returns the process exit code.
+pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
+    if args.run.html {
+        return Err(Error::Usage(
+            "--html applies to run; put a sweep in a report with `hyde-eval report RESULTS --sweep SWEEP.json`".into(),
+        ));
+    }
+    let kind = match &args.param {
+        Some(param) => SweepKind::Param(ParamRange::parse(param)?),
+        None => {
+            grid::check_steps(args.steps)?;
+            SweepKind::Weights { steps: args.steps }
+        }
+    };
+    let (file, dataset) = load_inputs(&args.run)?;
+    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let metrics = if args.run.metrics.is_empty() {
+        let largest = settings.metrics.cutoffs.last().copied().unwrap_or(10);
+        vec![format!("ndcg@{largest}")]
+    } else {
+        settings.table_metrics.clone()
+    };
+    let sweep_settings = SweepSettings {
+        kind,
+        metrics,
+        folds: args.folds,
+        seed: args.seed,
+    };
+    in_pool(settings.threads, || {
+        sweep_in_pool(&dataset, &settings, &sweep_settings)
+    })?
+}
+
+/// Runs a sweep of `settings`' configurations; prints and writes nothing. Runs on the
+/// current rayon pool.
+pub fn execute_sweep(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<SweepResults, Error> {
+    let (selected, _) = sweep::select(&settings.configurations, &sweep_settings.kind);
+    let embedder = if selected.iter().any(|c| c.plan().vector.is_some()) {
+        Some(build_embedder(&settings.embedder, dataset)?)
+    } else {
+        None
+    };
+    let generator = RecordedGenerator::from_dataset(dataset);
+    sweep::run(
+        &SweepInputs {
+            dataset,
+            embedder: embedder.as_deref(),
+            generator: &generator,
+            run_name: &settings.run_name,
+            metrics: &settings.metrics,
+            configurations: &settings.configurations,
+            progress: !settings.quiet,
+        },
+        sweep_settings,
+    )
+}
+
+fn sweep_in_pool(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<u8, Error> {
+    let (_, skipped) = sweep::select(&settings.configurations, &sweep_settings.kind);
+    if !settings.quiet && !skipped.is_empty() {
+        eprintln!(
+            "note: not swept, {}: {}",
+            sweep::skip_reason(&sweep_settings.kind),
+            skipped.join(", ")
+        );
+    }
+    let results = execute_sweep(dataset, settings, sweep_settings)?;
+    print_line(&report::sweep::sweep_headline(&results))?;
+    print_line(&report::sweep::summary_table(&results))?;
+    print_line(report::sweep::SUMMARY_NOTE)?;
+    if !settings.write_reports {
+        return Ok(crate::error::exit_code::OK);
+    }
+    let name = match &sweep_settings.kind {
+        SweepKind::Weights { .. } => format!("{}-sweep", settings.run_name),
+        SweepKind::Param(range) => format!("{}-sweep-{}", settings.run_name, range.name),
+    };
+    let csv = report::sweep::sweep_csv(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name).join("sweep.csv"),
+        source: std::io::Error::other(error),
+    })?;
+    let charts = report::sweep::sweep_charts(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name),
+        source: std::io::Error::other(error.to_string()),
+    })?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("sweep.json".into(), report::sweep::sweep_json(&results)),
+        ("sweep.csv".into(), csv),
+    ];
+    files.extend(
+        charts
+            .into_iter()
+            .map(|(file, png)| (file.to_string(), png)),
+    );
+    let directory = write_directory(&settings.output_dir, &name, &files)?;
+    print_line(&format!("sweep written to {}", directory.display()))?;
+    Ok(crate::error::exit_code::OK)
+}
+
+/// Reads a JSON document that hyde-eval wrote, naming the file and line on failure.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Error> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|error| {
+        Error::problem(
+            Problem::new(
+                path,
+                Some(error.line()),
+                format!("not a hyde-eval {what}: {error}"),
+            )
+            .with_hint(format!("pass the {what} that hyde-eval wrote")),
+        )
+    })
+}
+
+/// `hyde-eval report`: returns the process exit code.
+pub fn report(args: &ReportArgs) -> Result<u8, Error> {
+    let directory = match &args.output_dir {
+        Some(directory) => directory.clone(),
+        None => args
+            .results
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    let options = HtmlOptions {
+        baseline: args.baseline.clone(),
+        metric: args.metric.clone(),
+    };
+    let page = write_html_report(&args.results, &args.sweep, &options, &directory)?;
+    print_line(&format!("report written to {}", page.display()))?;
+    Ok(crate::error::exit_code::OK)
+}
+
+/// Renders the report of the results at `results_path` (with `sweep_paths`) into
+/// `directory`; returns the page's path.
+fn write_html_report(
+    results_path: &Path,
+    sweep_paths: &[PathBuf],
+    options: &HtmlOptions,
+    directory: &Path,
+) -> Result<PathBuf, Error> {
+    let results: Results = read_json(results_path, "results.json")?;
+    if results.schema_version != crate::report::SCHEMA_VERSION {
+        return Err(Error::problem(Problem::new(
+            results_path,
+            None,
+            format!(
+                "schema version {} is not the {} this hyde-eval reads",
+                results.schema_version,
+                crate::report::SCHEMA_VERSION
+            ),
+        )));
+    }
+    let mut sweeps = Vec::new();
+    for path in sweep_paths {
+        let sweep: SweepResults = read_json(path, "sweep.json")?;
+        if sweep.dataset.content_hash != results.dataset.content_hash {
+            return Err(Error::problem(
+                Problem::new(
+                    path,
+                    None,
+                    format!(
+                        "this sweep ran on dataset {} ({}), the results on {} ({})",
+                        sweep.dataset.name,
+                        sweep.dataset.content_hash,
+                        results.dataset.name,
+                        results.dataset.content_hash
+                    ),
+                )
+                .with_hint("re-run the sweep on the same dataset files as the run"),
+            ));
+        }
+        sweeps.push(sweep);
+    }
+    let files =
+        report::html::report_files(&results, &sweeps, options).map_err(|error| match error {
+            report::html::ReportError::Usage(message) => Error::Usage(message),
+            report::html::ReportError::Chart(error) => Error::Write {
+                path: directory.join("charts"),
+                source: std::io::Error::other(error.to_string()),
+            },
+        })?;
+    write_files(directory, &files)?;
+    Ok(directory.join(report::html::PAGE))
 }
 
 /// `hyde-eval configurations`: the built-in presets.

@@ -15,6 +15,8 @@ fn main() -> ExitCode {
             action: BaselineAction::Update(args),
         } => commands::baseline_update(args),
         Command::Compare(args) => commands::compare(args),
+        Command::Sweep(args) => commands::sweep(args),
+        Command::Report(args) => commands::report(args),
         Command::Configurations => {
             println!("{}", commands::list_configurations());
             Ok(hyde_eval::error::exit_code::OK)
