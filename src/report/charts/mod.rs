@@ -1,5 +1,5 @@
-//! PNG charts drawn with plotters into memory: metric bars per configuration, metric
-//! curves over the cut-off k, per-query deltas against a baseline, and sweep charts
+//! PNG charts drawn with plotters into memory: metric bars per configuration (with 95%
+//! bootstrap whiskers), metric curves over the cut-off k, per-query deltas against a baseline, and sweep charts
 //! (a heatmap over the blend-weight simplex, lines over one parameter).
 //!
 //! Text uses Noto Sans, compiled in (the `ttf-noto-sans` crate) and laid out with
@@ -16,6 +16,7 @@ use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 
 use super::{ConfigurationResult, Results};
+use crate::stats::{bootstrap_mean_interval, Interval};
 use crate::sweep::{ConfigurationSweep, SweepResults, BLEND_AXES};
 
 /// Why a chart could not be drawn.
@@ -137,8 +138,27 @@ fn value_of(configuration: &ConfigurationResult, metric: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Horizontal bars of `metrics` (one panel each) for every configuration; the best bar
-/// of each panel is red and every bar carries its value.
+/// Resamples behind the bars' confidence whiskers (seeded, so charts are reproducible).
+const BAR_INTERVAL_RESAMPLES: usize = 2_000;
+
+/// The 95% percentile-bootstrap interval of `metric`'s mean over the evaluated queries.
+fn mean_interval(configuration: &ConfigurationResult, metric: &str) -> Interval {
+    let values: Vec<f64> = configuration
+        .per_query
+        .iter()
+        .filter_map(|query| {
+            query
+                .metrics
+                .get(metric)
+                .and_then(serde_json::Value::as_f64)
+        })
+        .collect();
+    bootstrap_mean_interval(&values, BAR_INTERVAL_RESAMPLES, 0.95, 42)
+}
+
+/// Horizontal bars of `metrics` (one panel each) for every configuration, with 95%
+/// bootstrap confidence whiskers over queries; the best bar of each panel is red and
+/// every bar carries its value.
 pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, ChartError> {
     let configurations = &results.configurations;
     let rows = configurations.len().max(1) as i32;
@@ -149,7 +169,7 @@ pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, Cha
         let (title, body) = root.split_vertically(40);
         title.draw(&Text::new(
             format!(
-                "{}: macro averages over {} queries (red = best)",
+                "{}: macro averages over {} queries (red = best; whiskers = 95% bootstrap CI)",
                 results.dataset.name, results.evaluation.evaluated_queries
             ),
             (12, 12),
@@ -219,11 +239,25 @@ pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, Cha
                 bar.set_margin(5, 5, 0, 0);
                 bar
             }))?;
+            let intervals: Vec<Interval> = configurations
+                .iter()
+                .map(|c| mean_interval(c, metric))
+                .collect();
+            chart.draw_series(intervals.iter().enumerate().map(|(index, interval)| {
+                let row = SegmentValue::CenterOf(row_of(index));
+                PathElement::new(
+                    vec![(interval.low, row.clone()), (interval.high, row)],
+                    BLACK.stroke_width(2),
+                )
+            }))?;
             chart.draw_series(configurations.iter().enumerate().map(|(index, c)| {
                 let value = value_of(c, metric);
                 Text::new(
                     format!("{value:.3}"),
-                    (value + 0.015, SegmentValue::CenterOf(row_of(index))),
+                    (
+                        value.max(intervals[index].high) + 0.015,
+                        SegmentValue::CenterOf(row_of(index)),
+                    ),
                     text_style(12).pos(plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Left,
                         plotters::style::text_anchor::VPos::Center,
