@@ -48,6 +48,9 @@ pub enum Command {
     Run(RunArgs),
     /// List the built-in configurations, what each does and the seed it reproduces.
     Configurations,
+    /// Score TREC run files against TREC qrels with trec_eval's semantics.
+    #[command(after_long_help = EVAL_HELP)]
+    Eval(EvalArgs),
 }
 
 /// Options of `hyde-eval run`.
@@ -159,5 +162,85 @@ pub struct RunArgs {
 
     /// No progress bars or notes on stderr
     #[arg(short, long)]
+    pub quiet: bool,
+}
+
+const EVAL_HELP: &str = "\
+trec_eval's semantics: each query's results are sorted by score descending, then docno
+descending (the rank column is ignored); a document is relevant when its grade >= -l;
+negative grades mean judged but unjudged (never relevant, never counted); nDCG gains are
+the positive grades whatever -l is. A document listed twice for a query, in a run or the
+qrels, is an error. Output matches trec_eval's layout line for line.
+
+Qrels queries missing from a run: left out of the averages, as trec_eval 9 does, with a
+note on stderr (trec_eval 10 stops with an error instead); -c scores them as 0 and
+averages over every qrels query. Run queries without judgments are ignored.
+
+Measures (-m, repeatable; default: official): official (runid num_q num_ret num_rel
+num_rel_ret map Rprec recip_rank P), all_trec (every measure below), runid, num_q,
+num_ret, num_rel, num_rel_ret, map, Rprec, recip_rank, and the cut-off measures P,
+recall, ndcg_cut, map_cut (default cut-offs 5,10,15,20,30,100,200,500,1000) and success
+(1,5,10); set cut-offs with a dot: -m P.5,10 -m ndcg_cut.10.
+
+Examples:
+  hyde-eval eval qrels.test results.test
+  hyde-eval eval -m all_trec -q -c -M100 qrels.test results.trunc
+  hyde-eval eval -m map -m ndcg_cut.10 --format json qrels run-a run-b
+
+Exit codes: 0 success; 2 bad flag or input file (the message names the file and line).";
+
+/// Output of `hyde-eval eval`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalFormat {
+    /// trec_eval's text layout
+    #[default]
+    Trec,
+    /// One JSON document with full-precision values
+    Json,
+    /// run,runid,query,measure,value rows
+    Csv,
+}
+
+/// Options of `hyde-eval eval` (trec_eval's flags where trec_eval has one).
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// TREC qrels: `qid iteration docno grade` per line
+    #[arg(value_name = "QRELS")]
+    pub qrels: PathBuf,
+
+    /// TREC runs: `qid Q0 docno rank score tag` per line
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<PathBuf>,
+
+    /// Measure to compute (trec_eval -m); repeatable [default: official]
+    #[arg(short = 'm', long = "measure", value_name = "MEASURE")]
+    pub measures: Vec<String>,
+
+    /// Print per-query values before the averages (trec_eval -q)
+    #[arg(short = 'q', long)]
+    pub per_query: bool,
+
+    /// Average over every qrels query; queries missing from a run score 0 (trec_eval -c)
+    #[arg(short = 'c', long)]
+    pub complete: bool,
+
+    /// Minimum grade that counts as relevant (trec_eval -l)
+    #[arg(short = 'l', long, value_name = "GRADE", default_value_t = 1)]
+    pub relevance_level: i32,
+
+    /// Results kept per query after sorting (trec_eval -M) [default: all]
+    #[arg(short = 'M', long, value_name = "N")]
+    pub max_results: Option<usize>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: EvalFormat,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No notes on stderr
+    #[arg(long)]
     pub quiet: bool,
 }

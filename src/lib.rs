@@ -19,3 +19,4 @@ pub mod run;
 pub mod settings;
 pub mod text;
 pub mod trec;
+pub mod trec_eval;

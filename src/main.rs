@@ -15,6 +15,7 @@ fn main() -> ExitCode {
             println!("{}", commands::list_configurations());
             Ok(hyde_eval::error::exit_code::OK)
         }
+        Command::Eval(args) => commands::eval(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -143,6 +143,11 @@ impl Dataset {
     }
 }
 
+/// Reads a whole input file; a failure names the path (exit code 2).
+pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    lines::read_bytes(path)
+}
+
 /// Accumulates the bytes of every file read, for the dataset's content hash.
 #[derive(Default)]
 struct ContentHasher {

@@ -3,6 +3,7 @@
 //! `table` renders it for the terminal and `files` writes it (with per-query CSV, TREC
 //! run files and timings) atomically.
 
+pub mod eval;
 pub mod files;
 pub mod table;
 

@@ -1,0 +1,614 @@
+//! `hyde-eval eval`: scores external TREC runs with trec_eval's semantics, using the
+//! metric definitions of [`crate::metrics`] (one [`RankingProfile`] per query).
+//!
+//! trec_eval's rules, followed exactly:
+//! - each query's results are sorted by score descending, then docno descending (the
+//!   rank column is ignored), then cut to `-M` results;
+//! - a document is relevant when its grade >= the relevance level `-l`; negative grades
+//!   (judged but unjudged) are never relevant and never counted; nDCG gains are the
+//!   positive grades whatever the level;
+//! - queries are those of the qrels, in byte order of their ids; a qrels query absent
+//!   from the run is left out (trec_eval 9), or scores 0 with `-c`; run queries without
+//!   judgments are ignored;
+//! - a document listed twice for a query, in the run or the qrels, is an error;
+//! - averages are means over the evaluated queries; `num_ret`, `num_rel` and
+//!   `num_rel_ret` are sums.
+//!
+//! Parsing borrows from the file bytes ([`parse`]); queries are evaluated in parallel and
+//! collected in qrels order, so output does not depend on the thread count.
+
+pub mod parse;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use crate::dataset::Grade;
+use crate::metrics::RankingProfile;
+use parse::{QrelsData, QueryResults, RunData};
+
+/// Grade of a retrieved document that the qrels do not judge (trec_eval's
+/// `RELVALUE_NONPOOL`); never relevant, never a gain.
+const NOT_JUDGED: Grade = -1;
+
+/// trec_eval's default cut-offs for `P`, `recall`, `ndcg_cut` and `map_cut`.
+pub const DEFAULT_CUTOFFS: [usize; 9] = [5, 10, 15, 20, 30, 100, 200, 500, 1000];
+/// trec_eval's default cut-offs for `success`.
+pub const DEFAULT_SUCCESS_CUTOFFS: [usize; 3] = [1, 5, 10];
+
+/// One measure family, in trec_eval's output order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    RunId,
+    NumQ,
+    NumRet,
+    NumRel,
+    NumRelRet,
+    Map,
+    Rprec,
+    RecipRank,
+    P,
+    Recall,
+    NdcgCut,
+    MapCut,
+    Success,
+}
+
+impl Family {
+    const ALL: [Family; 13] = [
+        Family::RunId,
+        Family::NumQ,
+        Family::NumRet,
+        Family::NumRel,
+        Family::NumRelRet,
+        Family::Map,
+        Family::Rprec,
+        Family::RecipRank,
+        Family::P,
+        Family::Recall,
+        Family::NdcgCut,
+        Family::MapCut,
+        Family::Success,
+    ];
+
+    /// trec_eval's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::RunId => "runid",
+            Family::NumQ => "num_q",
+            Family::NumRet => "num_ret",
+            Family::NumRel => "num_rel",
+            Family::NumRelRet => "num_rel_ret",
+            Family::Map => "map",
+            Family::Rprec => "Rprec",
+            Family::RecipRank => "recip_rank",
+            Family::P => "P",
+            Family::Recall => "recall",
+            Family::NdcgCut => "ndcg_cut",
+            Family::MapCut => "map_cut",
+            Family::Success => "success",
+        }
+    }
+
+    fn default_cutoffs(self) -> Option<&'static [usize]> {
+        match self {
+            Family::P | Family::Recall | Family::NdcgCut | Family::MapCut => Some(&DEFAULT_CUTOFFS),
+            Family::Success => Some(&DEFAULT_SUCCESS_CUTOFFS),
+            _ => None,
+        }
+    }
+}
+
+/// trec_eval measures that hyde-eval does not compute; asking for one is an error that
+/// says so rather than a silent omission.
+const NOT_IMPLEMENTED: &[&str] = &[
+    "gm_map",
+    "bpref",
+    "iprec_at_recall",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "ndcg",
+    "ndcg_rel",
+    "Rndcg",
+    "relative_P",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+    "rbp",
+    "rbp_resid",
+    "unj",
+    "relstring",
+    "ndcg_p",
+    "yaap",
+];
+
+/// Which measures to compute, with their cut-offs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MeasureSet {
+    /// Requested families, each with its cut-offs (empty for families without).
+    families: Vec<(Family, Vec<usize>)>,
+}
+
+impl MeasureSet {
+    /// trec_eval's default set (`official`), restricted to what hyde-eval computes.
+    pub fn official() -> MeasureSet {
+        let mut set = MeasureSet::default();
+        for family in [
+            Family::RunId,
+            Family::NumQ,
+            Family::NumRet,
+            Family::NumRel,
+            Family::NumRelRet,
+            Family::Map,
+            Family::Rprec,
+            Family::RecipRank,
+            Family::P,
+        ] {
+            set.add(family, None);
+        }
+        set
+    }
+
+    /// Every measure hyde-eval computes, with default cut-offs (`all_trec`).
+    pub fn all_trec() -> MeasureSet {
+        let mut set = MeasureSet::default();
+        for family in Family::ALL {
+            set.add(family, None);
+        }
+        set
+    }
+
+    fn add(&mut self, family: Family, cutoffs: Option<Vec<usize>>) {
+        let cutoffs = cutoffs
+            .or_else(|| family.default_cutoffs().map(<[usize]>::to_vec))
+            .unwrap_or_default();
+        match self.families.iter_mut().find(|(known, _)| *known == family) {
+            Some(entry) => entry.1 = cutoffs,
+            None => self.families.push((family, cutoffs)),
+        }
+        self.families.sort_by_key(|(family, _)| *family);
+    }
+
+    /// Parses trec_eval `-m` arguments: `official`, `all_trec`, a measure name, or a
+    /// cut-off measure with its cut-offs (`P.5,10`, `ndcg_cut.10`).
+    pub fn parse(arguments: &[String]) -> Result<MeasureSet, String> {
+        let mut set = MeasureSet::default();
+        for argument in arguments {
+            let (name, parameters) = match argument.split_once('.') {
+                Some((name, parameters)) => (name, Some(parameters)),
+                None => (argument.as_str(), None),
+            };
+            match (name, parameters) {
+                ("official", None) => set.merge(MeasureSet::official()),
+                ("all_trec", None) => set.merge(MeasureSet::all_trec()),
+                _ => {
+                    let Some(family) = Family::ALL.into_iter().find(|f| f.name() == name) else {
+                        let implemented: Vec<&str> =
+                            Family::ALL.iter().map(|family| family.name()).collect();
+                        return Err(if NOT_IMPLEMENTED.contains(&name) {
+                            format!(
+                                "measure {name:?} is a trec_eval measure hyde-eval does not compute; it computes official, all_trec, {}",
+                                implemented.join(", ")
+                            )
+                        } else {
+                            format!(
+                                "unknown measure {name:?}{}; measures: official, all_trec, {}",
+                                crate::settings::suggestion(name, &implemented),
+                                implemented.join(", ")
+                            )
+                        });
+                    };
+                    let cutoffs = match parameters {
+                        None => None,
+                        Some(_) if family.default_cutoffs().is_none() => {
+                            return Err(format!("measure {name} takes no cut-offs"))
+                        }
+                        Some(list) => Some(parse_cutoffs(name, list)?),
+                    };
+                    set.add(family, cutoffs);
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    fn merge(&mut self, other: MeasureSet) {
+        for (family, cutoffs) in other.families {
+            self.add(family, Some(cutoffs));
+        }
+    }
+
+    pub fn contains(&self, family: Family) -> bool {
+        self.families.iter().any(|(known, _)| *known == family)
+    }
+
+    /// The per-query columns, in output order (everything but `runid` and `num_q`).
+    pub fn columns(&self) -> Vec<Column> {
+        let mut columns = Vec::new();
+        for (family, cutoffs) in &self.families {
+            match family {
+                Family::RunId | Family::NumQ => {}
+                family if cutoffs.is_empty() => columns.push(Column {
+                    family: *family,
+                    cutoff: None,
+                }),
+                family => columns.extend(cutoffs.iter().map(|&k| Column {
+                    family: *family,
+                    cutoff: Some(k),
+                })),
+            }
+        }
+        columns
+    }
+}
+
+fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<usize>, String> {
+    let mut cutoffs = Vec::new();
+    for item in list.split(',') {
+        match item.trim().parse::<usize>() {
+            Ok(k) if k > 0 => cutoffs.push(k),
+            _ => return Err(format!(
+                "measure {name}: cut-off {item:?} is not a positive integer (e.g. -m {name}.5,10)"
+            )),
+        }
+    }
+    cutoffs.sort_unstable();
+    cutoffs.dedup();
+    Ok(cutoffs)
+}
+
+/// One per-query measure value, e.g. `P_10` or `map`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub family: Family,
+    pub cutoff: Option<usize>,
+}
+
+impl Column {
+    /// trec_eval's printed name: `P_10`, `map`.
+    pub fn name(&self) -> String {
+        match self.cutoff {
+            Some(k) => format!("{}_{k}", self.family.name()),
+            None => self.family.name().to_owned(),
+        }
+    }
+
+    /// Counts are summed over queries and printed as integers; the rest are means.
+    pub fn is_count(&self) -> bool {
+        matches!(
+            self.family,
+            Family::NumRet | Family::NumRel | Family::NumRelRet
+        )
+    }
+
+    fn value(&self, profile: &RankingProfile) -> f64 {
+        let k = self.cutoff.unwrap_or(usize::MAX);
+        match self.family {
+            Family::NumRet => profile.returned() as f64,
+            Family::NumRel => profile.relevant_total() as f64,
+            Family::NumRelRet => profile.relevant_in_top(usize::MAX) as f64,
+            Family::Map => profile.average_precision(),
+            Family::Rprec => profile.r_precision(),
+            Family::RecipRank => profile.reciprocal_rank(),
+            Family::P => profile.precision(k),
+            Family::Recall => profile.recall(k),
+            Family::NdcgCut => profile.ndcg(k),
+            Family::MapCut => profile.average_precision_at(k),
+            Family::Success => profile.success(k),
+            Family::RunId | Family::NumQ => unreachable!("not a per-query column"),
+        }
+    }
+}
+
+/// How to evaluate (trec_eval's flags).
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// `-l`: minimum grade that counts as relevant.
+    pub relevance_level: Grade,
+    /// `-c`: average over every qrels query; queries missing from the run score 0.
+    pub complete: bool,
+    /// `-M`: results kept per query after sorting.
+    pub max_results: usize,
+    pub measures: MeasureSet,
+}
+
+/// One evaluated query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryScores {
+    pub query: String,
+    /// Aligned with [`RunEvaluation::columns`].
+    pub values: Vec<f64>,
+}
+
+/// A run's scores.
+#[derive(Debug, Clone)]
+pub struct RunEvaluation {
+    pub run_id: String,
+    pub columns: Vec<Column>,
+    /// Evaluated queries, in qrels order.
+    pub per_query: Vec<QueryScores>,
+    /// Sums (counts) and means (the rest) over `per_query`, aligned with `columns`.
+    pub summary: Vec<f64>,
+    /// Qrels queries with no results in the run (left out unless `-c`).
+    pub missing_from_run: Vec<String>,
+    /// Run queries that have no judgments (ignored, as by trec_eval).
+    pub unjudged_queries: usize,
+}
+
+/// A run defect found while evaluating: a document listed twice for a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateResult {
+    pub query: String,
+    pub document: String,
+}
+
+/// A score as an integer with the same order (for non-NaN values, -0.0 equal to 0.0),
+/// so sorting compares integers instead of floats.
+fn order_key(score: f64) -> u64 {
+    let bits = (score + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// Sorts one query's results the trec_eval way (score descending, then docno
+/// descending), cuts them to `max_results` and returns their grades; `Err` names a
+/// duplicated document.
+fn ranked_grades(
+    results: &mut QueryResults<'_>,
+    judgments: &parse::QueryJudgments<'_>,
+    max_results: usize,
+) -> Result<Vec<Grade>, DuplicateResult> {
+    let mut seen: FxHashSet<&str> =
+        FxHashSet::with_capacity_and_hasher(results.results.len(), Default::default());
+    for (document, _) in &results.results {
+        if !seen.insert(document) {
+            return Err(DuplicateResult {
+                query: results.query.to_owned(),
+                document: (*document).to_owned(),
+            });
+        }
+    }
+    let mut keyed: Vec<(u64, &str)> = results
+        .results
+        .iter()
+        .map(|&(document, score)| (order_key(score), document))
+        .collect();
+    keyed.sort_unstable_by(|a, b| b.cmp(a));
+    keyed.truncate(max_results);
+    Ok(keyed
+        .iter()
+        .map(|(_, document)| {
+            judgments
+                .grades
+                .get(document)
+                .copied()
+                .unwrap_or(NOT_JUDGED)
+        })
+        .collect())
+}
+
+/// Evaluates `run` against `qrels`. Runs on the current rayon pool.
+pub fn evaluate_run(
+    qrels: &QrelsData<'_>,
+    mut run: RunData<'_>,
+    options: &EvalOptions,
+) -> Result<RunEvaluation, DuplicateResult> {
+    let columns = options.measures.columns();
+    let judgments_of: FxHashMap<&str, &parse::QueryJudgments<'_>> = qrels
+        .queries
+        .iter()
+        .map(|judgments| (judgments.query, judgments))
+        .collect();
+    let scores_of = |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> Vec<f64> {
+        let judged: Vec<Grade> = judgments.grades.values().copied().collect();
+        let profile = RankingProfile::new(grades, &judged, options.relevance_level);
+        columns
+            .iter()
+            .map(|column| column.value(&profile))
+            .collect()
+    };
+    let evaluated: Vec<Option<(&str, Vec<f64>)>> = run
+        .queries
+        .par_iter_mut()
+        .map(|results| {
+            let Some(judgments) = judgments_of.get(results.query) else {
+                return Ok(None);
+            };
+            let grades = ranked_grades(results, judgments, options.max_results)?;
+            Ok(Some((results.query, scores_of(&grades, judgments))))
+        })
+        .collect::<Result<_, DuplicateResult>>()?;
+    let unjudged_queries = evaluated.iter().filter(|scores| scores.is_none()).count();
+    let mut scores_by_query: FxHashMap<&str, Vec<f64>> = evaluated.into_iter().flatten().collect();
+    let mut per_query = Vec::with_capacity(qrels.queries.len());
+    let mut missing_from_run = Vec::new();
+    for judgments in &qrels.queries {
+        let values = match scores_by_query.remove(judgments.query) {
+            Some(values) => values,
+            None => {
+                missing_from_run.push(judgments.query.to_owned());
+                if !options.complete {
+                    continue;
+                }
+                scores_of(&[], judgments)
+            }
+        };
+        per_query.push(QueryScores {
+            query: judgments.query.to_owned(),
+            values,
+        });
+    }
+    let mut summary = vec![0.0; columns.len()];
+    for scores in &per_query {
+        for (total, value) in summary.iter_mut().zip(&scores.values) {
+            *total += value;
+        }
+    }
+    if !per_query.is_empty() {
+        for (total, column) in summary.iter_mut().zip(&columns) {
+            if !column.is_count() {
+                *total /= per_query.len() as f64;
+            }
+        }
+    }
+    Ok(RunEvaluation {
+        run_id: run.run_id.to_owned(),
+        columns,
+        per_query,
+        summary,
+        missing_from_run,
+        unjudged_queries,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn options(measures: &[&str]) -> EvalOptions {
+        EvalOptions {
+            relevance_level: 1,
+            complete: false,
+            max_results: usize::MAX,
+            measures: MeasureSet::parse(
+                &measures.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        }
+    }
+
+    fn value(evaluation: &RunEvaluation, query: &str, name: &str) -> f64 {
+        let column = evaluation
+            .columns
+            .iter()
+            .position(|column| column.name() == name)
+            .unwrap();
+        if query == "all" {
+            return evaluation.summary[column];
+        }
+        evaluation
+            .per_query
+            .iter()
+            .find(|scores| scores.query == query)
+            .unwrap()
+            .values[column]
+    }
+
+    #[test]
+    fn measures_worked_by_hand_with_trec_eval_ordering() {
+        // Query 1 judged: a=2, b=0, c=1, d=1 (3 relevant), e=-1 (judged-unjudged).
+        // Run scores: x 0.9, c 0.5, a 0.5, e 0.4, b 0.1 -> ties by docno descending:
+        // x(unjudged) c(1) a(2) e(-1) b(0). Relevant at ranks 2 and 3.
+        let qrels = parse::parse_qrels(
+            Path::new("q"),
+            "1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d 1\n1 0 e -1\n2 0 z 1\n",
+        )
+        .unwrap();
+        let run = parse::parse_run(
+            Path::new("r"),
+            "1 Q0 a 1 0.5 t\n1 Q0 b 2 0.1 t\n1 Q0 c 3 0.5 t\n1 Q0 e 4 0.4 t\n1 Q0 x 5 0.9 t\n",
+        )
+        .unwrap();
+        let evaluation = evaluate_run(
+            &qrels,
+            run,
+            &options(&["all_trec", "P.2,5", "success.1,3", "map_cut.2"]),
+        )
+        .unwrap();
+        assert_eq!(evaluation.missing_from_run, vec!["2".to_owned()]);
+        assert_eq!(evaluation.per_query.len(), 1);
+        assert_eq!(value(&evaluation, "1", "num_ret"), 5.0);
+        assert_eq!(value(&evaluation, "1", "num_rel"), 3.0);
+        assert_eq!(value(&evaluation, "1", "num_rel_ret"), 2.0);
+        assert_eq!(value(&evaluation, "1", "P_2"), 0.5);
+        assert_eq!(value(&evaluation, "1", "P_5"), 0.4);
+        assert_eq!(value(&evaluation, "1", "recip_rank"), 0.5);
+        assert_eq!(value(&evaluation, "1", "success_1"), 0.0);
+        assert_eq!(value(&evaluation, "1", "success_3"), 1.0);
+        // AP = (1/2 + 2/3) / 3; map_cut_2 = (1/2) / 3; Rprec = 2 relevant in top 3 / 3.
+        assert!((value(&evaluation, "1", "map") - (0.5 + 2.0 / 3.0) / 3.0).abs() < 1e-12);
+        assert!((value(&evaluation, "1", "map_cut_2") - 0.5 / 3.0).abs() < 1e-12);
+        assert!((value(&evaluation, "1", "Rprec") - 2.0 / 3.0).abs() < 1e-12);
+        // nDCG@5: gains 1 (rank 2), 2 (rank 3); ideal 2, 1, 1.
+        let dcg = 1.0 / 3f64.log2() + 2.0 / 4f64.log2();
+        let ideal = 2.0 + 1.0 / 3f64.log2() + 1.0 / 4f64.log2();
+        assert!((value(&evaluation, "1", "ndcg_cut_5") - dcg / ideal).abs() < 1e-12);
+    }
+
+    #[test]
+    fn complete_flag_scores_missing_queries_as_zero_and_max_results_cuts() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n2 0 b 1\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), "1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let mut complete = options(&["map", "num_ret", "num_rel_ret"]);
+        complete.complete = true;
+        let evaluation = evaluate_run(&qrels, run, &complete).unwrap();
+        assert_eq!(evaluation.per_query.len(), 2);
+        assert_eq!(value(&evaluation, "all", "map"), 0.25);
+        assert_eq!(value(&evaluation, "2", "num_ret"), 0.0);
+        assert_eq!(value(&evaluation, "all", "num_ret"), 2.0);
+        complete.max_results = 1;
+        let run = parse::parse_run(Path::new("r"), "1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let cut = evaluate_run(&qrels, run, &complete).unwrap();
+        assert_eq!(value(&cut, "all", "num_rel_ret"), 0.0);
+        assert_eq!(value(&cut, "all", "num_ret"), 1.0);
+    }
+
+    #[test]
+    fn relevance_level_changes_binary_measures_only() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 2\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), "1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n").unwrap();
+        let mut level_two = options(&["recip_rank", "ndcg_cut.2", "num_rel"]);
+        level_two.relevance_level = 2;
+        let evaluation = evaluate_run(&qrels, run, &level_two).unwrap();
+        assert_eq!(value(&evaluation, "1", "recip_rank"), 0.5);
+        assert_eq!(value(&evaluation, "1", "num_rel"), 1.0);
+        let expected = (1.0 + 2.0 / 3f64.log2()) / (2.0 + 1.0 / 3f64.log2());
+        assert!((value(&evaluation, "1", "ndcg_cut_2") - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn duplicate_run_documents_are_errors() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), "1 Q0 a 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let error = evaluate_run(&qrels, run, &options(&["map"])).unwrap_err();
+        assert_eq!(
+            error,
+            DuplicateResult {
+                query: "1".into(),
+                document: "a".into()
+            }
+        );
+    }
+
+    #[test]
+    fn measure_selection_errors_are_helpful() {
+        let parse = |names: &[&str]| {
+            MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        assert!(parse(&["bpref"]).unwrap_err().contains("does not compute"));
+        assert!(parse(&["ndcg_cutt"])
+            .unwrap_err()
+            .contains("did you mean \"ndcg_cut\"?"));
+        assert!(parse(&["P.0"]).unwrap_err().contains("positive integer"));
+        assert!(parse(&["map.5"]).unwrap_err().contains("takes no cut-offs"));
+        let names: Vec<String> = parse(&["success.10,1", "map"])
+            .unwrap()
+            .columns()
+            .iter()
+            .map(Column::name)
+            .collect();
+        assert_eq!(names, vec!["map", "success_1", "success_10"]);
+    }
+}

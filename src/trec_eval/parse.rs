@@ -1,0 +1,407 @@
+//! Fast readers for TREC qrels and run files, as trec_eval reads them, borrowing every
+//! field from the file's bytes: no allocation per line, runs parsed in parallel chunks.
+//!
+//! - Qrels lines: `qid iteration docno grade` (whitespace-separated; the iteration is
+//!   ignored). A negative grade marks a document as judged but unjudged (trec_eval's
+//!   `RELVALUE_UNJUDGED`): it is never relevant and never counted. A (query, document)
+//!   pair judged twice is an error, as in trec_eval.
+//! - Run lines: `qid Q0 docno rank score tag`; the rank column is ignored and fields
+//!   after the tag are ignored (trec_eval's rules). Lines starting with `#` are comments.
+//!   The run id is the tag of the last line, as trec_eval reports it.
+//!
+//! Blank lines, CRLF line endings, a UTF-8 byte-order mark and a missing final newline
+//! are accepted. Every defect is reported with file and line.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::dataset::Grade;
+use crate::error::{Error, Problem, Problems};
+
+/// The judgments of one query.
+#[derive(Debug)]
+pub struct QueryJudgments<'a> {
+    pub query: &'a str,
+    /// Grade of every judged document.
+    pub grades: FxHashMap<&'a str, Grade>,
+}
+
+/// Parsed qrels, queries sorted by id in byte order (trec_eval's order).
+#[derive(Debug)]
+pub struct QrelsData<'a> {
+    pub queries: Vec<QueryJudgments<'a>>,
+}
+
+/// One query's results in file order: (docno, score).
+#[derive(Debug)]
+pub struct QueryResults<'a> {
+    pub query: &'a str,
+    pub results: Vec<(&'a str, f64)>,
+}
+
+/// A parsed run: queries in first-seen order.
+#[derive(Debug)]
+pub struct RunData<'a> {
+    /// The tag of the last line (trec_eval's `runid`).
+    pub run_id: &'a str,
+    pub queries: Vec<QueryResults<'a>>,
+}
+
+/// Strips a UTF-8 byte-order mark and checks the text is UTF-8, naming the first bad line.
+pub fn as_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Error> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|error| {
+        let line = bytes[..error.valid_up_to()]
+            .iter()
+            .filter(|&&byte| byte == b'\n')
+            .count()
+            + 1;
+        Error::problem(
+            Problem::new(path, Some(line), "invalid UTF-8").with_hint("save the file as UTF-8"),
+        )
+    })
+}
+
+/// Lines of `text` (a final line without newline included), found with memchr.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes());
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let end = ends.next().unwrap_or(text.len());
+        let line = &text[start..end];
+        start = end + 1;
+        Some(line)
+    })
+}
+
+/// Lines of `text` with their 1-based numbers.
+fn numbered_lines(text: &str, first_number: usize) -> impl Iterator<Item = (usize, &str)> {
+    lines(text)
+        .enumerate()
+        .map(move |(index, line)| (first_number + index, line))
+}
+
+/// C's `isspace`, which trec_eval splits on (ASCII whitespace plus vertical tab).
+fn is_separator(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+/// The whitespace-separated fields of one line, borrowed.
+struct Fields<'a> {
+    line: &'a str,
+    position: usize,
+}
+
+fn split_fields(line: &str) -> Fields<'_> {
+    Fields { line, position: 0 }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.line.as_bytes();
+        let mut start = self.position;
+        while start < bytes.len() && is_separator(bytes[start]) {
+            start += 1;
+        }
+        if start == bytes.len() {
+            self.position = start;
+            return None;
+        }
+        let mut end = start + 1;
+        while end < bytes.len() && !is_separator(bytes[end]) {
+            end += 1;
+        }
+        self.position = end;
+        // Separators are ASCII, so both ends sit on character boundaries.
+        Some(&self.line[start..end])
+    }
+}
+
+/// Reads qrels text.
+pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
+    let mut problems = Problems::default();
+    let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut queries: Vec<QueryJudgments<'a>> = Vec::new();
+    let mut current: Option<(&str, usize)> = None;
+    for (number, line) in numbered_lines(text, 1) {
+        let mut fields = split_fields(line);
+        let Some(query) = fields.next() else {
+            continue;
+        };
+        let (Some(_iteration), Some(document), Some(grade_text), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            problems.push(
+                Problem::new(
+                    path,
+                    Some(number),
+                    format!(
+                        "expected 4 fields (qid iteration docno grade), found {}",
+                        split_fields(line).count()
+                    ),
+                )
+                .with_hint("TREC qrels lines look like `301 0 FBIS3-10082 1`"),
+            );
+            continue;
+        };
+        let Ok(grade) = grade_text.parse::<Grade>() else {
+            problems.push(
+                Problem::new(
+                    path,
+                    Some(number),
+                    format!("grade {grade_text:?} is not an integer"),
+                )
+                .with_hint("grades are integers; negative means judged but unjudged"),
+            );
+            continue;
+        };
+        let slot = match current {
+            Some((id, slot)) if id == query => slot,
+            _ => {
+                let slot = *slot_of.entry(query).or_insert_with(|| {
+                    queries.push(QueryJudgments {
+                        query,
+                        grades: FxHashMap::default(),
+                    });
+                    queries.len() - 1
+                });
+                current = Some((query, slot));
+                slot
+            }
+        };
+        if queries[slot].grades.insert(document, grade).is_some() {
+            let first = lines_naming(text, query, document)[0];
+            problems.push(Problem::new(
+                path,
+                Some(number),
+                format!(
+                    "document {document} is judged twice for query {query} (first on line {first})"
+                ),
+            ));
+        }
+    }
+    if queries.is_empty() && problems.is_empty() {
+        problems.push(
+            Problem::new(path, None, "no judgments")
+                .with_hint("a qrels file has one `qid iteration docno grade` line per judgment"),
+        );
+    }
+    problems.into_result()?;
+    queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
+    Ok(QrelsData { queries })
+}
+
+/// What one chunk of a run file holds: consecutive-query blocks and the last tag.
+struct Chunk<'a> {
+    blocks: Vec<QueryResults<'a>>,
+    run_id: Option<&'a str>,
+}
+
+/// A defect in a chunk: line number within the chunk (0-based) and message.
+type ChunkProblem = (usize, String, &'static str);
+
+fn parse_run_chunk(text: &str) -> Result<Chunk<'_>, ChunkProblem> {
+    let mut blocks: Vec<QueryResults<'_>> = Vec::new();
+    let mut run_id = None;
+    for (index, line) in lines(text).enumerate() {
+        let mut fields = split_fields(line);
+        let Some(query) = fields.next() else {
+            continue;
+        };
+        if query.starts_with('#') {
+            continue;
+        }
+        let (Some(_q0), Some(document), Some(_rank), Some(score_text), Some(tag)) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            return Err((
+                index,
+                format!(
+                    "expected at least 6 fields (qid Q0 docno rank score tag), found {}",
+                    split_fields(line).count()
+                ),
+                "TREC run lines look like `301 Q0 FBIS3-10082 1 12.5 myrun`",
+            ));
+        };
+        let score: f64 = match score_text.parse() {
+            Ok(score) if !f64::is_nan(score) => score,
+            _ => {
+                return Err((
+                    index,
+                    format!("score {score_text:?} is not a number"),
+                    "the fifth field is the retrieval score; higher ranks first",
+                ))
+            }
+        };
+        run_id = Some(tag);
+        match blocks.last_mut() {
+            Some(block) if block.query == query => block.results.push((document, score)),
+            _ => blocks.push(QueryResults {
+                query,
+                results: vec![(document, score)],
+            }),
+        }
+    }
+    Ok(Chunk { blocks, run_id })
+}
+
+/// Splits `text` into about `pieces` chunks that end at line ends.
+fn line_aligned_chunks(text: &str, pieces: usize) -> Vec<&str> {
+    let target = (text.len() / pieces.max(1)).max(1 << 16);
+    let bytes = text.as_bytes();
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + target).min(text.len());
+        if end < text.len() {
+            end = match memchr::memchr(b'\n', &bytes[end..]) {
+                Some(offset) => end + offset + 1,
+                None => text.len(),
+            };
+        }
+        chunks.push(&text[start..end]);
+        start = end;
+    }
+    chunks
+}
+
+/// Reads a run. Results of a query may be spread over the file; they are gathered in
+/// file order.
+pub fn parse_run<'a>(path: &Path, text: &'a str) -> Result<RunData<'a>, Error> {
+    let chunks = line_aligned_chunks(text, rayon::current_num_threads() * 4);
+    let parsed: Vec<Result<Chunk<'a>, ChunkProblem>> = chunks
+        .par_iter()
+        .map(|chunk| parse_run_chunk(chunk))
+        .collect();
+    let mut queries: Vec<QueryResults<'a>> = Vec::new();
+    let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut run_id = None;
+    let mut lines_before = 0;
+    for (chunk_text, chunk) in chunks.iter().zip(parsed) {
+        let chunk = chunk.map_err(|(index, message, hint)| {
+            Error::problem(
+                Problem::new(path, Some(lines_before + index + 1), message).with_hint(hint),
+            )
+        })?;
+        lines_before += memchr::memchr_iter(b'\n', chunk_text.as_bytes()).count();
+        run_id = chunk.run_id.or(run_id);
+        for block in chunk.blocks {
+            match slot_of.get(block.query) {
+                Some(&slot) => queries[slot].results.extend(block.results),
+                None => {
+                    slot_of.insert(block.query, queries.len());
+                    queries.push(block);
+                }
+            }
+        }
+    }
+    let Some(run_id) = run_id else {
+        return Err(Error::problem(
+            Problem::new(path, None, "no results").with_hint(
+                "a TREC run has one `qid Q0 docno rank score tag` line per retrieved document",
+            ),
+        ));
+    };
+    Ok(RunData { run_id, queries })
+}
+
+/// Lines of a run or qrels `text` that name `document` for `query` (the docno is the
+/// third field of both), for duplicate reports.
+pub fn lines_naming(text: &str, query: &str, document: &str) -> Vec<usize> {
+    numbered_lines(text, 1)
+        .filter(|(_, line)| {
+            let mut fields = split_fields(line);
+            fields.next() == Some(query) && fields.nth(1) == Some(document)
+        })
+        .map(|(number, _)| number)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_lines_follow_trec_eval_rules() {
+        let text =
+            "# comment\r\n1 Q0 a 1 0.5 first extra junk\r\n\r\n2 Q0 b 1 2 mid\n1 Q0 c 9 0.7 last";
+        let run = parse_run(Path::new("r"), text).unwrap();
+        assert_eq!(run.run_id, "last");
+        assert_eq!(run.queries.len(), 2);
+        assert_eq!(run.queries[0].query, "1");
+        assert_eq!(run.queries[0].results, vec![("a", 0.5), ("c", 0.7)]);
+        assert_eq!(run.queries[1].results, vec![("b", 2.0)]);
+    }
+
+    #[test]
+    fn run_errors_name_the_line() {
+        let error = parse_run(Path::new("r.run"), "1 Q0 a 1 0.5 t\n\n1 Q0 b 2 high t\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("r.run:3: score \"high\" is not a number"),
+            "{error}"
+        );
+        let error = parse_run(Path::new("r.run"), "1 Q0 a 1 0.5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("r.run:1: expected at least 6 fields"),
+            "{error}"
+        );
+        let error = parse_run(Path::new("r.run"), "\n# only a comment\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("r.run: no results"), "{error}");
+    }
+
+    #[test]
+    fn chunked_parsing_matches_line_numbers_across_chunks() {
+        // Enough lines for several chunks; a bad line near the end.
+        let mut text = String::new();
+        for index in 0..20_000 {
+            text.push_str(&format!("q{} Q0 d{index} 1 {index} tag\n", index % 7));
+        }
+        text.push_str("q1 Q0 bad 1 x tag\n");
+        let error = parse_run(Path::new("big"), &text).unwrap_err().to_string();
+        assert!(error.contains("big:20001: score \"x\""), "{error}");
+        text.truncate(text.len() - "q1 Q0 bad 1 x tag\n".len());
+        let run = parse_run(Path::new("big"), &text).unwrap();
+        assert_eq!(run.queries.len(), 7);
+        let total: usize = run.queries.iter().map(|query| query.results.len()).sum();
+        assert_eq!(total, 20_000);
+        // File order within a query survives chunking.
+        let q0 = &run.queries[0].results;
+        assert!(q0.windows(2).all(|pair| pair[0].1 < pair[1].1));
+    }
+
+    #[test]
+    fn qrels_sorted_by_query_with_duplicates_reported() {
+        let qrels = parse_qrels(Path::new("q"), "b 0 d1 1\na 0 d2 -1\nb 0 d3 0").unwrap();
+        let ids: Vec<&str> = qrels.queries.iter().map(|query| query.query).collect();
+        assert_eq!(ids, vec!["a", "b"]);
+        assert_eq!(qrels.queries[0].grades["d2"], -1);
+        let error = parse_qrels(Path::new("q"), "a 0 d 1\na 0 d 2\na 0 e one\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("q:2: document d is judged twice for query a (first on line 1)"),
+            "{error}"
+        );
+        assert!(
+            error.contains("q:3: grade \"one\" is not an integer"),
+            "{error}"
+        );
+    }
+}
