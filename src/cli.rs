@@ -51,6 +51,9 @@ pub enum Command {
     /// Score TREC run files against TREC qrels with trec_eval's semantics.
     #[command(after_long_help = EVAL_HELP)]
     Eval(EvalArgs),
+    /// Import, summarize or validate datasets (BEIR, TREC, CSV, SMART, native).
+    #[command(subcommand)]
+    Dataset(DatasetCommand),
 }
 
 /// Options of `hyde-eval run`.
@@ -59,6 +62,10 @@ pub struct RunArgs {
     /// Dataset directory [default: datasets/devmem]
     #[arg(short, long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
+
+    /// Format of the dataset directory, imported in memory
+    #[command(flatten)]
+    pub source: SourceArgs,
 
     /// TOML config file (dataset, configurations, parameters)
     #[arg(short, long, value_name = "FILE")]
@@ -239,6 +246,112 @@ pub struct EvalArgs {
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
+
+    /// No notes on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+const DATASET_HELP: &str = "\
+Formats (--from / --format):
+  native  facts.jsonl, queries.jsonl, qrels.tsv (README \"Dataset format\")
+  beir    corpus.jsonl (title + text), queries.jsonl, qrels/SPLIT.tsv (--split, default test)
+  trec    TREC qrels plus docno<TAB>text and qid<TAB>text files (--docs, --queries, --qrels)
+  csv     facts.csv, queries.csv, qrels.csv with a header row naming the columns
+  smart   Cranfield, CACM, ADI or NPL in their original files (detected by file names)
+
+Examples:
+  hyde-eval dataset import --from beir ../shared/datasets/scifact datasets/scifact
+  hyde-eval dataset stats --format smart ../shared/datasets/cranfield
+  hyde-eval dataset validate datasets/devmem";
+
+/// Where a dataset comes from and in which format.
+#[derive(Debug, Args, Default, Clone)]
+pub struct SourceArgs {
+    /// Input format of the dataset directory
+    #[arg(long = "format", value_enum, default_value_t)]
+    pub format: crate::dataset::import::Format,
+
+    /// BEIR qrels split (qrels/SPLIT.tsv)
+    #[arg(long, value_name = "SPLIT", default_value = "test")]
+    pub split: String,
+
+    /// TREC format: documents file, docno<TAB>text, in the directory
+    #[arg(long, value_name = "FILE", default_value = "docs.tsv")]
+    pub docs: PathBuf,
+
+    /// TREC format: topics file, qid<TAB>text, in the directory
+    #[arg(long, value_name = "FILE", default_value = "queries.tsv")]
+    pub queries: PathBuf,
+
+    /// TREC format: qrels file in the directory
+    #[arg(long, value_name = "FILE", default_value = "qrels")]
+    pub qrels: PathBuf,
+}
+
+/// `hyde-eval dataset ...`
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Convert a collection into hyde-eval's native layout
+    #[command(after_long_help = DATASET_HELP)]
+    Import(ImportArgs),
+    /// Counts, judged queries, grade histogram and text-length percentiles
+    #[command(after_long_help = DATASET_HELP)]
+    Stats(InspectArgs),
+    /// Load and validate a dataset; report every defect (exit code 2) or a summary line
+    #[command(after_long_help = DATASET_HELP)]
+    Validate(InspectArgs),
+}
+
+/// Options of `hyde-eval dataset import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Format of SRC
+    #[arg(long = "from", value_enum)]
+    pub from: crate::dataset::import::Format,
+
+    /// Collection directory
+    #[arg(value_name = "SRC")]
+    pub source: PathBuf,
+
+    /// New dataset directory
+    #[arg(value_name = "DEST")]
+    pub destination: PathBuf,
+
+    /// BEIR qrels split (qrels/SPLIT.tsv)
+    #[arg(long, value_name = "SPLIT", default_value = "test")]
+    pub split: String,
+
+    /// TREC format: documents file, docno<TAB>text, in SRC
+    #[arg(long, value_name = "FILE", default_value = "docs.tsv")]
+    pub docs: PathBuf,
+
+    /// TREC format: topics file, qid<TAB>text, in SRC
+    #[arg(long, value_name = "FILE", default_value = "queries.tsv")]
+    pub queries: PathBuf,
+
+    /// TREC format: qrels file in SRC
+    #[arg(long, value_name = "FILE", default_value = "qrels")]
+    pub qrels: PathBuf,
+
+    /// No notes on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Options of `hyde-eval dataset stats` and `validate`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Dataset directory
+    #[arg(value_name = "DIR")]
+    pub dataset: PathBuf,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// Print JSON instead of text (stats)
+    #[arg(long)]
+    pub json: bool,
 
     /// No notes on stderr
     #[arg(long)]

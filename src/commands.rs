@@ -49,7 +49,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Error> {
             "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",
         )));
     }
-    let dataset = Dataset::load(&dataset_path)?;
+    let dataset = load_dataset(&dataset_path, &args.source)?;
     let settings = settings::resolve(args, &file, &dataset.manifest)?;
     if !settings.quiet {
         for note in &dataset.notes {
@@ -330,4 +330,78 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         print_to_stdout(&text)?;
         Ok(crate::error::exit_code::OK)
     })
+}
+
+/// Loads a dataset directory in the format `source` names.
+fn load_dataset(path: &std::path::Path, source: &crate::cli::SourceArgs) -> Result<Dataset, Error> {
+    use crate::dataset::import::{self, ImportOptions};
+    import::load(
+        source.format,
+        path,
+        &ImportOptions {
+            split: source.split.clone(),
+            trec_docs: source.docs.clone(),
+            trec_queries: source.queries.clone(),
+            trec_qrels: source.qrels.clone(),
+        },
+    )
+}
+
+/// `hyde-eval dataset import|stats|validate`.
+pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
+    use crate::cli::{DatasetCommand, SourceArgs};
+    use crate::dataset::{import, stats};
+    let print_notes = |dataset: &Dataset, quiet: bool| {
+        if !quiet {
+            for note in &dataset.notes {
+                eprintln!("note: {note}");
+            }
+        }
+    };
+    match command {
+        DatasetCommand::Import(args) => {
+            let source = SourceArgs {
+                format: args.from,
+                split: args.split.clone(),
+                docs: args.docs.clone(),
+                queries: args.queries.clone(),
+                qrels: args.qrels.clone(),
+            };
+            let dataset = load_dataset(&args.source, &source)?;
+            print_notes(&dataset, args.quiet);
+            import::write_native(&dataset, &args.destination)?;
+            print_to_stdout(&format!(
+                "imported {} facts, {} queries and {} judgments into {}\n",
+                dataset.facts.len(),
+                dataset.queries.len(),
+                dataset.judgment_count(),
+                args.destination.display()
+            ))?;
+        }
+        DatasetCommand::Stats(args) => {
+            let dataset = load_dataset(&args.dataset, &args.source)?;
+            print_notes(&dataset, args.quiet);
+            let summary = stats::stats(&dataset);
+            let text = if args.json {
+                let mut text = serde_json::to_string_pretty(&summary).expect("serializable stats");
+                text.push('\n');
+                text
+            } else {
+                summary.render()
+            };
+            print_to_stdout(&text)?;
+        }
+        DatasetCommand::Validate(args) => {
+            let dataset = load_dataset(&args.dataset, &args.source)?;
+            print_notes(&dataset, args.quiet);
+            print_to_stdout(&format!(
+                "{}: valid ({} facts, {} queries, {} judgments)\n",
+                args.dataset.display(),
+                dataset.facts.len(),
+                dataset.queries.len(),
+                dataset.judgment_count()
+            ))?;
+        }
+    }
+    Ok(crate::error::exit_code::OK)
 }

@@ -16,6 +16,7 @@ fn main() -> ExitCode {
             Ok(hyde_eval::error::exit_code::OK)
         }
         Command::Eval(args) => commands::eval(args),
+        Command::Dataset(command) => commands::dataset(command),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

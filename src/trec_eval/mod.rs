@@ -255,9 +255,11 @@ fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<usize>, String> {
     for item in list.split(',') {
         match item.trim().parse::<usize>() {
             Ok(k) if k > 0 => cutoffs.push(k),
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "measure {name}: cut-off {item:?} is not a positive integer (e.g. -m {name}.5,10)"
-            )),
+            ))
+            }
         }
     }
     cutoffs.sort_unstable();
