@@ -18,7 +18,7 @@ Examples:
 
 Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
 [configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
-num_hypotheses, half_life_days, bm25_k1, bm25_b, hybrid_vector_weight,
+num_hypotheses, half_life_days, bm25_k1, bm25_b, bm25_analyzer, hybrid_vector_weight,
 hybrid_text_weight, hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit,
 adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth.
 Precedence, lowest first: preset defaults, config [params], config
@@ -130,6 +130,10 @@ pub struct RunArgs {
     /// BM25 b
     #[arg(long, value_name = "F")]
     pub bm25_b: Option<f64>,
+
+    /// BM25 analyzer: chatcli (default) or english (Lucene's, with stemming)
+    #[arg(long, value_name = "NAME")]
+    pub bm25_analyzer: Option<crate::text::Analyzer>,
 
     /// Results kept per query (metrics and run files see this many)
     #[arg(long, value_name = "N")]
