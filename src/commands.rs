@@ -218,7 +218,7 @@ fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
         // SAFETY: the map is read-only and lives while the file is evaluated; like
         // trec_eval (which maps its inputs too), we assume nobody truncates the file
         // meanwhile.
-        if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+        if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
             return Ok(InputBytes::Mapped(map));
         }
     }
@@ -265,10 +265,10 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
             let bytes = read_input(path)?;
-            let text = parse::as_text(path, &bytes)?;
-            let run = parse::parse_run(path, text)?;
+            let run = parse::parse_run(path, &bytes)?;
             let evaluation = evaluate_run(&qrels, run, &options).map_err(|duplicate| {
-                let lines = parse::lines_naming(text, &duplicate.query, &duplicate.document);
+                let text = String::from_utf8_lossy(&bytes);
+                let lines = parse::lines_naming(&text, &duplicate.query, &duplicate.document);
                 Error::problem(
                     Problem::new(
                         path,

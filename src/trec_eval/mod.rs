@@ -520,7 +520,7 @@ mod tests {
         .unwrap();
         let run = parse::parse_run(
             Path::new("r"),
-            "1 Q0 a 1 0.5 t\n1 Q0 b 2 0.1 t\n1 Q0 c 3 0.5 t\n1 Q0 e 4 0.4 t\n1 Q0 x 5 0.9 t\n",
+            b"1 Q0 a 1 0.5 t\n1 Q0 b 2 0.1 t\n1 Q0 c 3 0.5 t\n1 Q0 e 4 0.4 t\n1 Q0 x 5 0.9 t\n",
         )
         .unwrap();
         let evaluation = evaluate_run(
@@ -552,7 +552,7 @@ mod tests {
     #[test]
     fn complete_flag_scores_missing_queries_as_zero_and_max_results_cuts() {
         let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n2 0 b 1\n").unwrap();
-        let run = parse::parse_run(Path::new("r"), "1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
         let mut complete = options(&["map", "num_ret", "num_rel_ret"]);
         complete.complete = true;
         let evaluation = evaluate_run(&qrels, run, &complete).unwrap();
@@ -561,7 +561,7 @@ mod tests {
         assert_eq!(value(&evaluation, "2", "num_ret"), 0.0);
         assert_eq!(value(&evaluation, "all", "num_ret"), 2.0);
         complete.max_results = 1;
-        let run = parse::parse_run(Path::new("r"), "1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
         let cut = evaluate_run(&qrels, run, &complete).unwrap();
         assert_eq!(value(&cut, "all", "num_rel_ret"), 0.0);
         assert_eq!(value(&cut, "all", "num_ret"), 1.0);
@@ -570,7 +570,7 @@ mod tests {
     #[test]
     fn relevance_level_changes_binary_measures_only() {
         let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 2\n").unwrap();
-        let run = parse::parse_run(Path::new("r"), "1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n").unwrap();
         let mut level_two = options(&["recip_rank", "ndcg_cut.2", "num_rel"]);
         level_two.relevance_level = 2;
         let evaluation = evaluate_run(&qrels, run, &level_two).unwrap();
@@ -583,7 +583,7 @@ mod tests {
     #[test]
     fn duplicate_run_documents_are_errors() {
         let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n").unwrap();
-        let run = parse::parse_run(Path::new("r"), "1 Q0 a 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
         let error = evaluate_run(&qrels, run, &options(&["map"])).unwrap_err();
         assert_eq!(
             error,

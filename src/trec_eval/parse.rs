@@ -86,9 +86,50 @@ fn numbered_lines(text: &str, first_number: usize) -> impl Iterator<Item = (usiz
         .map(move |(index, line)| (first_number + index, line))
 }
 
-/// C's `isspace`, which trec_eval splits on (ASCII whitespace plus vertical tab).
+/// C's `isspace`, which trec_eval splits on (ASCII whitespace plus vertical tab), as a
+/// lookup table: field splitting is the innermost loop of run parsing.
+const SEPARATORS: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b' ' as usize] = true;
+    table[b'\t' as usize] = true;
+    table[b'\n' as usize] = true;
+    table[b'\r' as usize] = true;
+    table[0x0b] = true;
+    table[0x0c] = true;
+    table
+};
+
 fn is_separator(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+    SEPARATORS[byte as usize]
+}
+
+/// Position of the first separator at or after `from`, or `bytes.len()`. Scans eight
+/// bytes at a time: a word without a byte below 0x21 holds no separator. In the bit trick
+/// the lowest flagged byte is exact (later ones may be false positives), and UTF-8
+/// continuation bytes (>= 0x80) are never flagged.
+#[inline]
+fn separator_from(bytes: &[u8], mut from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    while from + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[from..from + 8]);
+        let word = u64::from_le_bytes(word);
+        let below_0x21 = word.wrapping_sub(ONES * 0x21) & !word & HIGH_BITS;
+        if below_0x21 == 0 {
+            from += 8;
+            continue;
+        }
+        from += (below_0x21.trailing_zeros() / 8) as usize;
+        if is_separator(bytes[from]) {
+            return from;
+        }
+        from += 1;
+    }
+    while from < bytes.len() && !is_separator(bytes[from]) {
+        from += 1;
+    }
+    from
 }
 
 /// The whitespace-separated fields of one line, borrowed.
@@ -104,6 +145,7 @@ fn split_fields(line: &str) -> Fields<'_> {
 impl<'a> Iterator for Fields<'a> {
     type Item = &'a str;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a str> {
         let bytes = self.line.as_bytes();
         let mut start = self.position;
@@ -114,10 +156,7 @@ impl<'a> Iterator for Fields<'a> {
             self.position = start;
             return None;
         }
-        let mut end = start + 1;
-        while end < bytes.len() && !is_separator(bytes[end]) {
-            end += 1;
-        }
+        let end = separator_from(bytes, start + 1);
         self.position = end;
         // Separators are ASCII, so both ends sit on character boundaries.
         Some(&self.line[start..end])
@@ -207,7 +246,11 @@ struct Chunk<'a> {
 /// A defect in a chunk: line number within the chunk (0-based) and message.
 type ChunkProblem = (usize, String, &'static str);
 
-fn parse_run_chunk(text: &str) -> Result<Chunk<'_>, ChunkProblem> {
+fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        let line = memchr::memchr_iter(b'\n', &bytes[..error.valid_up_to()]).count();
+        (line, "invalid UTF-8".to_owned(), "save the file as UTF-8")
+    })?;
     let mut blocks: Vec<QueryResults<'_>> = Vec::new();
     let mut run_id = None;
     for (index, line) in lines(text).enumerate() {
@@ -256,30 +299,30 @@ fn parse_run_chunk(text: &str) -> Result<Chunk<'_>, ChunkProblem> {
     Ok(Chunk { blocks, run_id })
 }
 
-/// Splits `text` into about `pieces` chunks that end at line ends.
-fn line_aligned_chunks(text: &str, pieces: usize) -> Vec<&str> {
-    let target = (text.len() / pieces.max(1)).max(1 << 16);
-    let bytes = text.as_bytes();
+/// Splits `bytes` into about `pieces` chunks that end at line ends.
+fn line_aligned_chunks(bytes: &[u8], pieces: usize) -> Vec<&[u8]> {
+    let target = (bytes.len() / pieces.max(1)).max(1 << 16);
     let mut chunks = Vec::new();
     let mut start = 0;
-    while start < text.len() {
-        let mut end = (start + target).min(text.len());
-        if end < text.len() {
+    while start < bytes.len() {
+        let mut end = (start + target).min(bytes.len());
+        if end < bytes.len() {
             end = match memchr::memchr(b'\n', &bytes[end..]) {
                 Some(offset) => end + offset + 1,
-                None => text.len(),
+                None => bytes.len(),
             };
         }
-        chunks.push(&text[start..end]);
+        chunks.push(&bytes[start..end]);
         start = end;
     }
     chunks
 }
 
-/// Reads a run. Results of a query may be spread over the file; they are gathered in
-/// file order.
-pub fn parse_run<'a>(path: &Path, text: &'a str) -> Result<RunData<'a>, Error> {
-    let chunks = line_aligned_chunks(text, rayon::current_num_threads() * 4);
+/// Reads a run from its bytes (UTF-8 is checked chunk by chunk, in parallel). Results
+/// of a query may be spread over the file; they are gathered in file order.
+pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let chunks = line_aligned_chunks(bytes, rayon::current_num_threads() * 4);
     let parsed: Vec<Result<Chunk<'a>, ChunkProblem>> = chunks
         .par_iter()
         .map(|chunk| parse_run_chunk(chunk))
@@ -287,14 +330,16 @@ pub fn parse_run<'a>(path: &Path, text: &'a str) -> Result<RunData<'a>, Error> {
     let mut queries: Vec<QueryResults<'a>> = Vec::new();
     let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
     let mut run_id = None;
-    let mut lines_before = 0;
-    for (chunk_text, chunk) in chunks.iter().zip(parsed) {
+    for (number, chunk) in parsed.into_iter().enumerate() {
         let chunk = chunk.map_err(|(index, message, hint)| {
+            let lines_before: usize = chunks[..number]
+                .iter()
+                .map(|chunk| memchr::memchr_iter(b'\n', chunk).count())
+                .sum();
             Error::problem(
                 Problem::new(path, Some(lines_before + index + 1), message).with_hint(hint),
             )
         })?;
-        lines_before += memchr::memchr_iter(b'\n', chunk_text.as_bytes()).count();
         run_id = chunk.run_id.or(run_id);
         for block in chunk.blocks {
             match slot_of.get(block.query) {
@@ -336,7 +381,7 @@ mod tests {
     fn run_lines_follow_trec_eval_rules() {
         let text =
             "# comment\r\n1 Q0 a 1 0.5 first extra junk\r\n\r\n2 Q0 b 1 2 mid\n1 Q0 c 9 0.7 last";
-        let run = parse_run(Path::new("r"), text).unwrap();
+        let run = parse_run(Path::new("r"), text.as_bytes()).unwrap();
         assert_eq!(run.run_id, "last");
         assert_eq!(run.queries.len(), 2);
         assert_eq!(run.queries[0].query, "1");
@@ -345,22 +390,43 @@ mod tests {
     }
 
     #[test]
+    fn fields_split_on_c_isspace_only() {
+        // Long fields cross the 8-byte fast path; \x01 is not a separator, \x0b is;
+        // UTF-8 bytes never are.
+        let line = "q\x01longer-than-eight\x0bd\u{e9}j\u{e0}-vu-\u{2003}-wide\t\r 7";
+        let fields: Vec<&str> = split_fields(line).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "q\x01longer-than-eight",
+                "d\u{e9}j\u{e0}-vu-\u{2003}-wide",
+                "7"
+            ]
+        );
+        for end in 0..=20 {
+            let word = "x".repeat(end);
+            assert_eq!(separator_from(format!("{word} tail").as_bytes(), 0), end);
+            assert_eq!(separator_from(word.as_bytes(), 0), end);
+        }
+    }
+
+    #[test]
     fn run_errors_name_the_line() {
-        let error = parse_run(Path::new("r.run"), "1 Q0 a 1 0.5 t\n\n1 Q0 b 2 high t\n")
+        let error = parse_run(Path::new("r.run"), b"1 Q0 a 1 0.5 t\n\n1 Q0 b 2 high t\n")
             .unwrap_err()
             .to_string();
         assert!(
             error.contains("r.run:3: score \"high\" is not a number"),
             "{error}"
         );
-        let error = parse_run(Path::new("r.run"), "1 Q0 a 1 0.5\n")
+        let error = parse_run(Path::new("r.run"), b"1 Q0 a 1 0.5\n")
             .unwrap_err()
             .to_string();
         assert!(
             error.contains("r.run:1: expected at least 6 fields"),
             "{error}"
         );
-        let error = parse_run(Path::new("r.run"), "\n# only a comment\n")
+        let error = parse_run(Path::new("r.run"), b"\n# only a comment\n")
             .unwrap_err()
             .to_string();
         assert!(error.contains("r.run: no results"), "{error}");
@@ -374,10 +440,12 @@ mod tests {
             text.push_str(&format!("q{} Q0 d{index} 1 {index} tag\n", index % 7));
         }
         text.push_str("q1 Q0 bad 1 x tag\n");
-        let error = parse_run(Path::new("big"), &text).unwrap_err().to_string();
+        let error = parse_run(Path::new("big"), text.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("big:20001: score \"x\""), "{error}");
         text.truncate(text.len() - "q1 Q0 bad 1 x tag\n".len());
-        let run = parse_run(Path::new("big"), &text).unwrap();
+        let run = parse_run(Path::new("big"), text.as_bytes()).unwrap();
         assert_eq!(run.queries.len(), 7);
         let total: usize = run.queries.iter().map(|query| query.results.len()).sum();
         assert_eq!(total, 20_000);
