@@ -11,6 +11,7 @@ qrels and the run, sorts, scores and prints. Every tool computes the same measur
 computes about 60 more measures. Each timing is the median of REPEATS runs (default 3),
 after one warm-up run that puts the files in the page cache.
 """
+import os
 import random
 import statistics
 import subprocess
@@ -84,7 +85,7 @@ def main():
     if disagreements:
         sys.exit(f"hyde-eval and trec_eval disagree: {disagreements[:5]}")
     rows = [
-        ("hyde-eval eval (2 threads)", timed([hyde_eval, "eval", *flags, str(qrels), str(run)], repeats)),
+        (f"hyde-eval eval ({os.cpu_count()} threads)", timed([hyde_eval, "eval", *flags, str(qrels), str(run)], repeats)),
         ("hyde-eval eval -j 1", timed([hyde_eval, "eval", "-j", "1", *flags, str(qrels), str(run)], repeats)),
         ("trec_eval (same measures)", timed([trec_eval, *flags, str(qrels), str(run)], repeats)),
         ("trec_eval -m all_trec", timed([trec_eval, "-m", "all_trec", str(qrels), str(run)], repeats)),

@@ -381,16 +381,16 @@ fn ranked_grades(
             });
         }
     }
-    let mut keyed: Vec<(u64, &str)> = results
+    results
         .results
+        .sort_unstable_by(|(doc_a, score_a), (doc_b, score_b)| {
+            order_key(*score_b)
+                .cmp(&order_key(*score_a))
+                .then_with(|| doc_b.cmp(doc_a))
+        });
+    Ok(results.results[..results.results.len().min(max_results)]
         .iter()
-        .map(|&(document, score)| (order_key(score), document))
-        .collect();
-    keyed.sort_unstable_by(|a, b| b.cmp(a));
-    keyed.truncate(max_results);
-    Ok(keyed
-        .iter()
-        .map(|(_, document)| {
+        .map(|(document, _)| {
             judgments
                 .grades
                 .get(document)
