@@ -117,7 +117,9 @@ fn shared_collections_import_with_their_published_counts() {
         trec_qrels: "test.2-1-0.qrel".into(),
         ..ImportOptions::default()
     };
-    let cases: [(&str, Format, &ImportOptions, (usize, usize, usize)); 6] = [
+    /// Facts, queries and judgments.
+    type Counts = (usize, usize, usize);
+    let cases: [(&str, Format, &ImportOptions, Counts); 6] = [
         // Cranfield: docs 471 and 995 are empty; 995 has one judgment.
         (
             "cranfield",
