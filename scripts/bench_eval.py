@@ -9,10 +9,12 @@ End to end means from the files on disk to the printed averages: each tool reads
 qrels and the run, sorts, scores and prints. Every tool computes the same measures
 (hyde-eval's all_trec set, given as -m flags); trec_eval is also timed with its own -m all_trec, which
 computes about 60 more measures. Each timing is the median of REPEATS runs (default 3),
-after one warm-up run that puts the files in the page cache.
+after one warm-up run that puts the files in the page cache; wall-clock and CPU time
+(user + system) are both reported, since a busy machine stretches wall-clock times.
 """
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,13 +61,17 @@ def pytrec_eval_end_to_end(qrels_path, run_path):
 
 
 def timed(command, repeats):
+    """Median wall-clock seconds and median CPU seconds (user + system) of `command`."""
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    samples = []
+    wall, cpu = [], []
     for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+        wall.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def main():
@@ -92,16 +98,18 @@ def main():
         ("pytrec_eval (same measures, parsing in Python)",
          timed([sys.executable, __file__, "--pytrec", str(qrels), str(run)], repeats)),
     ]
-    base = rows[0][1]
+    base_wall, base_cpu = rows[0][1]
     size = run.stat().st_size / 1e6
     print(f"synthetic run: {QUERIES} queries x {RESULTS} results ({size:.0f} MB), "
           f"qrels: {QUERIES * JUDGED} judgments; {len(ours)} output lines agree with trec_eval; "
           f"median of {repeats}")
     print()
-    print("| tool | seconds | vs hyde-eval |")
-    print("|---|---:|---:|")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds:.2f} | {seconds / base:.1f}x |")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
+    print()
+    print("| tool | wall s | x hyde-eval wall | CPU s | x hyde-eval CPU |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (wall, cpu) in rows:
+        print(f"| {name} | {wall:.2f} | {wall / base_wall:.1f} | {cpu:.2f} | {cpu / base_cpu:.1f} |")
 
 
 if __name__ == "__main__":

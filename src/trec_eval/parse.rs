@@ -290,10 +290,13 @@ fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
         run_id = Some(tag);
         match blocks.last_mut() {
             Some(block) if block.query == query => block.results.push((document, score)),
-            _ => blocks.push(QueryResults {
-                query,
-                results: vec![(document, score)],
-            }),
+            previous => {
+                // Queries of one run tend to have the same depth: reserve that much.
+                let mut results =
+                    Vec::with_capacity(previous.map_or(16, |block| block.results.len()));
+                results.push((document, score));
+                blocks.push(QueryResults { query, results });
+            }
         }
     }
     Ok(Chunk { blocks, run_id })
