@@ -363,11 +363,11 @@ fn order_key(score: f64) -> u64 {
     }
 }
 
-/// Sorts one query's results the trec_eval way (score descending, then docno
+/// Orders one query's results the trec_eval way (score descending, then docno
 /// descending), cuts them to `max_results` and returns their grades; `Err` names a
 /// duplicated document.
 fn ranked_grades(
-    results: &mut QueryResults<'_>,
+    results: &QueryResults<'_>,
     judgments: &parse::QueryJudgments<'_>,
     max_results: usize,
 ) -> Result<Vec<Grade>, DuplicateResult> {
@@ -381,19 +381,33 @@ fn ranked_grades(
             });
         }
     }
-    results
-        .results
-        .sort_unstable_by(|(doc_a, score_a), (doc_b, score_b)| {
-            order_key(*score_b)
-                .cmp(&order_key(*score_a))
-                .then_with(|| doc_b.cmp(doc_a))
-        });
-    Ok(results.results[..results.results.len().min(max_results)]
+    // Sort (key, position) pairs: integer comparisons on 16-byte items; score ties,
+    // rare in real runs, are then ordered by docno descending.
+    let documents = &results.results;
+    let mut order: Vec<(u64, u32)> = documents
         .iter()
-        .map(|(document, _)| {
+        .enumerate()
+        .map(|(position, &(_, score))| (!order_key(score), position as u32))
+        .collect();
+    order.sort_unstable_by_key(|&(descending_key, _)| descending_key);
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && order[end].0 == order[start].0 {
+            end += 1;
+        }
+        if end - start > 1 {
+            order[start..end]
+                .sort_unstable_by(|a, b| documents[b.1 as usize].0.cmp(documents[a.1 as usize].0));
+        }
+        start = end;
+    }
+    Ok(order[..order.len().min(max_results)]
+        .iter()
+        .map(|&(_, position)| {
             judgments
                 .grades
-                .get(document)
+                .get(documents[position as usize].0)
                 .copied()
                 .unwrap_or(NOT_JUDGED)
         })
@@ -403,7 +417,7 @@ fn ranked_grades(
 /// Evaluates `run` against `qrels`. Runs on the current rayon pool.
 pub fn evaluate_run(
     qrels: &QrelsData<'_>,
-    mut run: RunData<'_>,
+    run: RunData<'_>,
     options: &EvalOptions,
 ) -> Result<RunEvaluation, DuplicateResult> {
     let columns = options.measures.columns();
@@ -422,7 +436,7 @@ pub fn evaluate_run(
     };
     let evaluated: Vec<Option<(&str, Vec<f64>)>> = run
         .queries
-        .par_iter_mut()
+        .par_iter()
         .map(|results| {
             let Some(judgments) = judgments_of.get(results.query) else {
                 return Ok(None);

@@ -132,6 +132,31 @@ fn separator_from(bytes: &[u8], mut from: usize) -> usize {
     from
 }
 
+/// The first six fields of a run line and how many there are (fields after the sixth
+/// are not looked at, as in trec_eval). One pass, no iterator state: this is the
+/// innermost loop of run parsing.
+#[inline]
+fn first_six_fields(line: &str) -> ([&str; 6], usize) {
+    let bytes = line.as_bytes();
+    let mut fields = [""; 6];
+    let mut count = 0;
+    let mut position = 0;
+    while count < 6 {
+        while position < bytes.len() && is_separator(bytes[position]) {
+            position += 1;
+        }
+        if position == bytes.len() {
+            break;
+        }
+        let end = separator_from(bytes, position + 1);
+        // Separators are ASCII, so both ends sit on character boundaries.
+        fields[count] = &line[position..end];
+        count += 1;
+        position = end;
+    }
+    (fields, count)
+}
+
 /// The whitespace-separated fields of one line, borrowed.
 struct Fields<'a> {
     line: &'a str,
@@ -254,20 +279,12 @@ fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
     let mut blocks: Vec<QueryResults<'_>> = Vec::new();
     let mut run_id = None;
     for (index, line) in lines(text).enumerate() {
-        let mut fields = split_fields(line);
-        let Some(query) = fields.next() else {
-            continue;
-        };
-        if query.starts_with('#') {
+        let (fields, count) = first_six_fields(line);
+        if count == 0 || fields[0].starts_with('#') {
             continue;
         }
-        let (Some(_q0), Some(document), Some(_rank), Some(score_text), Some(tag)) = (
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-        ) else {
+        let [query, _q0, document, _rank, score_text, tag] = fields;
+        if count < 6 {
             return Err((
                 index,
                 format!(
@@ -276,7 +293,7 @@ fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
                 ),
                 "TREC run lines look like `301 Q0 FBIS3-10082 1 12.5 myrun`",
             ));
-        };
+        }
         let score = match parse_score(score_text) {
             Some(score) => score,
             _ => {
