@@ -61,32 +61,26 @@ pub(super) fn load(root: &Path, options: &ImportOptions) -> Result<Dataset, Erro
     }
     let qrels_path = root.join(&options.trec_qrels);
     let bytes = collection.read(&options.trec_qrels)?;
-    for line in split_lines(&qrels_path, &bytes, &mut problems) {
-        let fields: Vec<&str> = line.text.split_whitespace().collect();
-        let problem = |message: String| Problem::new(&qrels_path, Some(line.number), message);
-        let [query, _iteration, document, grade] = fields.as_slice() else {
-            problems.push(
-                problem(format!(
-                    "expected 4 fields (qid iteration docno grade), found {}",
-                    fields.len()
-                ))
-                .with_hint("TREC qrels lines look like `301 0 FBIS3-10082 1`"),
-            );
-            continue;
-        };
-        match grade.parse::<i32>() {
-            Ok(grade) => collection.judgments.push(RawJudgment {
-                query: (*query).to_owned(),
-                fact: (*document).to_owned(),
+    let text = crate::trec_eval::parse::as_text(&qrels_path, &bytes)?;
+    let mut judgments = Vec::new();
+    crate::trec_eval::parse::for_each_judgment(
+        &qrels_path,
+        text,
+        &mut problems,
+        |line, query, document, grade| {
+            judgments.push(RawJudgment {
+                query: query.to_owned(),
+                fact: document.to_owned(),
                 grade,
                 source: Source {
                     path: qrels_path.clone(),
-                    line: Some(line.number),
+                    line: Some(line),
                 },
-            }),
-            Err(_) => problems.push(problem(format!("grade {grade:?} is not an integer"))),
-        }
-    }
+            });
+            Ok(())
+        },
+    );
+    collection.judgments = judgments;
     collection.problems = problems;
     clamp_negative_grades(&mut collection.judgments, &mut collection.notes);
     keep_judged_queries(&mut collection, "in the qrels");

@@ -188,12 +188,15 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
-/// Reads qrels text.
-pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
-    let mut problems = Problems::default();
-    let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
-    let mut queries: Vec<QueryJudgments<'a>> = Vec::new();
-    let mut current: Option<(&str, usize)> = None;
+/// Calls `visit(line, query, document, grade)` for every judgment of qrels `text`;
+/// malformed lines, and lines `visit` rejects with a message, go to `problems`. The one
+/// qrels line reader: `eval`, [`crate::trec`] and the TREC importer all use it.
+pub fn for_each_judgment<'a>(
+    path: &Path,
+    text: &'a str,
+    problems: &mut Problems,
+    mut visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
+) {
     for (number, line) in numbered_lines(text, 1) {
         let mut fields = split_fields(line);
         let Some(query) = fields.next() else {
@@ -226,6 +229,25 @@ pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Erro
             );
             continue;
         };
+        if let Err(message) = visit(number, query, document, grade) {
+            problems.push(Problem::new(path, Some(number), message));
+        }
+    }
+}
+
+/// The message for a (query, document) pair judged twice, naming the first line.
+pub fn judged_twice(text: &str, query: &str, document: &str) -> String {
+    let first = lines_naming(text, query, document)[0];
+    format!("document {document} is judged twice for query {query} (first on line {first})")
+}
+
+/// Reads qrels text for `eval`.
+pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
+    let mut problems = Problems::default();
+    let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut queries: Vec<QueryJudgments<'a>> = Vec::new();
+    let mut current: Option<(&str, usize)> = None;
+    for_each_judgment(path, text, &mut problems, |_, query, document, grade| {
         let slot = match current {
             Some((id, slot)) if id == query => slot,
             _ => {
@@ -240,17 +262,11 @@ pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Erro
                 slot
             }
         };
-        if queries[slot].grades.insert(document, grade).is_some() {
-            let first = lines_naming(text, query, document)[0];
-            problems.push(Problem::new(
-                path,
-                Some(number),
-                format!(
-                    "document {document} is judged twice for query {query} (first on line {first})"
-                ),
-            ));
+        match queries[slot].grades.insert(document, grade) {
+            Some(_) => Err(judged_twice(text, query, document)),
+            None => Ok(()),
         }
-    }
+    });
     if queries.is_empty() && problems.is_empty() {
         problems.push(
             Problem::new(path, None, "no judgments")
