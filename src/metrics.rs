@@ -90,6 +90,9 @@ pub struct RankingProfile {
     ideal_prefix: Vec<f64>,
     first_relevant: Option<usize>,
     relevant_total: usize,
+    /// `precision_suffix_max[i]`: the best precision at any rank >= i (1-based), built
+    /// on first use by [`RankingProfile::interpolated_precision`].
+    precision_suffix_max: std::cell::OnceCell<Vec<f64>>,
 }
 
 impl RankingProfile {
@@ -135,6 +138,7 @@ impl RankingProfile {
             ideal_prefix,
             first_relevant,
             relevant_total,
+            precision_suffix_max: std::cell::OnceCell::new(),
         }
     }
 
@@ -211,6 +215,37 @@ impl RankingProfile {
     /// Average precision over the whole ranking (`map`).
     pub fn average_precision(&self) -> f64 {
         self.average_precision_at(usize::MAX)
+    }
+
+    /// Interpolated precision at recall `level` (trec_eval's `iprec_at_recall`, after
+    /// v9): with c = round(level x relevant), the best precision at or after the rank of
+    /// the c-th relevant result (the first, when c = 0); 0 when fewer than c relevant
+    /// results were returned, or nothing was.
+    pub fn interpolated_precision(&self, level: f64) -> f64 {
+        let returned = self.returned();
+        if returned == 0 {
+            return 0.0;
+        }
+        let wanted = (level * self.relevant_total as f64).round();
+        if wanted > self.relevant_in_top(returned) as f64 {
+            return 0.0;
+        }
+        let wanted = (wanted as u32).max(1);
+        // Rank of the `wanted`-th relevant result, or `returned` when none is relevant.
+        let from = self
+            .relevant_prefix
+            .partition_point(|&relevant| relevant < wanted)
+            .min(returned);
+        let suffix_max = self.precision_suffix_max.get_or_init(|| {
+            let mut best = vec![0.0f64; returned + 1];
+            let mut running = f64::NEG_INFINITY;
+            for rank in (1..=returned).rev() {
+                running = running.max(f64::from(self.relevant_prefix[rank]) / rank as f64);
+                best[rank] = running;
+            }
+            best
+        });
+        suffix_max[from.max(1)]
     }
 
     /// Precision at rank R = relevant judged (`Rprec`); 0 when nothing is relevant.
@@ -389,6 +424,33 @@ mod tests {
         assert!((metric(&settings, &values, "ndcg@4") - dcg / ideal).abs() < 1e-12);
         // AP = (1/2 + 2/4) / 3.
         assert!((metric(&settings, &values, "map") - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn interpolated_precision_worked_by_hand() {
+        // Relevant at ranks 1 and 3 of 4; 3 relevant judged. Precision by rank: 1, 1/2,
+        // 2/3, 1/2. Level x needs c = round(3x) relevant: the best precision from the
+        // rank of the c-th relevant result on (the first for c = 0); 0 when c > 2.
+        let profile = RankingProfile::new(&[1, 0, 1, 0], &[1, 1, 1, 0], 1);
+        for (level, expected) in [
+            (0.0, 1.0),
+            (0.3, 1.0),
+            (0.5, 2.0 / 3.0),
+            (0.7, 2.0 / 3.0),
+            (0.9, 0.0),
+        ] {
+            assert_eq!(profile.interpolated_precision(level), expected, "{level}");
+        }
+        // Nothing relevant returned: 0 at level 0 (precision at the last rank), and
+        // nothing returned at all: 0.
+        assert_eq!(
+            RankingProfile::new(&[0, 0], &[1], 1).interpolated_precision(0.0),
+            0.0
+        );
+        assert_eq!(
+            RankingProfile::new(&[], &[1], 1).interpolated_precision(0.0),
+            0.0
+        );
     }
 
     #[test]

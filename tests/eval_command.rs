@@ -67,14 +67,16 @@ macro_rules! trec_eval_fixture {
     };
 }
 
-// Line counts: out.test has 17 of our lines (runid, num_q, 3 counts, map, Rprec,
-// recip_rank, 9 P_k); all_trec adds recall, ndcg_cut and map_cut (9 each) and success
-// (3): 47; per query (3 queries) 45 more each: 182.
-trec_eval_fixture!(out_test, "out.test", 17, [], "qrels.test", "results.test");
+// Line counts: out.test has 29 of our lines (runid, num_q, 3 counts, map, gm_map,
+// Rprec, recip_rank, 11 iprec_at_recall, 9 P_k); all_trec adds recall, ndcg_cut,
+// map_cut and relative_P (9 each), 11pt_avg, ndcg, success (3), set_P, set_relative_P,
+// set_recall, set_map, set_F and num_nonrel_judged_ret: 76; per query (3 queries) 73
+// more each (everything but runid, num_q and gm_map): 295.
+trec_eval_fixture!(out_test, "out.test", 29, [], "qrels.test", "results.test");
 trec_eval_fixture!(
     out_test_a,
     "out.test.a",
-    47,
+    76,
     ["-m", "all_trec"],
     "qrels.test",
     "results.test"
@@ -82,7 +84,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aq,
     "out.test.aq",
-    182,
+    295,
     ["-m", "all_trec", "-q"],
     "qrels.test",
     "results.test"
@@ -90,7 +92,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aqc,
     "out.test.aqc",
-    182,
+    295,
     ["-m", "all_trec", "-q", "-c"],
     "qrels.test",
     "results.trunc"
@@ -98,7 +100,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aqcm,
     "out.test.aqcM",
-    182,
+    295,
     ["-m", "all_trec", "-q", "-c", "-M100"],
     "qrels.test",
     "results.trunc"
@@ -106,7 +108,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aql,
     "out.test.aql",
-    182,
+    295,
     ["-m", "all_trec", "-q", "-l2"],
     "qrels.rel_level",
     "results.test"

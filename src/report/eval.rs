@@ -33,7 +33,9 @@ pub fn trec_text(runs: &[EvaluatedRun], options: &EvalOptions, per_query: bool) 
         if per_query {
             for scores in &evaluation.per_query {
                 for (column, value) in evaluation.columns.iter().zip(&scores.values) {
-                    line(&column.name(), &scores.query, &format_value(column, *value));
+                    if column.is_printed_per_query() {
+                        line(&column.name(), &scores.query, &format_value(column, *value));
+                    }
                 }
             }
         }
@@ -76,10 +78,11 @@ struct JsonRun<'a> {
     per_query: Option<Map<String, Value>>,
 }
 
-fn measure_map(columns: &[Column], values: &[f64]) -> Map<String, Value> {
+fn measure_map(columns: &[Column], values: &[f64], per_query: bool) -> Map<String, Value> {
     columns
         .iter()
         .zip(values)
+        .filter(|(column, _)| !per_query || column.is_printed_per_query())
         .map(|(column, &value)| {
             let value = if column.is_count() {
                 Value::from(value as u64)
@@ -117,7 +120,7 @@ pub fn json(
                     num_q: evaluation.per_query.len(),
                     missing_from_run: &evaluation.missing_from_run,
                     unjudged_queries: evaluation.unjudged_queries,
-                    all: measure_map(&evaluation.columns, &evaluation.summary),
+                    all: measure_map(&evaluation.columns, &evaluation.summary, false),
                     per_query: per_query.then(|| {
                         evaluation
                             .per_query
@@ -125,7 +128,11 @@ pub fn json(
                             .map(|scores| {
                                 (
                                     scores.query.clone(),
-                                    Value::Object(measure_map(&evaluation.columns, &scores.values)),
+                                    Value::Object(measure_map(
+                                        &evaluation.columns,
+                                        &scores.values,
+                                        true,
+                                    )),
                                 )
                             })
                             .collect()
@@ -157,6 +164,9 @@ pub fn csv(runs: &[EvaluatedRun], per_query: bool) -> Result<String, csv::Error>
         rows.push(("all", &evaluation.summary));
         for (query, values) in rows {
             for (column, value) in evaluation.columns.iter().zip(values) {
+                if query != "all" && !column.is_printed_per_query() {
+                    continue;
+                }
                 let value = if column.is_count() {
                     format!("{}", *value as u64)
                 } else {

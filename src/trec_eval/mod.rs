@@ -31,10 +31,16 @@ use parse::{QrelsData, QueryResults, RunData};
 /// `RELVALUE_NONPOOL`); never relevant, never a gain.
 const NOT_JUDGED: Grade = -1;
 
-/// trec_eval's default cut-offs for `P`, `recall`, `ndcg_cut` and `map_cut`.
-pub const DEFAULT_CUTOFFS: [usize; 9] = [5, 10, 15, 20, 30, 100, 200, 500, 1000];
+/// trec_eval's default cut-offs for `P`, `recall`, `ndcg_cut`, `map_cut`, `relative_P`.
+pub const DEFAULT_CUTOFFS: [f64; 9] = [5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0];
 /// trec_eval's default cut-offs for `success`.
-pub const DEFAULT_SUCCESS_CUTOFFS: [usize; 3] = [1, 5, 10];
+pub const DEFAULT_SUCCESS_CUTOFFS: [f64; 3] = [1.0, 5.0, 10.0];
+/// trec_eval's default recall levels for `iprec_at_recall` and `11pt_avg` (C literals,
+/// so the same doubles as trec_eval's).
+pub const DEFAULT_RECALL_LEVELS: [f64; 11] =
+    [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+/// trec_eval's floor for `gm_map` (`MIN_GEO_MEAN`).
+const MIN_GEOMETRIC_MEAN: f64 = 0.00001;
 
 /// One measure family, in trec_eval's output order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -45,30 +51,63 @@ pub enum Family {
     NumRel,
     NumRelRet,
     Map,
+    GmMap,
     Rprec,
     RecipRank,
+    IprecAtRecall,
     P,
     Recall,
+    ElevenPointAverage,
+    Ndcg,
     NdcgCut,
     MapCut,
+    RelativeP,
     Success,
+    SetP,
+    SetRelativeP,
+    SetRecall,
+    SetMap,
+    SetF,
+    NumNonrelJudgedRet,
+}
+
+/// What a family's parameters are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ParameterKind {
+    None,
+    /// Positive integer ranks, printed as `_k`.
+    Cutoffs(&'static [f64]),
+    /// Recall levels in [0, 1], printed as `_0.10` (`iprec_at_recall`) or averaged into
+    /// one value (`11pt_avg`).
+    Levels(&'static [f64]),
 }
 
 impl Family {
-    const ALL: [Family; 13] = [
+    const ALL: [Family; 24] = [
         Family::RunId,
         Family::NumQ,
         Family::NumRet,
         Family::NumRel,
         Family::NumRelRet,
         Family::Map,
+        Family::GmMap,
         Family::Rprec,
         Family::RecipRank,
+        Family::IprecAtRecall,
         Family::P,
         Family::Recall,
+        Family::ElevenPointAverage,
+        Family::Ndcg,
         Family::NdcgCut,
         Family::MapCut,
+        Family::RelativeP,
         Family::Success,
+        Family::SetP,
+        Family::SetRelativeP,
+        Family::SetRecall,
+        Family::SetMap,
+        Family::SetF,
+        Family::NumNonrelJudgedRet,
     ];
 
     /// trec_eval's name.
@@ -80,21 +119,37 @@ impl Family {
             Family::NumRel => "num_rel",
             Family::NumRelRet => "num_rel_ret",
             Family::Map => "map",
+            Family::GmMap => "gm_map",
             Family::Rprec => "Rprec",
             Family::RecipRank => "recip_rank",
+            Family::IprecAtRecall => "iprec_at_recall",
             Family::P => "P",
             Family::Recall => "recall",
+            Family::ElevenPointAverage => "11pt_avg",
+            Family::Ndcg => "ndcg",
             Family::NdcgCut => "ndcg_cut",
             Family::MapCut => "map_cut",
+            Family::RelativeP => "relative_P",
             Family::Success => "success",
+            Family::SetP => "set_P",
+            Family::SetRelativeP => "set_relative_P",
+            Family::SetRecall => "set_recall",
+            Family::SetMap => "set_map",
+            Family::SetF => "set_F",
+            Family::NumNonrelJudgedRet => "num_nonrel_judged_ret",
         }
     }
 
-    fn default_cutoffs(self) -> Option<&'static [usize]> {
+    fn parameter_kind(self) -> ParameterKind {
         match self {
-            Family::P | Family::Recall | Family::NdcgCut | Family::MapCut => Some(&DEFAULT_CUTOFFS),
-            Family::Success => Some(&DEFAULT_SUCCESS_CUTOFFS),
-            _ => None,
+            Family::P | Family::Recall | Family::NdcgCut | Family::MapCut | Family::RelativeP => {
+                ParameterKind::Cutoffs(&DEFAULT_CUTOFFS)
+            }
+            Family::Success => ParameterKind::Cutoffs(&DEFAULT_SUCCESS_CUTOFFS),
+            Family::IprecAtRecall | Family::ElevenPointAverage => {
+                ParameterKind::Levels(&DEFAULT_RECALL_LEVELS)
+            }
+            _ => ParameterKind::None,
         }
     }
 }
@@ -102,26 +157,15 @@ impl Family {
 /// trec_eval measures that hyde-eval does not compute; asking for one is an error that
 /// says so rather than a silent omission.
 const NOT_IMPLEMENTED: &[&str] = &[
-    "gm_map",
     "bpref",
-    "iprec_at_recall",
     "infAP",
     "gm_bpref",
     "Rprec_mult",
     "utility",
-    "11pt_avg",
     "binG",
     "G",
-    "ndcg",
     "ndcg_rel",
     "Rndcg",
-    "relative_P",
-    "set_P",
-    "set_relative_P",
-    "set_recall",
-    "set_map",
-    "set_F",
-    "num_nonrel_judged_ret",
     "rbp",
     "rbp_resid",
     "unj",
@@ -130,11 +174,11 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "yaap",
 ];
 
-/// Which measures to compute, with their cut-offs.
+/// Which measures to compute, with their parameters.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MeasureSet {
-    /// Requested families, each with its cut-offs (empty for families without).
-    families: Vec<(Family, Vec<usize>)>,
+    /// Requested families, each with its cut-offs or levels (empty for the others).
+    families: Vec<(Family, Vec<f64>)>,
 }
 
 impl MeasureSet {
@@ -148,8 +192,10 @@ impl MeasureSet {
             Family::NumRel,
             Family::NumRelRet,
             Family::Map,
+            Family::GmMap,
             Family::Rprec,
             Family::RecipRank,
+            Family::IprecAtRecall,
             Family::P,
         ] {
             set.add(family, None);
@@ -157,7 +203,7 @@ impl MeasureSet {
         set
     }
 
-    /// Every measure hyde-eval computes, with default cut-offs (`all_trec`).
+    /// Every measure hyde-eval computes, with default parameters (`all_trec`).
     pub fn all_trec() -> MeasureSet {
         let mut set = MeasureSet::default();
         for family in Family::ALL {
@@ -166,19 +212,20 @@ impl MeasureSet {
         set
     }
 
-    fn add(&mut self, family: Family, cutoffs: Option<Vec<usize>>) {
-        let cutoffs = cutoffs
-            .or_else(|| family.default_cutoffs().map(<[usize]>::to_vec))
-            .unwrap_or_default();
+    fn add(&mut self, family: Family, parameters: Option<Vec<f64>>) {
+        let parameters = parameters.unwrap_or_else(|| match family.parameter_kind() {
+            ParameterKind::None => Vec::new(),
+            ParameterKind::Cutoffs(defaults) | ParameterKind::Levels(defaults) => defaults.to_vec(),
+        });
         match self.families.iter_mut().find(|(known, _)| *known == family) {
-            Some(entry) => entry.1 = cutoffs,
-            None => self.families.push((family, cutoffs)),
+            Some(entry) => entry.1 = parameters,
+            None => self.families.push((family, parameters)),
         }
         self.families.sort_by_key(|(family, _)| *family);
     }
 
     /// Parses trec_eval `-m` arguments: `official`, `all_trec`, a measure name, or a
-    /// cut-off measure with its cut-offs (`P.5,10`, `ndcg_cut.10`).
+    /// measure with its parameters (`P.5,10`, `ndcg_cut.10`, `iprec_at_recall.0.25,0.5`).
     pub fn parse(arguments: &[String]) -> Result<MeasureSet, String> {
         let mut set = MeasureSet::default();
         for argument in arguments {
@@ -206,14 +253,15 @@ impl MeasureSet {
                             )
                         });
                     };
-                    let cutoffs = match parameters {
-                        None => None,
-                        Some(_) if family.default_cutoffs().is_none() => {
-                            return Err(format!("measure {name} takes no cut-offs"))
+                    let parameters = match (parameters, family.parameter_kind()) {
+                        (None, _) => None,
+                        (Some(_), ParameterKind::None) => {
+                            return Err(format!("measure {name} takes no parameters"))
                         }
-                        Some(list) => Some(parse_cutoffs(name, list)?),
+                        (Some(list), ParameterKind::Cutoffs(_)) => Some(parse_cutoffs(name, list)?),
+                        (Some(list), ParameterKind::Levels(_)) => Some(parse_levels(name, list)?),
                     };
-                    set.add(family, cutoffs);
+                    set.add(family, parameters);
                 }
             }
         }
@@ -221,8 +269,8 @@ impl MeasureSet {
     }
 
     fn merge(&mut self, other: MeasureSet) {
-        for (family, cutoffs) in other.families {
-            self.add(family, Some(cutoffs));
+        for (family, parameters) in other.families {
+            self.add(family, Some(parameters));
         }
     }
 
@@ -233,28 +281,32 @@ impl MeasureSet {
     /// The per-query columns, in output order (everything but `runid` and `num_q`).
     pub fn columns(&self) -> Vec<Column> {
         let mut columns = Vec::new();
-        for (family, cutoffs) in &self.families {
-            match family {
-                Family::RunId | Family::NumQ => {}
-                family if cutoffs.is_empty() => columns.push(Column {
-                    family: *family,
-                    cutoff: None,
-                }),
-                family => columns.extend(cutoffs.iter().map(|&k| Column {
-                    family: *family,
-                    cutoff: Some(k),
-                })),
+        for (family, parameters) in &self.families {
+            let column = |parameter: Option<f64>, levels: Vec<f64>| Column {
+                family: *family,
+                parameter,
+                levels,
+            };
+            match (family, family.parameter_kind()) {
+                (Family::RunId | Family::NumQ, _) => {}
+                (Family::ElevenPointAverage, _) => columns.push(column(None, parameters.clone())),
+                (_, ParameterKind::None) => columns.push(column(None, Vec::new())),
+                _ => columns.extend(
+                    parameters
+                        .iter()
+                        .map(|&parameter| column(Some(parameter), Vec::new())),
+                ),
             }
         }
         columns
     }
 }
 
-fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<usize>, String> {
+fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<f64>, String> {
     let mut cutoffs = Vec::new();
     for item in list.split(',') {
-        match item.trim().parse::<usize>() {
-            Ok(k) if k > 0 => cutoffs.push(k),
+        match item.trim().parse::<u32>() {
+            Ok(k) if k > 0 => cutoffs.push(f64::from(k)),
             _ => {
                 return Err(format!(
                 "measure {name}: cut-off {item:?} is not a positive integer (e.g. -m {name}.5,10)"
@@ -262,24 +314,45 @@ fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<usize>, String> {
             }
         }
     }
-    cutoffs.sort_unstable();
+    cutoffs.sort_by(f64::total_cmp);
     cutoffs.dedup();
     Ok(cutoffs)
 }
 
+fn parse_levels(name: &str, list: &str) -> Result<Vec<f64>, String> {
+    let mut levels = Vec::new();
+    for item in list.split(',') {
+        match item.trim().parse::<f64>() {
+            Ok(level) if (0.0..=1.0).contains(&level) => levels.push(level),
+            _ => {
+                return Err(format!(
+                    "measure {name}: recall level {item:?} is not a number in [0, 1] (e.g. -m {name}.0.25,0.5)"
+                ))
+            }
+        }
+    }
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    Ok(levels)
+}
+
 /// One per-query measure value, e.g. `P_10` or `map`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Column {
     pub family: Family,
-    pub cutoff: Option<usize>,
+    /// The cut-off or recall level, for families printed with one.
+    pub parameter: Option<f64>,
+    /// The recall levels `11pt_avg` averages over.
+    levels: Vec<f64>,
 }
 
 impl Column {
-    /// trec_eval's printed name: `P_10`, `map`.
+    /// trec_eval's printed name: `P_10`, `iprec_at_recall_0.10`, `map`.
     pub fn name(&self) -> String {
-        match self.cutoff {
-            Some(k) => format!("{}_{k}", self.family.name()),
-            None => self.family.name().to_owned(),
+        match (self.parameter, self.family) {
+            (Some(level), Family::IprecAtRecall) => format!("{}_{level:.2}", self.family.name()),
+            (Some(k), _) => format!("{}_{}", self.family.name(), k as u64),
+            (None, _) => self.family.name().to_owned(),
         }
     }
 
@@ -287,24 +360,73 @@ impl Column {
     pub fn is_count(&self) -> bool {
         matches!(
             self.family,
-            Family::NumRet | Family::NumRel | Family::NumRelRet
+            Family::NumRet | Family::NumRel | Family::NumRelRet | Family::NumNonrelJudgedRet
         )
     }
 
-    fn value(&self, profile: &RankingProfile) -> f64 {
-        let k = self.cutoff.unwrap_or(usize::MAX);
+    /// trec_eval prints `gm_map` only averaged (a geometric mean), never per query.
+    pub fn is_printed_per_query(&self) -> bool {
+        self.family != Family::GmMap
+    }
+
+    /// The average over queries from the sum of per-query values, as trec_eval does.
+    fn summarize(&self, total: f64, queries: usize) -> f64 {
         match self.family {
-            Family::NumRet => profile.returned() as f64,
-            Family::NumRel => profile.relevant_total() as f64,
-            Family::NumRelRet => profile.relevant_in_top(usize::MAX) as f64,
+            _ if self.is_count() => total,
+            _ if queries == 0 => 0.0,
+            Family::GmMap => (total / queries as f64).exp(),
+            _ => total / queries as f64,
+        }
+    }
+
+    fn value(&self, profile: &RankingProfile, judged_nonrelevant: usize) -> f64 {
+        let k = self.parameter.map_or(usize::MAX, |k| k as usize);
+        let returned = profile.returned() as f64;
+        let relevant = profile.relevant_total() as f64;
+        let relevant_returned = profile.relevant_in_top(usize::MAX) as f64;
+        let ratio = |numerator: f64, denominator: f64| {
+            if denominator > 0.0 {
+                numerator / denominator
+            } else {
+                0.0
+            }
+        };
+        let set_precision = ratio(relevant_returned, returned);
+        let set_recall = ratio(relevant_returned, relevant);
+        match self.family {
+            Family::NumRet => returned,
+            Family::NumRel => relevant,
+            Family::NumRelRet => relevant_returned,
+            Family::NumNonrelJudgedRet => judged_nonrelevant as f64,
             Family::Map => profile.average_precision(),
+            Family::GmMap => profile.average_precision().max(MIN_GEOMETRIC_MEAN).ln(),
             Family::Rprec => profile.r_precision(),
             Family::RecipRank => profile.reciprocal_rank(),
+            Family::IprecAtRecall => {
+                profile.interpolated_precision(self.parameter.unwrap_or_default())
+            }
+            Family::ElevenPointAverage => {
+                // trec_eval adds the levels from the highest down.
+                let sum = self
+                    .levels
+                    .iter()
+                    .rev()
+                    .map(|&level| profile.interpolated_precision(level))
+                    .fold(0.0, |total, value| total + value);
+                ratio(sum, self.levels.len() as f64)
+            }
             Family::P => profile.precision(k),
             Family::Recall => profile.recall(k),
+            Family::Ndcg => profile.ndcg(usize::MAX),
             Family::NdcgCut => profile.ndcg(k),
             Family::MapCut => profile.average_precision_at(k),
+            Family::RelativeP => ratio(profile.relevant_in_top(k) as f64, relevant.min(k as f64)),
             Family::Success => profile.success(k),
+            Family::SetP => set_precision,
+            Family::SetRelativeP => ratio(relevant_returned, returned.min(relevant)),
+            Family::SetRecall => set_recall,
+            Family::SetMap => set_precision * set_recall,
+            Family::SetF => ratio(2.0 * set_precision * set_recall, set_precision + set_recall),
             Family::RunId | Family::NumQ => unreachable!("not a per-query column"),
         }
     }
@@ -426,12 +548,17 @@ pub fn evaluate_run(
         .iter()
         .map(|judgments| (judgments.query, judgments))
         .collect();
+    let level = options.relevance_level;
     let scores_of = |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> Vec<f64> {
         let judged: Vec<Grade> = judgments.grades.values().copied().collect();
-        let profile = RankingProfile::new(grades, &judged, options.relevance_level);
+        let profile = RankingProfile::new(grades, &judged, level);
+        let judged_nonrelevant = grades
+            .iter()
+            .filter(|&&grade| (0..level).contains(&grade))
+            .count();
         columns
             .iter()
-            .map(|column| column.value(&profile))
+            .map(|column| column.value(&profile, judged_nonrelevant))
             .collect()
     };
     let evaluated: Vec<Option<(&str, Vec<f64>)>> = run
@@ -471,12 +598,8 @@ pub fn evaluate_run(
             *total += value;
         }
     }
-    if !per_query.is_empty() {
-        for (total, column) in summary.iter_mut().zip(&columns) {
-            if !column.is_count() {
-                *total /= per_query.len() as f64;
-            }
-        }
+    for (total, column) in summary.iter_mut().zip(&columns) {
+        *total = column.summarize(*total, per_query.len());
     }
     Ok(RunEvaluation {
         run_id: run.run_id.to_owned(),
@@ -614,11 +737,26 @@ mod tests {
             MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         };
         assert!(parse(&["bpref"]).unwrap_err().contains("does not compute"));
+        let names: Vec<String> = parse(&["iprec_at_recall.0.25,0.5", "11pt_avg"])
+            .unwrap()
+            .columns()
+            .iter()
+            .map(Column::name)
+            .collect();
+        assert_eq!(
+            names,
+            vec!["iprec_at_recall_0.25", "iprec_at_recall_0.50", "11pt_avg"]
+        );
         assert!(parse(&["ndcg_cutt"])
             .unwrap_err()
             .contains("did you mean \"ndcg_cut\"?"));
         assert!(parse(&["P.0"]).unwrap_err().contains("positive integer"));
-        assert!(parse(&["map.5"]).unwrap_err().contains("takes no cut-offs"));
+        assert!(parse(&["map.5"])
+            .unwrap_err()
+            .contains("takes no parameters"));
+        assert!(parse(&["iprec_at_recall.1.5"])
+            .unwrap_err()
+            .contains("in [0, 1]"));
         let names: Vec<String> = parse(&["success.10,1", "map"])
             .unwrap()
             .columns()
