@@ -22,8 +22,11 @@ import time
 from pathlib import Path
 
 QUERIES, RESULTS, JUDGED = 5000, 1000, 100
-MEASURES = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank",
-            "P", "recall", "ndcg_cut", "map_cut", "success"]
+# hyde-eval's all_trec set.
+MEASURES = ["num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "map",
+            "gm_map", "Rprec", "recip_rank", "iprec_at_recall", "P", "recall", "11pt_avg",
+            "ndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+            "set_relative_P", "set_recall", "set_map", "set_F"]
 
 
 def generate(workdir):
@@ -85,7 +88,13 @@ def main():
                           check=True, capture_output=True, text=True).stdout.splitlines()
     theirs = set(subprocess.run([trec_eval, *flags, str(qrels), str(run)],
                                 check=True, capture_output=True, text=True).stdout.splitlines())
-    disagreements = [line for line in ours if line not in theirs]
+    # trec_eval before 9.0.8 (such as the 9.0.4 binary that Anserini ships) rounded the
+    # recall levels of iprec_at_recall and 11pt_avg differently (cast after + 0.9
+    # instead of lround); hyde-eval follows current trec_eval, whose own test outputs
+    # tests/eval_command.rs reproduces. Those two measures are timed, not compared.
+    version_dependent = ("iprec_at_recall", "11pt_avg")
+    disagreements = [line for line in ours
+                     if line not in theirs and not line.startswith(version_dependent)]
     if len(ours) != len(theirs):
         disagreements.append(f"{len(ours)} lines vs trec_eval's {len(theirs)}")
     if disagreements:

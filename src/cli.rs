@@ -281,6 +281,13 @@ pub struct SourceArgs {
     #[arg(long = "format", value_enum, default_value_t)]
     pub format: crate::dataset::import::Format,
 
+    #[command(flatten)]
+    pub options: FormatOptions,
+}
+
+/// Format-specific options of an imported collection.
+#[derive(Debug, Args, Default, Clone)]
+pub struct FormatOptions {
     /// BEIR qrels split (qrels/SPLIT.tsv)
     #[arg(long, value_name = "SPLIT", default_value = "test")]
     pub split: String,
@@ -327,21 +334,8 @@ pub struct ImportArgs {
     #[arg(value_name = "DEST")]
     pub destination: PathBuf,
 
-    /// BEIR qrels split (qrels/SPLIT.tsv)
-    #[arg(long, value_name = "SPLIT", default_value = "test")]
-    pub split: String,
-
-    /// TREC format: documents file, docno<TAB>text, in SRC
-    #[arg(long, value_name = "FILE", default_value = "docs.tsv")]
-    pub docs: PathBuf,
-
-    /// TREC format: topics file, qid<TAB>text, in SRC
-    #[arg(long, value_name = "FILE", default_value = "queries.tsv")]
-    pub queries: PathBuf,
-
-    /// TREC format: qrels file in SRC
-    #[arg(long, value_name = "FILE", default_value = "qrels")]
-    pub qrels: PathBuf,
+    #[command(flatten)]
+    pub options: FormatOptions,
 
     /// No notes on stderr
     #[arg(long)]

@@ -49,7 +49,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Error> {
             "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",
         )));
     }
-    let dataset = load_dataset(&dataset_path, &args.source)?;
+    let dataset = load_dataset(&dataset_path, args.source.format, &args.source.options)?;
     let settings = settings::resolve(args, &file, &dataset.manifest)?;
     if !settings.quiet {
         for note in &dataset.notes {
@@ -332,24 +332,28 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
     })
 }
 
-/// Loads a dataset directory in the format `source` names.
-fn load_dataset(path: &std::path::Path, source: &crate::cli::SourceArgs) -> Result<Dataset, Error> {
+/// Loads a dataset directory in `format`.
+fn load_dataset(
+    path: &std::path::Path,
+    format: crate::dataset::import::Format,
+    options: &crate::cli::FormatOptions,
+) -> Result<Dataset, Error> {
     use crate::dataset::import::{self, ImportOptions};
     import::load(
-        source.format,
+        format,
         path,
         &ImportOptions {
-            split: source.split.clone(),
-            trec_docs: source.docs.clone(),
-            trec_queries: source.queries.clone(),
-            trec_qrels: source.qrels.clone(),
+            split: options.split.clone(),
+            trec_docs: options.docs.clone(),
+            trec_queries: options.queries.clone(),
+            trec_qrels: options.qrels.clone(),
         },
     )
 }
 
 /// `hyde-eval dataset import|stats|validate`.
 pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
-    use crate::cli::{DatasetCommand, SourceArgs};
+    use crate::cli::DatasetCommand;
     use crate::dataset::{import, stats};
     let print_notes = |dataset: &Dataset, quiet: bool| {
         if !quiet {
@@ -360,14 +364,7 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
     };
     match command {
         DatasetCommand::Import(args) => {
-            let source = SourceArgs {
-                format: args.from,
-                split: args.split.clone(),
-                docs: args.docs.clone(),
-                queries: args.queries.clone(),
-                qrels: args.qrels.clone(),
-            };
-            let dataset = load_dataset(&args.source, &source)?;
+            let dataset = load_dataset(&args.source, args.from, &args.options)?;
             print_notes(&dataset, args.quiet);
             import::write_native(&dataset, &args.destination)?;
             print_to_stdout(&format!(
@@ -379,7 +376,7 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
             ))?;
         }
         DatasetCommand::Stats(args) => {
-            let dataset = load_dataset(&args.dataset, &args.source)?;
+            let dataset = load_dataset(&args.dataset, args.source.format, &args.source.options)?;
             print_notes(&dataset, args.quiet);
             let summary = stats::stats(&dataset);
             let text = if args.json {
@@ -392,7 +389,7 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
             print_to_stdout(&text)?;
         }
         DatasetCommand::Validate(args) => {
-            let dataset = load_dataset(&args.dataset, &args.source)?;
+            let dataset = load_dataset(&args.dataset, args.source.format, &args.source.options)?;
             print_notes(&dataset, args.quiet);
             print_to_stdout(&format!(
                 "{}: valid ({} facts, {} queries, {} judgments)\n",
