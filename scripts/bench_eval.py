@@ -24,7 +24,7 @@ from pathlib import Path
 QUERIES, RESULTS, JUDGED = 5000, 1000, 100
 # hyde-eval's all_trec set.
 MEASURES = ["num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "map",
-            "gm_map", "Rprec", "recip_rank", "iprec_at_recall", "P", "recall", "11pt_avg",
+            "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "11pt_avg",
             "ndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
             "set_relative_P", "set_recall", "set_map", "set_F"]
 

@@ -67,16 +67,16 @@ macro_rules! trec_eval_fixture {
     };
 }
 
-// Line counts: out.test has 29 of our lines (runid, num_q, 3 counts, map, gm_map,
-// Rprec, recip_rank, 11 iprec_at_recall, 9 P_k); all_trec adds recall, ndcg_cut,
-// map_cut and relative_P (9 each), 11pt_avg, ndcg, success (3), set_P, set_relative_P,
-// set_recall, set_map, set_F and num_nonrel_judged_ret: 76; per query (3 queries) 73
-// more each (everything but runid, num_q and gm_map): 295.
-trec_eval_fixture!(out_test, "out.test", 29, [], "qrels.test", "results.test");
+// Line counts: out.test has 30 lines, all of which hyde-eval computes (runid, num_q,
+// 3 counts, map, gm_map, Rprec, bpref, recip_rank, 11 iprec_at_recall, 9 P_k); all_trec
+// adds recall, ndcg_cut, map_cut and relative_P (9 each), 11pt_avg, ndcg, success (3),
+// set_P, set_relative_P, set_recall, set_map, set_F and num_nonrel_judged_ret: 77; per
+// query (3 queries) 74 more each (everything but runid, num_q and gm_map): 299.
+trec_eval_fixture!(out_test, "out.test", 30, [], "qrels.test", "results.test");
 trec_eval_fixture!(
     out_test_a,
     "out.test.a",
-    76,
+    77,
     ["-m", "all_trec"],
     "qrels.test",
     "results.test"
@@ -84,7 +84,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aq,
     "out.test.aq",
-    295,
+    299,
     ["-m", "all_trec", "-q"],
     "qrels.test",
     "results.test"
@@ -92,7 +92,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aqc,
     "out.test.aqc",
-    295,
+    299,
     ["-m", "all_trec", "-q", "-c"],
     "qrels.test",
     "results.trunc"
@@ -100,7 +100,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aqcm,
     "out.test.aqcM",
-    295,
+    299,
     ["-m", "all_trec", "-q", "-c", "-M100"],
     "qrels.test",
     "results.trunc"
@@ -108,7 +108,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aql,
     "out.test.aql",
-    295,
+    299,
     ["-m", "all_trec", "-q", "-l2"],
     "qrels.rel_level",
     "results.test"
@@ -229,7 +229,7 @@ fn input_defects_exit_2_with_file_and_line() {
     check("2 Q0 a 1 2 t\n", "no query of this run is judged");
     let output = hyde_eval(&[
         "-m",
-        "bpref",
+        "infAP",
         qrels.to_str().unwrap(),
         run.to_str().unwrap(),
     ]);

@@ -53,6 +53,7 @@ pub enum Family {
     Map,
     GmMap,
     Rprec,
+    Bpref,
     RecipRank,
     IprecAtRecall,
     P,
@@ -83,7 +84,7 @@ enum ParameterKind {
 }
 
 impl Family {
-    const ALL: [Family; 24] = [
+    const ALL: [Family; 25] = [
         Family::RunId,
         Family::NumQ,
         Family::NumRet,
@@ -92,6 +93,7 @@ impl Family {
         Family::Map,
         Family::GmMap,
         Family::Rprec,
+        Family::Bpref,
         Family::RecipRank,
         Family::IprecAtRecall,
         Family::P,
@@ -121,6 +123,7 @@ impl Family {
             Family::Map => "map",
             Family::GmMap => "gm_map",
             Family::Rprec => "Rprec",
+            Family::Bpref => "bpref",
             Family::RecipRank => "recip_rank",
             Family::IprecAtRecall => "iprec_at_recall",
             Family::P => "P",
@@ -157,7 +160,6 @@ impl Family {
 /// trec_eval measures that hyde-eval does not compute; asking for one is an error that
 /// says so rather than a silent omission.
 const NOT_IMPLEMENTED: &[&str] = &[
-    "bpref",
     "infAP",
     "gm_bpref",
     "Rprec_mult",
@@ -194,6 +196,7 @@ impl MeasureSet {
             Family::Map,
             Family::GmMap,
             Family::Rprec,
+            Family::Bpref,
             Family::RecipRank,
             Family::IprecAtRecall,
             Family::P,
@@ -379,7 +382,7 @@ impl Column {
         }
     }
 
-    fn value(&self, profile: &RankingProfile, judged_nonrelevant: usize) -> f64 {
+    fn value(&self, profile: &RankingProfile, query: &QueryFacts<'_>) -> f64 {
         let k = self.parameter.map_or(usize::MAX, |k| k as usize);
         let returned = profile.returned() as f64;
         let relevant = profile.relevant_total() as f64;
@@ -397,10 +400,11 @@ impl Column {
             Family::NumRet => returned,
             Family::NumRel => relevant,
             Family::NumRelRet => relevant_returned,
-            Family::NumNonrelJudgedRet => judged_nonrelevant as f64,
+            Family::NumNonrelJudgedRet => query.judged_nonrelevant_returned as f64,
             Family::Map => profile.average_precision(),
             Family::GmMap => profile.average_precision().max(MIN_GEOMETRIC_MEAN).ln(),
             Family::Rprec => profile.r_precision(),
+            Family::Bpref => query.bpref(profile.relevant_total()),
             Family::RecipRank => profile.reciprocal_rank(),
             Family::IprecAtRecall => {
                 profile.interpolated_precision(self.parameter.unwrap_or_default())
@@ -428,6 +432,45 @@ impl Column {
             Family::SetMap => set_precision * set_recall,
             Family::SetF => ratio(2.0 * set_precision * set_recall, set_precision + set_recall),
             Family::RunId | Family::NumQ => unreachable!("not a per-query column"),
+        }
+    }
+}
+
+/// What the judgment-based measures need besides the [`RankingProfile`].
+struct QueryFacts<'g> {
+    /// Grades in rank order; negative for unjudged results.
+    grades: &'g [Grade],
+    level: Grade,
+    /// Judged results (grade >= 0) below the relevance level.
+    judged_nonrelevant_returned: usize,
+    /// Judgments below the relevance level (grade >= 0).
+    judged_nonrelevant: usize,
+}
+
+impl QueryFacts<'_> {
+    /// trec_eval's `bpref`: over judged results only, each relevant one scores
+    /// 1 - min(nonrelevant above it, R) / min(judged nonrelevant, R); the sum over R.
+    fn bpref(&self, relevant: usize) -> f64 {
+        let mut nonrelevant_so_far = 0usize;
+        let mut sum = 0.0;
+        for &grade in self.grades {
+            if grade < 0 {
+                continue;
+            }
+            if grade < self.level {
+                nonrelevant_so_far += 1;
+            } else if nonrelevant_so_far > 0 {
+                sum += 1.0
+                    - nonrelevant_so_far.min(relevant) as f64
+                        / self.judged_nonrelevant.min(relevant) as f64;
+            } else {
+                sum += 1.0;
+            }
+        }
+        if relevant > 0 {
+            sum / relevant as f64
+        } else {
+            0.0
         }
     }
 }
@@ -552,13 +595,16 @@ pub fn evaluate_run(
     let scores_of = |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> Vec<f64> {
         let judged: Vec<Grade> = judgments.grades.values().copied().collect();
         let profile = RankingProfile::new(grades, &judged, level);
-        let judged_nonrelevant = grades
-            .iter()
-            .filter(|&&grade| (0..level).contains(&grade))
-            .count();
+        let below_level = |grade: &&Grade| (0..level).contains(*grade);
+        let facts = QueryFacts {
+            grades,
+            level,
+            judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
+            judged_nonrelevant: judged.iter().filter(below_level).count(),
+        };
         columns
             .iter()
-            .map(|column| column.value(&profile, judged_nonrelevant))
+            .map(|column| column.value(&profile, &facts))
             .collect()
     };
     let evaluated: Vec<Option<(&str, Vec<f64>)>> = run
@@ -680,6 +726,10 @@ mod tests {
         assert!((value(&evaluation, "1", "map") - (0.5 + 2.0 / 3.0) / 3.0).abs() < 1e-12);
         assert!((value(&evaluation, "1", "map_cut_2") - 0.5 / 3.0).abs() < 1e-12);
         assert!((value(&evaluation, "1", "Rprec") - 2.0 / 3.0).abs() < 1e-12);
+        // bpref: judged results only (x unjudged, e judged-unjudged skipped); c and a come
+        // before the one judged nonrelevant b, so each scores 1: 2 / 3.
+        assert!((value(&evaluation, "1", "bpref") - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(value(&evaluation, "1", "num_nonrel_judged_ret"), 1.0);
         // nDCG@5: gains 1 (rank 2), 2 (rank 3); ideal 2, 1, 1.
         let dcg = 1.0 / 3f64.log2() + 2.0 / 4f64.log2();
         let ideal = 2.0 + 1.0 / 3f64.log2() + 1.0 / 4f64.log2();
@@ -736,7 +786,7 @@ mod tests {
         let parse = |names: &[&str]| {
             MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         };
-        assert!(parse(&["bpref"]).unwrap_err().contains("does not compute"));
+        assert!(parse(&["infAP"]).unwrap_err().contains("does not compute"));
         let names: Vec<String> = parse(&["iprec_at_recall.0.25,0.5", "11pt_avg"])
             .unwrap()
             .columns()
