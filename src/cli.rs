@@ -63,7 +63,6 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
 
-    /// Format of the dataset directory, imported in memory
     #[command(flatten)]
     pub source: SourceArgs,
 
@@ -262,7 +261,7 @@ pub struct EvalArgs {
 }
 
 const DATASET_HELP: &str = "\
-Formats (--from / --format):
+Formats (--from):
   native  facts.jsonl, queries.jsonl, qrels.tsv (README \"Dataset format\")
   beir    corpus.jsonl (title + text), queries.jsonl, qrels/SPLIT.tsv (--split, default test)
   trec    TREC qrels plus docno<TAB>text and qid<TAB>text files (--docs, --queries, --qrels)
@@ -271,14 +270,20 @@ Formats (--from / --format):
 
 Examples:
   hyde-eval dataset import --from beir ../shared/datasets/scifact datasets/scifact
-  hyde-eval dataset stats --format smart ../shared/datasets/cranfield
+  hyde-eval dataset stats --from smart ../shared/datasets/cranfield
   hyde-eval dataset validate datasets/devmem";
 
 /// Where a dataset comes from and in which format.
 #[derive(Debug, Args, Default, Clone)]
 pub struct SourceArgs {
-    /// Input format of the dataset directory
-    #[arg(long = "format", value_enum, default_value_t)]
+    /// Format of the dataset directory, imported in memory (beir, trec, csv, smart)
+    #[arg(
+        long = "from",
+        visible_alias = "dataset-format",
+        value_name = "FORMAT",
+        value_enum,
+        default_value_t
+    )]
     pub format: crate::dataset::import::Format,
 
     #[command(flatten)]
