@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::comparison::SignificanceTest;
 use crate::metrics::Semantics;
+use crate::stats::Correction;
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -26,10 +28,20 @@ Precedence, lowest first: preset defaults, config [params], config
 
 Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
 byte-identical for identical inputs at any thread count), per_query.csv, timings.json,
-qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`).
+qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`); with --html
+also report.html, charts/*.png, metrics.md and metrics.csv (see `hyde-eval report`).
 
-Exit codes: 0 success; 2 usage or input error (bad flag, config or dataset);
-3 embedding/generation backend failure; 4 reports could not be written.";
+Regression gate (CI):
+  hyde-eval baseline update                      writes reports/baseline.json deliberately
+  hyde-eval run --baseline reports/baseline.json --max-drop ndcg@10=0.01,recall@5=0.02
+  hyde-eval run --baseline reports/baseline.json --require-significant \\
+      --format markdown --summary-file \"$GITHUB_STEP_SUMMARY\"
+Without --max-drop every metric is checked with a tolerated drop of 0. The baseline must
+come from the same dataset (content hash), else the run stops with exit code 2.
+
+Exit codes: 0 success (gate passed); 1 regression (the gate failed); 2 usage or input
+error (bad flag, config, dataset or baseline); 3 embedding/generation backend failure;
+4 reports could not be written.";
 
 /// Evaluate keyword, embedding and HyDE retrieval configurations on labeled data.
 #[derive(Debug, Parser)]
@@ -43,11 +55,27 @@ pub struct Cli {
 // Parsed once per process; boxing the large variant would buy nothing.
 #[allow(clippy::large_enum_variant)]
 pub enum Command {
-    /// Run configurations on a dataset, print metrics and write reports.
+    /// Run configurations on a dataset, print metrics and write reports; with
+    /// --baseline, gate on regressions.
     #[command(after_long_help = RUN_EXAMPLES)]
-    Run(RunArgs),
+    Run(RunCommand),
+    /// Manage the stored baseline the regression gate compares with.
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineAction,
+    },
+    /// Compare embedding providers (runs) or stored results side by side, with
+    /// significance marks against a reference.
+    #[command(after_long_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// List the built-in configurations, what each does and the seed it reproduces.
     Configurations,
+    /// Sweep blend weights (or one parameter) and report the best points, cross-validated.
+    #[command(after_long_help = SWEEP_EXAMPLES)]
+    Sweep(SweepArgs),
+    /// Write an HTML report, charts and Markdown/CSV metric tables from a results.json.
+    #[command(after_long_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
     /// Score TREC run files against TREC qrels with trec_eval's semantics.
     #[command(after_long_help = EVAL_HELP)]
     Eval(EvalArgs),
@@ -56,8 +84,223 @@ pub enum Command {
     Dataset(DatasetCommand),
 }
 
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  hyde-eval sweep
+      blend weights of every blending configuration on datasets/devmem, steps of 0.05
+      (231 points each), optimizing ndcg@10
+  hyde-eval sweep --configurations hyde-3b-hyp --metrics ndcg@10,mrr --steps 10
+  hyde-eval sweep --param min_cosine=0.1:0.5:0.05 --configurations blend,hyde-3b
+  hyde-eval sweep --param bm25_k1=0.3:2.1:0.3 --folds 10 --seed 7
+
+Every run option applies (dataset, config file, --set, --weights, ...): the swept
+configurations start from the parameters `run` would use, so the `own` column equals
+`run`'s numbers. --metrics names the metrics to optimize [default: ndcg@<largest k>].
+
+Weights: chatcli's blend (semantic, lexical, temporal) is evaluated at every point
+(i, j, m-i-j)/m of the simplex, C(m+2, 2) points; the hybrid's (vector, text) weights
+at (i, m-i)/m. Signals are computed once; each point only re-fuses them.
+
+--param NAME=START:STOP:STEP sweeps one numeric parameter (decimals, STOP included
+when reached) for every selected configuration whose plan reads it: vector_top_k,
+min_cosine, hyde_keywords, num_hypotheses, half_life_days, bm25_k1, bm25_b,
+hybrid_vector_weight, hybrid_text_weight, hybrid_candidate_multiplier,
+hybrid_min_score, hybrid_limit, adaptive_floor_start, adaptive_floor_step,
+skip_short_queries, depth.
+
+Cross-validation: evaluated queries are dealt into --folds folds by a seeded shuffle;
+each fold scores the point that was best on the other folds. The mean of those
+held-out scores estimates what tuning reaches on unseen queries.
+
+Outputs: the summary on stdout; reports/<run-name>-sweep/ (or -sweep-<param>) with
+sweep.json (versioned), sweep.csv (one row per point) and PNG charts (a heatmap over
+the weight simplex per blend configuration and metric; line charts otherwise).";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  hyde-eval report reports/devmem/results.json
+  hyde-eval report reports/devmem/results.json --sweep reports/devmem-sweep/sweep.json
+  hyde-eval report reports/devmem/results.json --baseline bm25 --metric mrr
+
+Writes report.html (self-contained: inline CSS, charts embedded as data URIs, no
+network), metrics.md and metrics.csv (the metric table) and charts/*.png beside
+results.json, or into --output-dir.";
+
+/// Options of `hyde-eval sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Grid steps per unit weight: weights move in steps of 1/M
+    #[arg(long, value_name = "M", default_value_t = 20)]
+    pub steps: u32,
+
+    /// Sweep one parameter instead of the weights
+    #[arg(long, value_name = "NAME=START:STOP:STEP")]
+    pub param: Option<String>,
+
+    /// Cross-validation folds over the evaluated queries
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    pub folds: usize,
+
+    /// Seed of the fold assignment
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Options of `hyde-eval report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// results.json written by `hyde-eval run`
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+
+    /// sweep.json files whose charts and best points the report includes
+    #[arg(long, value_name = "FILE")]
+    pub sweep: Vec<PathBuf>,
+
+    /// Where report.html, metrics.md, metrics.csv and charts/ go [default: beside RESULTS]
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Compare every other configuration with this one [default: each HyDE configuration
+    /// with its counterpart that uses the raw query]
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// Metric of the bar chart, deltas and diagnostics [default: ndcg@<largest k>]
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
+}
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  hyde-eval compare --dataset datasets/scenarios --embedder concept --embedder hash
+      runs every configuration once per provider; the first is the reference
+  hyde-eval compare reports/a/results.json reports/b/results.json --metric mrr
+      compares stored runs of the same dataset without re-running
+
+Each cell is the candidate's macro value with its difference from the reference run's
+same-named configuration; * and ** mark differences significant at alpha and alpha / 5
+after the correction over every cell. compare.json and compare.md are written to
+reports/<dataset>-compare/ (or --output-dir/--run-name).";
+
+/// `hyde-eval run`: run options plus the gate and summary options.
+#[derive(Debug, Args)]
+pub struct RunCommand {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// `hyde-eval baseline ...`.
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Run (or take an existing results.json) and store it as the baseline.
+    Update(BaselineUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineUpdateArgs {
+    /// Where the baseline goes
+    #[arg(long, value_name = "FILE", default_value = "reports/baseline.json")]
+    pub output: PathBuf,
+
+    /// Store this results.json instead of running
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// How comparisons are tested (gate and compare).
+#[derive(Debug, Args, Clone)]
+pub struct SignificanceArgs {
+    /// Paired significance test
+    #[arg(long, value_enum, default_value = "randomization")]
+    pub test: SignificanceTest,
+
+    /// Multiple-comparison correction over every comparison made together
+    #[arg(long, value_enum, default_value = "holm")]
+    pub correction: Correction,
+
+    /// Significance level after correction
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+
+    /// Permutations of the randomization test and bootstrap resamples
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub iterations: usize,
+
+    /// Seed of the permutation and bootstrap streams
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Output format of the summary on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Terminal tables.
+    Table,
+    /// Markdown, for a pull-request comment.
+    Markdown,
+}
+
+/// Regression gate and summary options of `hyde-eval run`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Compare with this stored results.json (same dataset) and fail on regressions
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Tolerated drop per metric, e.g. ndcg@10=0.01,recall@5=0.02 [default: every metric, 0]
+    #[arg(long, value_name = "METRIC=DROP,...")]
+    pub max_drop: Option<String>,
+
+    /// Fail only when a drop beyond its threshold is also significant after correction
+    #[arg(long)]
+    pub require_significant: bool,
+
+    /// Fail when any per-query expectation fails
+    #[arg(long)]
+    pub require_expectations: bool,
+
+    #[command(flatten)]
+    pub significance: SignificanceArgs,
+
+    /// Summary format on stdout
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+
+    /// Also append the Markdown summary to this file (e.g. "$GITHUB_STEP_SUMMARY")
+    #[arg(long, value_name = "FILE")]
+    pub summary_file: Option<PathBuf>,
+}
+
+/// `hyde-eval compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Stored results.json files to compare (the first is the reference); without them,
+    /// the dataset is run once per --embedder
+    #[arg(value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+
+    /// The metric compared [default: ndcg at the largest cut-off]
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
+
+    #[command(flatten)]
+    pub significance: SignificanceArgs,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
 /// Options of `hyde-eval run`.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args, Default, Clone)]
 pub struct RunArgs {
     /// Dataset directory [default: datasets/devmem]
     #[arg(short, long, value_name = "DIR")]
@@ -74,9 +317,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub configurations: Vec<String>,
 
-    /// Embedding provider: hash or concept [default: the dataset's, else hash]
+    /// Embedding provider: hash or concept [default: the dataset's, else hash]; `compare`
+    /// takes it several times
     #[arg(short, long, value_name = "NAME")]
-    pub embedder: Option<String>,
+    pub embedder: Vec<String>,
 
     /// Dimension of the hash embedder [default: 384]
     #[arg(long, value_name = "N")]
@@ -165,6 +409,10 @@ pub struct RunArgs {
     /// Print the table only; write no reports
     #[arg(long)]
     pub no_report: bool,
+
+    /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
+    #[arg(long)]
+    pub html: bool,
 
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
@@ -261,7 +509,7 @@ pub struct EvalArgs {
 }
 
 const DATASET_HELP: &str = "\
-Formats (--from):
+Formats (--dataset-format, or dataset import's --from):
   native  facts.jsonl, queries.jsonl, qrels.tsv (README \"Dataset format\")
   beir    corpus.jsonl (title + text), queries.jsonl, qrels/SPLIT.tsv (--split, default test)
   trec    TREC qrels plus docno<TAB>text and qid<TAB>text files (--docs, --queries, --qrels)
@@ -270,7 +518,7 @@ Formats (--from):
 
 Examples:
   hyde-eval dataset import --from beir ../shared/datasets/scifact datasets/scifact
-  hyde-eval dataset stats --from smart ../shared/datasets/cranfield
+  hyde-eval dataset stats --dataset-format smart ../shared/datasets/cranfield
   hyde-eval dataset validate datasets/devmem";
 
 /// Where a dataset comes from and in which format.
@@ -278,13 +526,12 @@ Examples:
 pub struct SourceArgs {
     /// Format of the dataset directory, imported in memory (beir, trec, csv, smart)
     #[arg(
-        long = "from",
-        visible_alias = "dataset-format",
+        long = "dataset-format",
         value_name = "FORMAT",
         value_enum,
         default_value_t
     )]
-    pub format: crate::dataset::import::Format,
+    pub dataset_format: crate::dataset::import::Format,
 
     #[command(flatten)]
     pub options: FormatOptions,

@@ -1,21 +1,33 @@
 //! The commands behind the CLI: each loads its inputs, calls the pure stages and prints
 //! or writes what they return. All process-level concerns (exit codes, stderr notes,
-//! thread pools) stay here and in `main`.
+//! thread pools, files) stay here and in `main`.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use comfy_table::{presets, Table};
 
-use crate::cli::RunArgs;
+use crate::cli::{
+    BaselineUpdateArgs, CompareArgs, OutputFormat, ReportArgs, RunArgs, RunCommand, SweepArgs,
+};
+use crate::compare::{self, Accounting};
 use crate::dataset::Dataset;
 use crate::embed::{ConceptProvider, EmbeddingProvider, HashProvider};
-use crate::error::{Error, Problem};
+use crate::error::{exit_code, Error, Problem};
+use crate::gate::{run_gate, GateReport};
 use crate::generate::{HypothesisGenerator, RecordedGenerator};
 use crate::metrics::{evaluate, Evaluation};
 use crate::pipeline::config::Preset;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
-use crate::report::{build_results, files::write_report, table, Results};
+use crate::report::files::{
+    json_bytes, write_directory, write_file_atomically, write_files, write_report,
+};
+use crate::report::html::HtmlOptions;
+use crate::report::stored::StoredResults;
+use crate::report::{self, build_results, markdown, table, Results};
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
+use crate::sweep::grid::{self, ParamRange};
+use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
 
 /// Builds the embedding provider a run asked for.
 fn build_embedder(
@@ -37,8 +49,8 @@ fn build_embedder(
     }
 }
 
-/// `hyde-eval run`: returns the process exit code.
-pub fn run(args: &RunArgs) -> Result<u8, Error> {
+/// The config file and dataset a run names.
+fn load_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
     let file = match &args.config {
         Some(path) => ConfigFile::load(path)?,
         None => ConfigFile::default(),
@@ -49,21 +61,29 @@ pub fn run(args: &RunArgs) -> Result<u8, Error> {
             "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",
         )));
     }
-    let dataset = load_dataset(&dataset_path, args.source.format, &args.source.options)?;
-    let settings = settings::resolve(args, &file, &dataset.manifest)?;
-    if !settings.quiet {
+    let dataset = load_dataset(
+        &dataset_path,
+        args.source.dataset_format,
+        &args.source.options,
+    )?;
+    if !args.quiet {
         for note in &dataset.notes {
             eprintln!("note: {note}");
         }
     }
+    Ok((file, dataset))
+}
+
+/// Runs `work` on a rayon pool of the requested size.
+fn in_pool<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T + Send) -> Result<T, Error> {
     let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(threads) = settings.threads {
+    if let Some(threads) = threads {
         builder = builder.num_threads(threads);
     }
     let pool = builder
         .build()
         .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
-    pool.install(|| run_in_pool(&dataset, &settings))
+    Ok(pool.install(work))
 }
 
 /// A finished evaluation: the results document and the pipeline output behind it.
@@ -121,18 +141,23 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
     Ok(Execution { results, output })
 }
 
-fn run_in_pool(dataset: &Dataset, settings: &RunSettings) -> Result<u8, Error> {
-    let Execution { results, output } = execute(dataset, settings)?;
-    let mut stdout = std::io::stdout().lock();
-    let mut reader_gone = false;
-    // A closed pipe (`| head`) only stops the printing; reports are still written.
-    let mut print = |text: String| -> Result<(), Error> {
-        if reader_gone {
+/// Prints to stdout; a closed pipe (`| head`) only stops the printing.
+struct Printer {
+    reader_gone: bool,
+}
+
+impl Printer {
+    fn new() -> Printer {
+        Printer { reader_gone: false }
+    }
+
+    fn print(&mut self, text: &str) -> Result<(), Error> {
+        if self.reader_gone {
             return Ok(());
         }
-        match writeln!(stdout, "{text}") {
+        match writeln!(std::io::stdout().lock(), "{text}") {
             Err(source) if source.kind() == std::io::ErrorKind::BrokenPipe => {
-                reader_gone = true;
+                self.reader_gone = true;
                 Ok(())
             }
             other => other.map_err(|source| Error::Write {
@@ -140,24 +165,472 @@ fn run_in_pool(dataset: &Dataset, settings: &RunSettings) -> Result<u8, Error> {
                 source,
             }),
         }
+    }
+}
+
+/// The terminal rendering of a run (and its gate).
+fn terminal_summary(
+    results: &Results,
+    settings: &RunSettings,
+    gate: Option<&GateReport>,
+) -> Vec<String> {
+    let mut sections = vec![
+        table::summary_line(results),
+        table::metric_table(results, &settings.table_metrics),
+    ];
+    sections.extend(
+        [
+            table::hyde_table(results),
+            table::abstention_line(results),
+            table::scenario_table(results),
+            table::expectation_failures(results),
+            gate.map(table::gate_summary),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    sections
+}
+
+/// `hyde-eval run`: returns the process exit code (1 when the gate fails).
+pub fn run(command: &RunCommand) -> Result<u8, Error> {
+    if command.run.html && command.run.no_report {
+        return Err(Error::Usage(
+            "--html renders the report directory, which --no-report skips; drop one of them".into(),
+        ));
+    }
+    let (file, dataset) = load_inputs(&command.run)?;
+    let settings = settings::resolve(&command.run, &file, &dataset.manifest)?;
+    let gate_settings = settings::resolve_gate(&command.gate, &file)?;
+    // Read the baseline before the (possibly long) run, so a bad path fails fast.
+    let baseline = match &gate_settings {
+        Some((path, _)) => Some(StoredResults::load(path)?),
+        None => None,
     };
-    print(table::summary_line(&results))?;
-    print(table::metric_table(&results, &settings.table_metrics))?;
-    if let Some(hyde) = table::hyde_table(&results) {
-        print(hyde)?;
+    let Execution { results, output } =
+        in_pool(settings.threads, || execute(&dataset, &settings))??;
+    let gate = match (&gate_settings, &baseline) {
+        (Some((path, options)), Some(baseline)) => {
+            let failed_expectations = results
+                .configurations
+                .iter()
+                .filter_map(|configuration| configuration.expectations.as_ref())
+                .map(|summary| summary.failures.len())
+                .sum();
+            Some(run_gate(
+                &StoredResults::from_results(&results),
+                baseline,
+                path,
+                options,
+                failed_expectations,
+            )?)
+        }
+        _ => None,
+    };
+
+    let markdown_summary = markdown::summary(&results, &settings.table_metrics, gate.as_ref());
+    let mut printer = Printer::new();
+    match command.gate.format {
+        OutputFormat::Table => {
+            for section in terminal_summary(&results, &settings, gate.as_ref()) {
+                printer.print(&section)?;
+            }
+        }
+        OutputFormat::Markdown => printer.print(&markdown_summary)?,
+    }
+    if let Some(path) = &command.gate.summary_file {
+        append(path, &markdown_summary)?;
     }
     if settings.write_reports {
+        let extra = gate
+            .iter()
+            .map(|gate| ("gate.json".to_owned(), json_bytes(gate)))
+            .collect();
         let directory = write_report(
             &settings.output_dir,
             &results,
-            dataset,
+            &dataset,
             settings.metrics.relevance_level,
             &output.configurations,
             &output.timings,
+            extra,
         )?;
-        print(format!("reports written to {}", directory.display()))?;
+        if command.gate.format == OutputFormat::Table {
+            printer.print(&format!("reports written to {}", directory.display()))?;
+        }
+        if settings.html {
+            let page = write_html_report(
+                &directory.join("results.json"),
+                &[],
+                &HtmlOptions::default(),
+                &directory,
+            )?;
+            if command.gate.format == OutputFormat::Table {
+                printer.print(&format!("HTML report written to {}", page.display()))?;
+            }
+        }
     }
+    Ok(match gate {
+        Some(gate) if !gate.passed => exit_code::REGRESSION,
+        _ => exit_code::OK,
+    })
+}
+
+/// Appends `text` to `path` (GitHub's step summary file is shared by a job's steps).
+fn append(path: &Path, text: &str) -> Result<(), Error> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    writeln!(file, "{text}").map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// `hyde-eval baseline update`: stores a run (or an existing results.json) as the baseline.
+pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
+    let bytes = match &args.from {
+        Some(path) => {
+            StoredResults::load(path)?;
+            std::fs::read(path).map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?
+        }
+        None => {
+            let (file, dataset) = load_inputs(&args.run)?;
+            let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+            let Execution { results, .. } =
+                in_pool(settings.threads, || execute(&dataset, &settings))??;
+            let mut printer = Printer::new();
+            for section in terminal_summary(&results, &settings, None) {
+                printer.print(&section)?;
+            }
+            json_bytes(&results)
+        }
+    };
+    write_file_atomically(&args.output, &bytes)?;
+    println!("baseline written to {}", args.output.display());
+    Ok(exit_code::OK)
+}
+
+/// A label for a stored results file: its directory's name, else the file name.
+fn label_of(path: &Path) -> String {
+    path.parent()
+        .and_then(|parent| parent.file_name())
+        .or_else(|| path.file_name())
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Accounting recorded beside a stored results.json (`timings.json`), when present.
+fn stored_accounting(results_path: &Path) -> Accounting {
+    let timings = results_path.with_file_name("timings.json");
+    let Some(value) = std::fs::read(&timings)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+    else {
+        return Accounting::default();
+    };
+    let stages = &value["stages_ms"];
+    let embedding = [
+        stages["embed_facts_ms"].as_f64(),
+        stages["expand_queries_ms"].as_f64(),
+    ];
+    Accounting {
+        embedded_texts: None,
+        embedding_ms: embedding.iter().copied().sum::<Option<f64>>(),
+        retrieval_ms: stages["retrieve_ms"].as_f64(),
+    }
+}
+
+/// `hyde-eval compare`: stored results, or one run per `--embedder`.
+pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
+    let significance = settings::significance(&args.significance)?;
+    let (runs, output_dir, name) = if !args.results.is_empty() {
+        let mut runs = Vec::new();
+        for path in &args.results {
+            runs.push((
+                label_of(path),
+                StoredResults::load(path)?,
+                stored_accounting(path),
+            ));
+        }
+        let name = args
+            .run
+            .run_name
+            .clone()
+            .unwrap_or_else(|| "compare".into());
+        (
+            runs,
+            args.run
+                .output_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("reports")),
+            name,
+        )
+    } else {
+        if args.run.embedder.len() < 2 {
+            return Err(Error::Usage(
+                "compare needs two or more --embedder options (e.g. --embedder hash --embedder concept) or two results.json files".into(),
+            ));
+        }
+        let (file, dataset) = load_inputs(&args.run)?;
+        let mut runs = Vec::new();
+        let mut last_settings = None;
+        for embedder in &args.run.embedder {
+            let single = RunArgs {
+                embedder: vec![embedder.clone()],
+                ..args.run.clone()
+            };
+            let settings = settings::resolve(&single, &file, &dataset.manifest)?;
+            let Execution { results, output } =
+                in_pool(settings.threads, || execute(&dataset, &settings))??;
+            let accounting = Accounting {
+                embedded_texts: Some(output.embedded_texts),
+                embedding_ms: Some(
+                    output.timings.embed_facts_ms + output.timings.expand_queries_ms,
+                ),
+                retrieval_ms: Some(output.timings.retrieve_ms),
+            };
+            runs.push((
+                embedder.clone(),
+                StoredResults::from_results(&results),
+                accounting,
+            ));
+            last_settings = Some(settings);
+        }
+        let settings = last_settings.expect("two or more embedders");
+        let name = args
+            .run
+            .run_name
+            .clone()
+            .unwrap_or_else(|| format!("{}-compare", dataset.manifest.name));
+        (runs, settings.output_dir, name)
+    };
+    let report = compare::build(&runs, args.metric.as_deref(), &significance)?;
+    let mut printer = Printer::new();
+    printer.print(&compare::render_table(&report))?;
+    if !args.run.no_report {
+        let markdown = compare::render_markdown(&report);
+        let directory = write_directory(
+            &output_dir,
+            &name,
+            &[
+                ("compare.json".into(), json_bytes(&report)),
+                ("compare.md".into(), markdown.into_bytes()),
+            ],
+        )?;
+        printer.print(&format!("comparison written to {}", directory.display()))?;
+    }
+    Ok(exit_code::OK)
+}
+
+/// Writes `text` and a newline to stdout; a closed pipe only stops the printing.
+fn print_line(text: &str) -> Result<(), Error> {
+    Printer::new().print(text)
+}
+
+/// `hyde-eval sweep`: returns the process exit code.
+pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
+    if args.run.html {
+        return Err(Error::Usage(
+            "--html applies to run; put a sweep in a report with `hyde-eval report RESULTS --sweep SWEEP.json`".into(),
+        ));
+    }
+    let kind = match &args.param {
+        Some(param) => SweepKind::Param(ParamRange::parse(param)?),
+        None => {
+            grid::check_steps(args.steps)?;
+            SweepKind::Weights { steps: args.steps }
+        }
+    };
+    let (file, dataset) = load_inputs(&args.run)?;
+    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let metrics = if args.run.metrics.is_empty() {
+        let largest = settings.metrics.cutoffs.last().copied().unwrap_or(10);
+        vec![format!("ndcg@{largest}")]
+    } else {
+        settings.table_metrics.clone()
+    };
+    let sweep_settings = SweepSettings {
+        kind,
+        metrics,
+        folds: args.folds,
+        seed: args.seed,
+    };
+    in_pool(settings.threads, || {
+        sweep_in_pool(&dataset, &settings, &sweep_settings)
+    })?
+}
+
+/// Runs a sweep of `settings`' configurations; prints and writes nothing. Runs on the
+/// current rayon pool.
+pub fn execute_sweep(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<SweepResults, Error> {
+    let (selected, _) = sweep::select(&settings.configurations, &sweep_settings.kind);
+    let embedder = if selected.iter().any(|c| c.plan().vector.is_some()) {
+        Some(build_embedder(&settings.embedder, dataset)?)
+    } else {
+        None
+    };
+    let generator = RecordedGenerator::from_dataset(dataset);
+    sweep::run(
+        &SweepInputs {
+            dataset,
+            embedder: embedder.as_deref(),
+            generator: &generator,
+            run_name: &settings.run_name,
+            metrics: &settings.metrics,
+            configurations: &settings.configurations,
+            progress: !settings.quiet,
+        },
+        sweep_settings,
+    )
+}
+
+fn sweep_in_pool(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<u8, Error> {
+    let (_, skipped) = sweep::select(&settings.configurations, &sweep_settings.kind);
+    if !settings.quiet && !skipped.is_empty() {
+        eprintln!(
+            "note: not swept, {}: {}",
+            sweep::skip_reason(&sweep_settings.kind),
+            skipped.join(", ")
+        );
+    }
+    let results = execute_sweep(dataset, settings, sweep_settings)?;
+    print_line(&report::sweep::sweep_headline(&results))?;
+    print_line(&report::sweep::summary_table(&results))?;
+    print_line(report::sweep::SUMMARY_NOTE)?;
+    if !settings.write_reports {
+        return Ok(crate::error::exit_code::OK);
+    }
+    let name = match &sweep_settings.kind {
+        SweepKind::Weights { .. } => format!("{}-sweep", settings.run_name),
+        SweepKind::Param(range) => format!("{}-sweep-{}", settings.run_name, range.name),
+    };
+    let csv = report::sweep::sweep_csv(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name).join("sweep.csv"),
+        source: std::io::Error::other(error),
+    })?;
+    let charts = report::sweep::sweep_charts(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name),
+        source: std::io::Error::other(error.to_string()),
+    })?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("sweep.json".into(), report::sweep::sweep_json(&results)),
+        ("sweep.csv".into(), csv),
+    ];
+    files.extend(
+        charts
+            .into_iter()
+            .map(|(file, png)| (file.to_string(), png)),
+    );
+    let directory = write_directory(&settings.output_dir, &name, &files)?;
+    print_line(&format!("sweep written to {}", directory.display()))?;
     Ok(crate::error::exit_code::OK)
+}
+
+/// Reads a JSON document that hyde-eval wrote, naming the file and line on failure.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Error> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|error| {
+        Error::problem(
+            Problem::new(
+                path,
+                Some(error.line()),
+                format!("not a hyde-eval {what}: {error}"),
+            )
+            .with_hint(format!("pass the {what} that hyde-eval wrote")),
+        )
+    })
+}
+
+/// `hyde-eval report`: returns the process exit code.
+pub fn report(args: &ReportArgs) -> Result<u8, Error> {
+    let directory = match &args.output_dir {
+        Some(directory) => directory.clone(),
+        None => args
+            .results
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    let options = HtmlOptions {
+        baseline: args.baseline.clone(),
+        metric: args.metric.clone(),
+    };
+    let page = write_html_report(&args.results, &args.sweep, &options, &directory)?;
+    print_line(&format!("report written to {}", page.display()))?;
+    Ok(crate::error::exit_code::OK)
+}
+
+/// Renders the report of the results at `results_path` (with `sweep_paths`) into
+/// `directory`; returns the page's path.
+fn write_html_report(
+    results_path: &Path,
+    sweep_paths: &[PathBuf],
+    options: &HtmlOptions,
+    directory: &Path,
+) -> Result<PathBuf, Error> {
+    let results: Results = read_json(results_path, "results.json")?;
+    if results.schema_version != crate::report::SCHEMA_VERSION {
+        return Err(Error::problem(Problem::new(
+            results_path,
+            None,
+            format!(
+                "schema version {} is not the {} this hyde-eval reads",
+                results.schema_version,
+                crate::report::SCHEMA_VERSION
+            ),
+        )));
+    }
+    let mut sweeps = Vec::new();
+    for path in sweep_paths {
+        let sweep: SweepResults = read_json(path, "sweep.json")?;
+        if sweep.dataset.content_hash != results.dataset.content_hash {
+            return Err(Error::problem(
+                Problem::new(
+                    path,
+                    None,
+                    format!(
+                        "this sweep ran on dataset {} ({}), the results on {} ({})",
+                        sweep.dataset.name,
+                        sweep.dataset.content_hash,
+                        results.dataset.name,
+                        results.dataset.content_hash
+                    ),
+                )
+                .with_hint("re-run the sweep on the same dataset files as the run"),
+            ));
+        }
+        sweeps.push(sweep);
+    }
+    let files =
+        report::html::report_files(&results, &sweeps, options).map_err(|error| match error {
+            report::html::ReportError::Usage(message) => Error::Usage(message),
+            report::html::ReportError::Chart(error) => Error::Write {
+                path: directory.join("charts"),
+                source: std::io::Error::other(error.to_string()),
+            },
+        })?;
+    write_files(directory, &files)?;
+    Ok(directory.join(report::html::PAGE))
 }
 
 /// `hyde-eval configurations`: the built-in presets.
@@ -364,6 +837,11 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
     };
     match command {
         DatasetCommand::Import(args) => {
+            if args.from == import::Format::Native {
+                return Err(Error::Usage(
+                    "--from native: the directory is already in hyde-eval's layout; validate it with `hyde-eval dataset validate`".into(),
+                ));
+            }
             let dataset = load_dataset(&args.source, args.from, &args.options)?;
             print_notes(&dataset, args.quiet);
             import::write_native(&dataset, &args.destination)?;
@@ -376,7 +854,11 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
             ))?;
         }
         DatasetCommand::Stats(args) => {
-            let dataset = load_dataset(&args.dataset, args.source.format, &args.source.options)?;
+            let dataset = load_dataset(
+                &args.dataset,
+                args.source.dataset_format,
+                &args.source.options,
+            )?;
             print_notes(&dataset, args.quiet);
             let summary = stats::stats(&dataset);
             let text = if args.json {
@@ -389,7 +871,11 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
             print_to_stdout(&text)?;
         }
         DatasetCommand::Validate(args) => {
-            let dataset = load_dataset(&args.dataset, args.source.format, &args.source.options)?;
+            let dataset = load_dataset(
+                &args.dataset,
+                args.source.dataset_format,
+                &args.source.options,
+            )?;
             print_notes(&dataset, args.quiet);
             print_to_stdout(&format!(
                 "{}: valid ({} facts, {} queries, {} judgments)\n",

@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 /// Exit codes, documented in `--help` and the README.
 pub mod exit_code {
-    /// Success.
+    /// Success (and, with a baseline, the gate passed).
     pub const OK: u8 = 0;
+    /// The regression gate failed.
+    pub const REGRESSION: u8 = 1;
     /// Bad command line, bad configuration file or invalid dataset.
     pub const INPUT: u8 = 2;
     /// An embedding provider or hypothesis generator failed.

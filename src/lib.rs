@@ -2,14 +2,19 @@
 //! query/fact sets, through one shared pipeline, with trec_eval-exact metrics.
 //!
 //! Data flows one way: [`dataset`] → [`pipeline`] (which uses [`text`], [`index`],
-//! [`embed`] and [`generate`]) → [`metrics`] → [`report`]. The CLI in `cli` only wires
-//! these together.
+//! [`embed`] and [`generate`]) → [`metrics`] → [`report`]. [`sweep`] re-fuses the
+//! pipeline's candidate tables over parameter grids. The CLI in `cli` only wires these
+//! together.
 
 pub mod cli;
 pub mod commands;
+pub mod compare;
+pub mod comparison;
 pub mod dataset;
 pub mod embed;
 pub mod error;
+pub mod expectations;
+pub mod gate;
 pub mod generate;
 pub mod index;
 pub mod metrics;
@@ -17,6 +22,8 @@ pub mod pipeline;
 pub mod report;
 pub mod run;
 pub mod settings;
+pub mod stats;
+pub mod sweep;
 pub mod text;
 pub mod trec;
 pub mod trec_eval;

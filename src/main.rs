@@ -4,13 +4,19 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use hyde_eval::cli::{Cli, Command};
+use hyde_eval::cli::{BaselineAction, Cli, Command};
 use hyde_eval::commands;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Run(args) => commands::run(args),
+        Command::Run(command) => commands::run(command),
+        Command::Baseline {
+            action: BaselineAction::Update(args),
+        } => commands::baseline_update(args),
+        Command::Compare(args) => commands::compare(args),
+        Command::Sweep(args) => commands::sweep(args),
+        Command::Report(args) => commands::report(args),
         Command::Configurations => {
             println!("{}", commands::list_configurations());
             Ok(hyde_eval::error::exit_code::OK)

@@ -38,7 +38,7 @@ pub enum Semantics {
 }
 
 /// What to compute.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct MetricSettings {
     /// Sorted, distinct, positive cut-offs.
     pub cutoffs: Vec<usize>,

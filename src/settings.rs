@@ -24,10 +24,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::cli::RunArgs;
+use crate::cli::{GateArgs, RunArgs, SignificanceArgs};
+use crate::comparison::SignificanceSettings;
 use crate::dataset::manifest::normalize_cutoffs;
 use crate::dataset::{Grade, Manifest};
 use crate::error::{Error, Problem};
+use crate::gate::{parse_thresholds, GateOptions};
 use crate::metrics::{MetricSettings, Semantics};
 use crate::pipeline::config::{Configuration, ParamOverrides, Preset, Weights, PARAM_NAMES};
 
@@ -53,6 +55,8 @@ pub struct ConfigFile {
     params: ParamOverrides,
     #[serde(default)]
     configuration: BTreeMap<String, toml::Table>,
+    #[serde(default)]
+    gate: GateSection,
     /// Directory of the file, for relative paths.
     #[serde(skip)]
     directory: PathBuf,
@@ -88,6 +92,82 @@ impl ConfigFile {
     }
 }
 
+/// The config file's `[gate]` table: the same settings as `run`'s gate flags, which win.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GateSection {
+    baseline: Option<PathBuf>,
+    /// `{ "ndcg@10" = 0.01, "recall@5" = 0.02 }`
+    #[serde(default)]
+    max_drop: BTreeMap<String, f64>,
+    require_significant: Option<bool>,
+    require_expectations: Option<bool>,
+}
+
+/// The significance settings named on the command line.
+pub fn significance(args: &SignificanceArgs) -> Result<SignificanceSettings, Error> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(Error::Usage(format!(
+            "--alpha must be in (0, 1), got {}",
+            args.alpha
+        )));
+    }
+    if args.iterations == 0 {
+        return Err(Error::Usage("--iterations must be at least 1".into()));
+    }
+    Ok(SignificanceSettings {
+        test: args.test,
+        correction: args.correction,
+        alpha: args.alpha,
+        iterations: args.iterations,
+        seed: args.seed,
+    })
+}
+
+/// The baseline and gate options, when the command line or the config file names a
+/// baseline.
+pub fn resolve_gate(
+    args: &GateArgs,
+    file: &ConfigFile,
+) -> Result<Option<(PathBuf, GateOptions)>, Error> {
+    let Some(baseline) = args
+        .baseline
+        .clone()
+        .or_else(|| file.relative(&file.gate.baseline))
+    else {
+        if args.max_drop.is_some() || args.require_significant || args.require_expectations {
+            return Err(Error::Usage(
+                "--max-drop, --require-significant and --require-expectations need --baseline FILE"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let thresholds = match &args.max_drop {
+        Some(text) => parse_thresholds(text)?,
+        None => {
+            let text: Vec<String> = file
+                .gate
+                .max_drop
+                .iter()
+                .map(|(metric, drop)| format!("{metric}={drop}"))
+                .collect();
+            parse_thresholds(&text.join(","))?
+        }
+    };
+    Ok(Some((
+        baseline,
+        GateOptions {
+            thresholds,
+            require_significant: args.require_significant
+                || file.gate.require_significant.unwrap_or(false),
+            require_expectations: args.require_expectations
+                || file.gate.require_expectations.unwrap_or(false),
+            significance: significance(&args.significance)?,
+        },
+    )))
+}
+
 /// Which embedding provider to build.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbedderChoice {
@@ -106,6 +186,8 @@ pub struct RunSettings {
     pub run_name: String,
     pub output_dir: PathBuf,
     pub write_reports: bool,
+    /// Also render the HTML report after writing the results.
+    pub html: bool,
     pub threads: Option<usize>,
     pub quiet: bool,
 }
@@ -169,12 +251,17 @@ fn parse_set(argument: &str) -> Result<SetArgument, Error> {
             PARAM_NAMES.join(", ")
         )));
     }
-    let overrides: ParamOverrides = toml::from_str(&format!("{name} = {}", value.trim()))
-        .map_err(|error| usage(format!("{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})", error.message().trim())))?;
+    let overrides = parse_param_value(name, value).map_err(usage)?;
     Ok(SetArgument {
         configuration,
         overrides,
     })
+}
+
+/// Parses `value` for the parameter `name` the way `--set NAME=VALUE` does (TOML value
+/// syntax); the error explains the expected form.
+pub fn parse_param_value(name: &str, value: &str) -> Result<ParamOverrides, String> {
+    toml::from_str(&format!("{name} = {}", value.trim())).map_err(|error: toml::de::Error| format!("{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})", error.message().trim()))
 }
 
 /// " (did you mean X?)" when a known name is within two edits of `name`.
@@ -374,9 +461,16 @@ pub fn resolve(
         });
     }
 
+    if args.embedder.len() > 1 {
+        return Err(Error::Usage(format!(
+            "run takes one --embedder (got {}); `hyde-eval compare` compares several",
+            args.embedder.join(", ")
+        )));
+    }
     let embedder_name = args
         .embedder
-        .clone()
+        .first()
+        .cloned()
         .or_else(|| file.embedder.clone())
         .or_else(|| manifest.embedder.clone())
         .unwrap_or_else(|| "hash".into());
@@ -458,6 +552,7 @@ pub fn resolve(
             .or_else(|| file.relative(&file.output_dir))
             .unwrap_or_else(|| PathBuf::from("reports")),
         write_reports: !args.no_report,
+        html: args.html,
         threads: args.threads,
         quiet: args.quiet,
     })
@@ -549,6 +644,51 @@ mod tests {
             ..RunArgs::default()
         });
         assert!(message.contains("unknown metric \"ndcg@7\""), "{message}");
+    }
+
+    #[test]
+    fn gate_settings_from_the_config_file_and_flags() {
+        use clap::Parser;
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["hyde-eval", "run"];
+            argv.extend_from_slice(extra);
+            match crate::cli::Cli::parse_from(argv).command {
+                crate::cli::Command::Run(command) => command.gate,
+                _ => unreachable!(),
+            }
+        };
+        let file: ConfigFile = toml::from_str(
+            "[gate]\nbaseline = \"base.json\"\nmax_drop = { \"ndcg@10\" = 0.01, \"mrr\" = 0.02 }\nrequire_significant = true\n",
+        )
+        .unwrap();
+        let (path, options) = resolve_gate(&parse(&[]), &file).unwrap().unwrap();
+        assert_eq!(path, PathBuf::from("base.json"));
+        let thresholds: Vec<(String, f64)> = options
+            .thresholds
+            .iter()
+            .map(|t| (t.metric.clone(), t.max_drop))
+            .collect();
+        assert_eq!(
+            thresholds,
+            vec![("mrr".into(), 0.02), ("ndcg@10".into(), 0.01)]
+        );
+        assert!(options.require_significant && !options.require_expectations);
+        // Flags win over the file.
+        let (path, options) = resolve_gate(
+            &parse(&["--baseline", "b2.json", "--max-drop", "map=0.5"]),
+            &file,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (path, options.thresholds.len()),
+            (PathBuf::from("b2.json"), 1)
+        );
+        // Gate options without a baseline are a usage error; no baseline means no gate.
+        assert!(resolve_gate(&parse(&["--max-drop", "map=0.5"]), &ConfigFile::default()).is_err());
+        assert!(resolve_gate(&parse(&[]), &ConfigFile::default())
+            .unwrap()
+            .is_none());
     }
 
     #[test]

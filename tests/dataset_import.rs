@@ -1,4 +1,4 @@
-//! `hyde-eval dataset import|stats|validate` and `run --from`: an imported dataset
+//! `hyde-eval dataset import|stats|validate` and `run --dataset-format`: an imported dataset
 //! loads back as the same dataset, `run` on the source format equals `run` on the
 //! import, and the shared collections import with their published counts.
 
@@ -68,7 +68,7 @@ fn beir_import_round_trips_and_run_reads_beir_directly() {
     );
     let validated = ok_stdout(&["dataset", "validate", destination]);
     assert!(validated.contains("valid (3 facts, 3 queries, 3 judgments)"));
-    let stats = ok_stdout(&["dataset", "stats", "--from", "beir", source]);
+    let stats = ok_stdout(&["dataset", "stats", "--dataset-format", "beir", source]);
     assert!(stats.contains("grades            1: 3"), "{stats}");
 
     let run = |dataset: &str, format: &str| {
@@ -78,7 +78,7 @@ fn beir_import_round_trips_and_run_reads_beir_directly() {
             "--no-report",
             "--dataset",
             dataset,
-            "--from",
+            "--dataset-format",
             format,
             "--configurations",
             "bm25,keyword",
@@ -97,7 +97,7 @@ fn beir_import_round_trips_and_run_reads_beir_directly() {
     let again = hyde_eval(&["dataset", "import", "--from", "beir", source, destination]);
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("exists"));
-    let wrong = hyde_eval(&["dataset", "validate", "--from", "smart", source]);
+    let wrong = hyde_eval(&["dataset", "validate", "--dataset-format", "smart", source]);
     assert_eq!(wrong.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("no SMART collection found"));
 }

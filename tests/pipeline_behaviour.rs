@@ -130,6 +130,7 @@ fn run_files_rescore_to_the_printed_numbers() {
         settings.metrics.relevance_level,
         &execution.output.configurations,
         &execution.output.timings,
+        Vec::new(),
     )
     .unwrap();
     let read = |path: &Path| std::fs::read_to_string(path).unwrap();

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{check_id, ContentHasher, Dataset, Fact, FactId, Grade, Judgment, Manifest, Qrels};
-use super::{Query, QueryId};
+use super::{Expectation, Query, QueryId};
 use crate::error::{Error, Problem, Problems};
 
 /// The input formats `run`, `dataset import`, `stats` and `validate` understand.
@@ -317,6 +317,10 @@ struct QueryLine<'a> {
     text: &'a str,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     tags: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scenario: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[Expectation]>::is_empty")]
+    expect: &'a [Expectation],
 }
 
 #[derive(Serialize)]
@@ -391,6 +395,8 @@ pub fn write_native(dataset: &Dataset, destination: &Path) -> Result<Vec<PathBuf
             id: &query.id.0,
             text: &query.text,
             tags: &query.tags,
+            scenario: query.scenario.as_deref(),
+            expect: &query.expectations,
         };
         queries.push_str(&serde_json::to_string(&line).expect("serializable query"));
         queries.push('\n');
@@ -434,5 +440,7 @@ pub fn plain_query(id: String, text: String) -> Query {
         id: QueryId(id),
         text,
         tags: Vec::new(),
+        scenario: None,
+        expectations: Vec::new(),
     }
 }

@@ -30,12 +30,12 @@ use crate::error::Error;
 pub use manifest::Manifest;
 
 /// A fact's identifier, unique within a dataset.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct FactId(pub String);
 
 /// A query's identifier, unique within a dataset.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct QueryId(pub String);
 
@@ -82,6 +82,40 @@ pub struct Query {
     pub text: String,
     /// Free-form labels such as `synonym`, `exact`, `temporal`.
     pub tags: Vec<String>,
+    /// The scenario the query belongs to, for per-scenario expectation reports.
+    pub scenario: Option<String>,
+    /// What every configuration's ranking for this query must satisfy.
+    pub expectations: Vec<Expectation>,
+}
+
+/// A per-query expectation on a configuration's ranking (the retrieval-relevance
+/// scenarios of the Gimli evaluation seed). Written in `queries.jsonl` as
+/// `"expect": [{"kind": "in_top", "fact": "f1", "n": 3}, ...]`.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Expectation {
+    /// The fact is within the top `n`.
+    InTop { fact: FactId, n: usize },
+    /// Every listed fact is within the top `n` (multi-concept, cross-chunk).
+    AllInTop { facts: Vec<FactId>, n: usize },
+    /// `fact` is returned and ranked above `over` (or `over` is not returned).
+    RankedAbove { fact: FactId, over: FactId },
+    /// The configuration returns nothing (a question the memory cannot answer).
+    Abstain,
+    /// The fact is returned with a fused score above `value`.
+    ScoreAbove { fact: FactId, value: f64 },
+}
+
+impl Expectation {
+    /// Every fact the expectation names.
+    pub fn facts(&self) -> Vec<&FactId> {
+        match self {
+            Expectation::InTop { fact, .. } | Expectation::ScoreAbove { fact, .. } => vec![fact],
+            Expectation::AllInTop { facts, .. } => facts.iter().collect(),
+            Expectation::RankedAbove { fact, over } => vec![fact, over],
+            Expectation::Abstain => Vec::new(),
+        }
+    }
 }
 
 /// Where recorded hypotheses came from.

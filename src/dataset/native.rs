@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::lines::{read_bytes, split_lines, Line};
 use super::manifest::{self, Manifest, MANIFEST_FILE};
 use super::{
-    chatcli, check_id, parse_timestamp, ContentHasher, Dataset, Fact, FactId, HypothesisSource,
-    Judgment, Qrels, Query, QueryId, RecordedHypotheses,
+    chatcli, check_id, parse_timestamp, ContentHasher, Dataset, Expectation, Fact, FactId,
+    HypothesisSource, Judgment, Qrels, Query, QueryId, RecordedHypotheses,
 };
 use crate::error::{Error, Problem, Problems};
 
@@ -56,6 +56,10 @@ struct QueryRecord {
     text: String,
     #[serde(default)]
     tags: Vec<String>,
+    #[serde(default)]
+    scenario: Option<String>,
+    #[serde(default)]
+    expect: Vec<Expectation>,
 }
 
 #[derive(Deserialize)]
@@ -98,8 +102,8 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
 
     let mut problems = Problems::default();
     let facts = load_facts(root, &mut hasher, &mut problems)?;
-    let queries = load_queries(root, &mut hasher, &mut problems)?;
     let fact_ids: HashSet<&str> = facts.iter().map(|fact| fact.id.0.as_str()).collect();
+    let queries = load_queries(root, &fact_ids, &mut hasher, &mut problems)?;
     let query_ids: HashSet<&str> = queries.iter().map(|query| query.id.0.as_str()).collect();
     let qrels = load_qrels(root, &fact_ids, &query_ids, &mut hasher, &mut problems)?;
     let hypotheses = load_hypotheses(root, &query_ids, &mut hasher, &mut problems)?;
@@ -276,6 +280,7 @@ pub(super) fn fact_from_record(
 
 fn load_queries(
     root: &Path,
+    fact_ids: &HashSet<&str>,
     hasher: &mut ContentHasher,
     problems: &mut Problems,
 ) -> Result<Vec<Query>, Error> {
@@ -316,11 +321,22 @@ fn load_queries(
             );
             valid = false;
         }
+        for expectation in &record.expect {
+            if let Some(message) = expectation_problem(expectation, fact_ids) {
+                problems.push(
+                    Problem::new(&path, Some(line.number), format!("query {:?}: {message}", record.id))
+                        .with_hint("expectation kinds: in_top, all_in_top, ranked_above, abstain, score_above (see the README)"),
+                );
+                valid = false;
+            }
+        }
         if valid {
             queries.push(Query {
                 id: QueryId(record.id),
                 text: record.text,
                 tags: record.tags,
+                scenario: record.scenario,
+                expectations: record.expect,
             });
         }
     }
@@ -330,6 +346,29 @@ fn load_queries(
         );
     }
     Ok(queries)
+}
+
+/// What is wrong with an expectation, if anything.
+fn expectation_problem(expectation: &Expectation, fact_ids: &HashSet<&str>) -> Option<String> {
+    if let Some(unknown) = expectation
+        .facts()
+        .into_iter()
+        .find(|fact| !fact_ids.contains(fact.0.as_str()))
+    {
+        return Some(format!("expectation names unknown fact id {:?}", unknown.0));
+    }
+    match expectation {
+        Expectation::InTop { n: 0, .. } | Expectation::AllInTop { n: 0, .. } => {
+            Some("expectation has n = 0; n counts results from 1".into())
+        }
+        Expectation::AllInTop { facts, .. } if facts.is_empty() => {
+            Some("all_in_top expectation lists no facts".into())
+        }
+        Expectation::ScoreAbove { value, .. } if !value.is_finite() => {
+            Some("score_above value must be finite".into())
+        }
+        _ => None,
+    }
 }
 
 fn load_qrels(

@@ -34,6 +34,8 @@ struct AxisRecord {
 pub struct ConceptProvider {
     axes: Vec<String>,
     axis_of_word: HashMap<String, usize>,
+    /// XXH3-64 of the axes and their words, in order: names the embedding space.
+    fingerprint: u64,
 }
 
 impl ConceptProvider {
@@ -53,6 +55,7 @@ impl ConceptProvider {
         }
         let mut axis_of_word = HashMap::new();
         let mut axes = Vec::new();
+        let mut canonical = String::new();
         for (axis_index, axis) in file.axis.into_iter().enumerate() {
             for word in axis.words {
                 let normalized = word.to_ascii_lowercase();
@@ -72,11 +75,19 @@ impl ConceptProvider {
                         ),
                     ));
                 }
+                canonical.push_str(&normalized);
+                canonical.push(' ');
                 axis_of_word.insert(normalized, axis_index);
             }
+            canonical.push_str(&format!("| {}\n", axis.name));
             axes.push(axis.name);
         }
-        Ok(ConceptProvider { axes, axis_of_word })
+        let fingerprint = xxhash_rust::xxh3::xxh3_64(canonical.as_bytes());
+        Ok(ConceptProvider {
+            axes,
+            axis_of_word,
+            fingerprint,
+        })
     }
 
     fn embed_one(&self, text: &str) -> Vec<f32> {
@@ -97,7 +108,7 @@ impl EmbeddingProvider for ConceptProvider {
     fn identity(&self) -> ProviderIdentity {
         ProviderIdentity {
             kind: "concept".into(),
-            model: format!("concept:{}", self.axes.join("+")),
+            model: format!("concept-lexicon-{:016x}", self.fingerprint),
             dimension: self.axes.len(),
         }
     }

@@ -1,5 +1,5 @@
-//! Writes a run's report directory: `results.json`, `per_query.csv`, `timings.json`,
-//! `qrels.trec` and `runs/<configuration>.run`.
+//! Writes a run's report directory (`results.json`, `per_query.csv`, `timings.json`,
+//! `qrels.trec`, `runs/<configuration>.run`) and other output directories and files.
 //!
 //! The directory is built beside its destination under a temporary name and swapped in
 //! with renames, so a reader (or an interrupted run) never sees a half-written report.
@@ -68,8 +68,67 @@ fn per_query_csv(results: &Results) -> Result<Vec<u8>, csv::Error> {
         .map_err(|error| csv::Error::from(error.into_error()))
 }
 
+/// Writes `files` (relative path, bytes) as the directory `output_dir/name`, replacing
+/// any previous one: the directory is built under a temporary name, flushed, and renamed
+/// into place. Returns the directory.
+pub fn write_directory(
+    output_dir: &Path,
+    name: &str,
+    files: &[(String, Vec<u8>)],
+) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
+    let destination = output_dir.join(name);
+    let partial = output_dir.join(format!(".{name}.partial-{}", std::process::id()));
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
+    }
+    for (relative, bytes) in files {
+        let path = partial.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        }
+        write_file(&path, bytes)?;
+    }
+    flush_directory(&partial);
+    let previous = output_dir.join(format!(".{name}.previous-{}", std::process::id()));
+    if destination.exists() {
+        std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
+    }
+    std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
+    if previous.exists() {
+        std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
+    }
+    Ok(destination)
+}
+
+/// Writes one file atomically: a temporary sibling, flushed, renamed over `path`.
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+    }
+    let file_name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{file_name}.partial-{}", std::process::id()));
+    write_file(&temporary, bytes)?;
+    let _ = std::fs::File::open(&temporary).and_then(|file| file.sync_all());
+    std::fs::rename(&temporary, path).map_err(write_error(path))
+}
+
+/// Pretty JSON with a final newline.
+pub fn json_bytes(value: &impl Serialize) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("report types serialize");
+    bytes.push(b'\n');
+    bytes
+}
+
 /// Writes the report for `results` into `output_dir/run_name`, replacing any previous
-/// one. Returns the report directory.
+/// one; `extra` files (such as the gate's verdict) go beside the standard ones. Returns
+/// the report directory.
 pub fn write_report(
     output_dir: &Path,
     results: &Results,
@@ -77,28 +136,14 @@ pub fn write_report(
     relevance_level: Grade,
     outputs: &[ConfigurationOutput],
     stage_timings: &StageTimings,
+    extra: Vec<(String, Vec<u8>)>,
 ) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
-    let destination = output_dir.join(&results.run_name);
-    let partial = output_dir.join(format!(
-        ".{}.partial-{}",
-        results.run_name,
-        std::process::id()
-    ));
-    if partial.exists() {
-        std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
-    }
-    let runs = partial.join("runs");
-    std::fs::create_dir_all(&runs).map_err(write_error(&runs))?;
-
-    let mut json = serde_json::to_vec_pretty(results).expect("results serialize");
-    json.push(b'\n');
-    write_file(&partial.join("results.json"), &json)?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![("results.json".into(), json_bytes(results))];
     let csv = per_query_csv(results).map_err(|error| Error::Write {
-        path: partial.join("per_query.csv"),
+        path: output_dir.join(&results.run_name).join("per_query.csv"),
         source: std::io::Error::other(error),
     })?;
-    write_file(&partial.join("per_query.csv"), &csv)?;
+    files.push(("per_query.csv".into(), csv));
     let timings = Timings {
         threads: rayon::current_num_threads(),
         stages_ms: stage_timings,
@@ -107,9 +152,7 @@ pub fn write_report(
             .map(|output| (output.configuration.name.as_str(), output.retrieval_ms))
             .collect(),
     };
-    let mut timings_json = serde_json::to_vec_pretty(&timings).expect("timings serialize");
-    timings_json.push(b'\n');
-    write_file(&partial.join("timings.json"), &timings_json)?;
+    files.push(("timings.json".into(), json_bytes(&timings)));
 
     // Only queries with a relevant fact, so trec_eval averages over the same queries.
     let judged: Vec<QueryId> = dataset
@@ -125,36 +168,21 @@ pub fn write_report(
         })
         .map(|query| query.id.clone())
         .collect();
-    let qrels_path = partial.join("qrels.trec");
     let filtered: Qrels = judged
         .iter()
         .map(|query| (query.clone(), dataset.qrels[query].clone()))
         .collect();
     let mut qrels_bytes = Vec::new();
-    write_trec_qrels(&mut qrels_bytes, &judged, &filtered).map_err(write_error(&qrels_path))?;
-    write_file(&qrels_path, &qrels_bytes)?;
+    write_trec_qrels(&mut qrels_bytes, &judged, &filtered).expect("writing to memory");
+    files.push(("qrels.trec".into(), qrels_bytes));
     for output in outputs {
-        let path = runs.join(format!("{}.run", output.configuration.name));
         let mut bytes = Vec::new();
         write_trec_run(&mut bytes, &output.rankings, &output.configuration.name)
-            .map_err(write_error(&path))?;
-        write_file(&path, &bytes)?;
+            .expect("writing to memory");
+        files.push((format!("runs/{}.run", output.configuration.name), bytes));
     }
-    flush_directory(&partial);
-
-    let previous = output_dir.join(format!(
-        ".{}.previous-{}",
-        results.run_name,
-        std::process::id()
-    ));
-    if destination.exists() {
-        std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
-    }
-    std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
-    if previous.exists() {
-        std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
-    }
-    Ok(destination)
+    files.extend(extra);
+    write_directory(output_dir, &results.run_name, &files)
 }
 
 /// Best-effort fsync of the files in `directory` before it is renamed into place.
@@ -173,4 +201,13 @@ fn flush_directory(directory: &Path) {
         }
     }
     let _ = std::fs::File::open(directory).and_then(|file| file.sync_all());
+}
+
+/// Writes each `(relative path, bytes)` under the existing `directory`, each through a
+/// temporary file renamed into place, so no reader sees a half-written file.
+pub fn write_files(directory: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(), Error> {
+    for (relative, bytes) in files {
+        write_file_atomically(&directory.join(relative), bytes)?;
+    }
+    Ok(())
 }

@@ -4,6 +4,8 @@
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
 
 use super::Results;
+use crate::comparison::significance_mark;
+use crate::gate::{GateCheck, GateReport};
 
 /// Short column headers: `recall@5` -> `R@5`, `precision@5` -> `P@5`, `ndcg@5` -> `nDCG@5`.
 fn header(metric: &str) -> String {
@@ -138,4 +140,209 @@ pub fn summary_line(results: &Results) -> String {
         evaluation.settings.relevance_level,
         evaluation.settings.semantics,
     )
+}
+
+/// Correct abstentions on queries without relevant facts; `None` when every query has one.
+pub fn abstention_line(results: &Results) -> Option<String> {
+    let unanswerable = results.evaluation.queries_without_relevant.len();
+    if unanswerable == 0 {
+        return None;
+    }
+    let counts: Vec<String> = results
+        .configurations
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}/{unanswerable}",
+                c.name, c.counts.abstained_without_relevant
+            )
+        })
+        .collect();
+    Some(format!(
+        "{unanswerable} queries have no relevant fact (not averaged); correct abstentions (no result): {}",
+        counts.join(", ")
+    ))
+}
+
+/// Expectations passed per scenario and configuration; `None` without expectations.
+pub fn scenario_table(results: &Results) -> Option<String> {
+    let summaries: Vec<_> = results
+        .configurations
+        .iter()
+        .filter_map(|c| c.expectations.as_ref().map(|s| (&c.name, s)))
+        .collect();
+    let (_, first) = summaries.first()?;
+    let mut table = new_table();
+    let mut header = vec![Cell::new("scenario (expectations passed)")];
+    header.extend(
+        summaries
+            .iter()
+            .map(|(name, _)| Cell::new(name).set_alignment(CellAlignment::Right)),
+    );
+    table.set_header(header);
+    let mut rows: Vec<(String, Vec<String>)> = first
+        .by_scenario
+        .iter()
+        .map(|count| (count.scenario.clone(), Vec::new()))
+        .collect();
+    rows.push(("all".into(), Vec::new()));
+    for (_, summary) in &summaries {
+        for (scenario, cells) in rows.iter_mut() {
+            let (passed, checked) = if scenario == "all" {
+                (summary.passed, summary.checked)
+            } else {
+                summary
+                    .by_scenario
+                    .iter()
+                    .find(|count| &count.scenario == scenario)
+                    .map_or((0, 0), |count| (count.passed, count.checked))
+            };
+            cells.push(format!("{passed}/{checked}"));
+        }
+    }
+    for (scenario, cells) in rows {
+        let mut row = vec![Cell::new(scenario)];
+        row.extend(
+            cells
+                .into_iter()
+                .map(|cell| Cell::new(cell).set_alignment(CellAlignment::Right)),
+        );
+        table.add_row(row);
+    }
+    Some(table.to_string())
+}
+
+/// Failed expectations grouped by query: one line per (query, expectation), naming
+/// each configuration that failed it and what its ranking did.
+pub fn expectation_failures(results: &Results) -> Option<String> {
+    let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
+    for configuration in &results.configurations {
+        let Some(summary) = &configuration.expectations else {
+            continue;
+        };
+        for failure in &summary.failures {
+            let expectation = serde_json::to_string(&failure.expectation).unwrap_or_default();
+            let key = (failure.query.0.clone(), expectation);
+            let entry = format!("{}: {}", configuration.name, failure.detail);
+            match lines
+                .iter_mut()
+                .find(|(query, text, _)| (query, text) == (&key.0, &key.1))
+            {
+                Some((_, _, entries)) => entries.push(entry),
+                None => lines.push((key.0, key.1, vec![entry])),
+            }
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let mut text = String::from("failed expectations:");
+    for (query, expectation, entries) in lines {
+        text.push_str(&format!("\n  {query} {expectation}"));
+        for entry in entries {
+            text.push_str(&format!("\n      {entry}"));
+        }
+    }
+    Some(text)
+}
+
+/// The gate's verdict, then the checks that failed (or, when none failed, those that
+/// moved), with significance after correction.
+pub fn gate_summary(gate: &GateReport) -> String {
+    let failed = gate.failed_checks().count();
+    let mut text = if gate.passed {
+        format!(
+            "gate: PASS ({} checks against {}; none dropped beyond its threshold)",
+            gate.checks.len(),
+            gate.baseline
+        )
+    } else {
+        let mut reasons = Vec::new();
+        if failed > 0 {
+            reasons.push(format!(
+                "{failed} of {} checks dropped beyond their threshold",
+                gate.checks.len()
+            ));
+        }
+        if gate.failed_expectations > 0 {
+            reasons.push(format!("{} expectations failed", gate.failed_expectations));
+        }
+        format!(
+            "gate: REGRESSION ({}; baseline {})",
+            reasons.join("; "),
+            gate.baseline
+        )
+    };
+    let shown: Vec<&GateCheck> = if failed > 0 {
+        gate.failed_checks().collect()
+    } else {
+        gate.checks
+            .iter()
+            .filter(|check| check.comparison.delta.abs() >= 5e-5)
+            .collect()
+    };
+    if !shown.is_empty() {
+        let mut table = new_table();
+        table.set_header(vec![
+            "configuration",
+            "metric",
+            "baseline",
+            "current",
+            "delta",
+            "p (adj.)",
+            "W/T/L",
+            "max drop",
+            "failed",
+        ]);
+        for check in shown {
+            let comparison = &check.comparison;
+            let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+            table.add_row(vec![
+                Cell::new(&comparison.configuration),
+                Cell::new(&comparison.metric),
+                right(format!("{:.4}", comparison.reference)),
+                right(format!("{:.4}", comparison.candidate)),
+                right(format!(
+                    "{:+.4}{}",
+                    comparison.delta,
+                    significance_mark(comparison, gate.options.significance.alpha)
+                )),
+                right(format!("{:.4}", comparison.adjusted_p_value)),
+                right(format!(
+                    "{}/{}/{}",
+                    comparison.wins, comparison.ties, comparison.losses
+                )),
+                right(format!("{:.4}", check.max_drop)),
+                Cell::new(if check.failed { "yes" } else { "" }),
+            ]);
+        }
+        text.push('\n');
+        text.push_str(&table.to_string());
+    }
+    let significance = &gate.options.significance;
+    text.push_str(&format!(
+        "\n{:?} test, {:?} correction over {} checks; * p < {}, ** p < {}{}",
+        significance.test,
+        significance.correction,
+        gate.checks.len(),
+        significance.alpha,
+        significance.alpha / 5.0,
+        if gate.options.require_significant {
+            "; only significant drops fail"
+        } else {
+            ""
+        }
+    ));
+    for (label, names) in [
+        ("not in this run", &gate.missing_configurations),
+        ("not in the baseline", &gate.new_configurations),
+    ] {
+        if !names.is_empty() {
+            text.push_str(&format!(
+                "\nconfigurations {label} (not checked): {}",
+                names.join(", ")
+            ));
+        }
+    }
+    text
 }

@@ -1,0 +1,277 @@
+//! Side-by-side comparison of several runs of one dataset (one per embedding provider,
+//! or stored results): configurations x runs on one metric, each candidate cell tested
+//! against the reference run's same-named configuration, corrected over every cell, plus
+//! what each run cost. Pure: stored results in, a [`CompareReport`] out, rendered as a
+//! terminal table, Markdown or JSON.
+
+use std::fmt::Write;
+
+use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
+use serde::Serialize;
+
+use crate::comparison::{
+    compare, correct, significance_mark, PairedComparison, SignificanceSettings,
+};
+use crate::error::Error;
+use crate::report::stored::StoredResults;
+
+/// What a run cost; `None` fields were not recorded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Accounting {
+    pub embedded_texts: Option<usize>,
+    pub embedding_ms: Option<f64>,
+    pub retrieval_ms: Option<f64>,
+}
+
+/// One compared run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparedRun {
+    pub label: String,
+    /// `kind (model, N dims)`, when the run used embeddings.
+    pub embedder: Option<String>,
+    pub accounting: Accounting,
+}
+
+/// One configuration across the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareRow {
+    pub configuration: String,
+    /// Macro value per run (`None` when that run lacks the configuration).
+    pub values: Vec<Option<f64>>,
+    /// Against the reference (first) run, per candidate run.
+    pub comparisons: Vec<Option<PairedComparison>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareReport {
+    pub dataset: String,
+    pub content_hash: String,
+    pub metric: String,
+    pub reference: String,
+    pub significance: SignificanceSettings,
+    pub runs: Vec<ComparedRun>,
+    pub rows: Vec<CompareRow>,
+}
+
+/// Compares `runs` (label, results, accounting); the first is the reference.
+pub fn build(
+    runs: &[(String, StoredResults, Accounting)],
+    metric: Option<&str>,
+    significance: &SignificanceSettings,
+) -> Result<CompareReport, Error> {
+    let (reference_label, reference, _) = runs
+        .first()
+        .ok_or_else(|| Error::Usage("nothing to compare".into()))?;
+    if runs.len() < 2 {
+        return Err(Error::Usage(
+            "compare needs at least two runs: two --embedder options or two results.json files"
+                .into(),
+        ));
+    }
+    for (label, results, _) in runs {
+        if results.dataset.content_hash != reference.dataset.content_hash {
+            return Err(Error::Usage(format!(
+                "{label} was run on dataset {:?} ({}), but {reference_label} on {:?} ({}); compare runs of one dataset",
+                results.dataset.name, results.dataset.content_hash, reference.dataset.name, reference.dataset.content_hash
+            )));
+        }
+    }
+    let metric = match metric {
+        Some(metric) => metric.to_owned(),
+        None => reference
+            .evaluation
+            .metrics
+            .iter()
+            .rfind(|name| name.starts_with("ndcg@"))
+            .cloned()
+            .unwrap_or_else(|| "mrr".into()),
+    };
+    for (label, results, _) in runs {
+        if !results.evaluation.metrics.contains(&metric) {
+            return Err(Error::Usage(format!(
+                "{label} has no metric {metric:?}; it has {}",
+                results.evaluation.metrics.join(", ")
+            )));
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    for (_, results, _) in runs {
+        for configuration in &results.configurations {
+            if !names.contains(&configuration.name) {
+                names.push(configuration.name.clone());
+            }
+        }
+    }
+    // Every (configuration, candidate run) comparison, corrected together.
+    let mut comparisons: Vec<PairedComparison> = Vec::new();
+    let mut slots: Vec<(usize, usize)> = Vec::new();
+    for (row, name) in names.iter().enumerate() {
+        let Some(reference_configuration) = reference.configuration(name) else {
+            continue;
+        };
+        for (column, (_, results, _)) in runs.iter().enumerate().skip(1) {
+            if let Some(candidate) = results.configuration(name) {
+                if let Some(comparison) =
+                    compare(reference_configuration, candidate, &metric, significance)
+                {
+                    comparisons.push(comparison);
+                    slots.push((row, column));
+                }
+            }
+        }
+    }
+    correct(&mut comparisons, significance);
+    let mut rows: Vec<CompareRow> = names
+        .iter()
+        .map(|name| CompareRow {
+            configuration: name.clone(),
+            values: runs
+                .iter()
+                .map(|(_, results, _)| {
+                    results
+                        .configuration(name)
+                        .and_then(|c| c.macro_value(&metric))
+                })
+                .collect(),
+            comparisons: vec![None; runs.len() - 1],
+        })
+        .collect();
+    for (comparison, (row, column)) in comparisons.into_iter().zip(slots) {
+        rows[row].comparisons[column - 1] = Some(comparison);
+    }
+    Ok(CompareReport {
+        dataset: reference.dataset.name.clone(),
+        content_hash: reference.dataset.content_hash.clone(),
+        metric,
+        reference: reference_label.clone(),
+        significance: *significance,
+        runs: runs
+            .iter()
+            .map(|(label, results, accounting)| ComparedRun {
+                label: label.clone(),
+                embedder: results
+                    .embedder
+                    .as_ref()
+                    .map(|e| format!("{} ({}, {} dims)", e.kind, e.model, e.dimension)),
+                accounting: accounting.clone(),
+            })
+            .collect(),
+        rows,
+    })
+}
+
+fn cell_text(report: &CompareReport, row: &CompareRow, column: usize) -> String {
+    let Some(value) = row.values[column] else {
+        return "-".into();
+    };
+    if column == 0 {
+        return format!("{value:.4}");
+    }
+    match &row.comparisons[column - 1] {
+        Some(comparison) => format!(
+            "{value:.4} ({:+.4}{})",
+            comparison.delta,
+            significance_mark(comparison, report.significance.alpha)
+        ),
+        None => format!("{value:.4}"),
+    }
+}
+
+fn optional(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".into(), |value| format!("{value:.0}"))
+}
+
+fn legend(report: &CompareReport) -> String {
+    format!(
+        "{} on {}; differences from {}; * / ** = significant at {} / {} ({:?} test, {:?} correction over {} comparisons)",
+        report.metric,
+        report.dataset,
+        report.reference,
+        report.significance.alpha,
+        report.significance.alpha / 5.0,
+        report.significance.test,
+        report.significance.correction,
+        report.rows.iter().flat_map(|row| row.comparisons.iter().flatten()).count()
+    )
+}
+
+/// Terminal rendering: the comparison table, then the accounting table.
+pub fn render_table(report: &CompareReport) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut header = vec![Cell::new("configuration")];
+    header.extend(
+        report
+            .runs
+            .iter()
+            .map(|run| Cell::new(&run.label).set_alignment(CellAlignment::Right)),
+    );
+    table.set_header(header);
+    for row in &report.rows {
+        let mut cells = vec![Cell::new(&row.configuration)];
+        cells.extend((0..report.runs.len()).map(|column| {
+            Cell::new(cell_text(report, row, column)).set_alignment(CellAlignment::Right)
+        }));
+        table.add_row(cells);
+    }
+    let mut costs = Table::new();
+    costs
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    costs.set_header(vec![
+        "run",
+        "embedder",
+        "texts embedded",
+        "embedding ms",
+        "retrieval ms",
+    ]);
+    for run in &report.runs {
+        costs.add_row(vec![
+            run.label.clone(),
+            run.embedder.clone().unwrap_or_else(|| "-".into()),
+            run.accounting
+                .embedded_texts
+                .map_or_else(|| "-".into(), |count| count.to_string()),
+            optional(run.accounting.embedding_ms),
+            optional(run.accounting.retrieval_ms),
+        ]);
+    }
+    format!("{}\n{table}\n{costs}", legend(report))
+}
+
+/// Markdown rendering of the same two tables.
+pub fn render_markdown(report: &CompareReport) -> String {
+    let mut text = format!(
+        "## hyde-eval compare: {}\n\n{}.\n\n| configuration |",
+        report.dataset,
+        legend(report)
+    );
+    for run in &report.runs {
+        let _ = write!(text, " {} |", run.label);
+    }
+    text.push_str("\n|---|");
+    text.push_str(&"---:|".repeat(report.runs.len()));
+    for row in &report.rows {
+        let _ = write!(text, "\n| {} |", row.configuration);
+        for column in 0..report.runs.len() {
+            let _ = write!(text, " {} |", cell_text(report, row, column));
+        }
+    }
+    text.push_str("\n\n| run | embedder | texts embedded | embedding ms | retrieval ms |\n|---|---|---:|---:|---:|\n");
+    for run in &report.runs {
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {} |",
+            run.label,
+            run.embedder.clone().unwrap_or_else(|| "-".into()),
+            run.accounting
+                .embedded_texts
+                .map_or_else(|| "-".into(), |count| count.to_string()),
+            optional(run.accounting.embedding_ms),
+            optional(run.accounting.retrieval_ms)
+        );
+    }
+    text
+}

@@ -1,0 +1,259 @@
+//! Markdown output for pull-request comments and `$GITHUB_STEP_SUMMARY`: the gate's
+//! verdict first, then metric deltas with significance marks, then the metric table and
+//! failed expectations. Also the metric table export of reports. Pure: returns strings.
+
+use std::fmt::Write;
+
+use super::Results;
+use crate::comparison::{significance_mark, SignificanceTest};
+use crate::gate::GateReport;
+use crate::stats::Correction;
+
+fn number(value: f64) -> String {
+    format!("{value:.4}")
+}
+
+fn signed(value: f64) -> String {
+    if value.abs() < 5e-5 {
+        "±0.0000".into()
+    } else {
+        format!("{value:+.4}")
+    }
+}
+
+/// Escapes the characters that would break a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+}
+
+/// The value of `metric` for the configuration at `index`, 0 when missing.
+pub fn metric_value(results: &Results, index: usize, metric: &str) -> f64 {
+    results.configurations[index]
+        .macro_metrics
+        .get(metric)
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0)
+}
+
+/// The best value of `metric` over the configurations, as printed (4 decimals): a value
+/// that prints the same is marked best, as in the terminal table.
+fn best_of(results: &Results, metric: &str) -> String {
+    number(
+        (0..results.configurations.len())
+            .map(|index| metric_value(results, index, metric))
+            .fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
+/// For each metric of the run, in metric order, the best value as printed.
+pub fn best_printed(results: &Results) -> Vec<String> {
+    results
+        .evaluation
+        .metrics
+        .iter()
+        .map(|metric| best_of(results, metric))
+        .collect()
+}
+
+/// The metric table as Markdown (the given metric columns), best value per column in bold.
+pub fn metric_table(results: &Results, metrics: &[String]) -> String {
+    let mut text = String::from("| configuration |");
+    for metric in metrics {
+        let _ = write!(text, " {} |", cell(metric));
+    }
+    text.push_str("\n|---|");
+    text.push_str(&"---:|".repeat(metrics.len()));
+    let best: Vec<String> = metrics
+        .iter()
+        .map(|metric| best_of(results, metric))
+        .collect();
+    for (index, configuration) in results.configurations.iter().enumerate() {
+        let _ = write!(text, "\n| {} |", cell(&configuration.name));
+        for (metric, best) in metrics.iter().zip(&best) {
+            let shown = number(metric_value(results, index, metric));
+            if shown == *best && results.configurations.len() > 1 {
+                let _ = write!(text, " **{shown}** |");
+            } else {
+                let _ = write!(text, " {shown} |");
+            }
+        }
+    }
+    text.push('\n');
+    text
+}
+
+/// Every metric of the run as a Markdown document (the report's `metrics.md` export).
+pub fn metric_document(results: &Results) -> String {
+    format!(
+        "**{}**: {} queries evaluated, relevance >= {}, {:?} semantics; **bold** = best in column\n\n{}",
+        cell(&results.dataset.name),
+        results.evaluation.evaluated_queries,
+        results.evaluation.settings.relevance_level,
+        results.evaluation.settings.semantics,
+        metric_table(results, &results.evaluation.metrics)
+    )
+}
+
+fn describe_significance(gate: &GateReport) -> String {
+    let significance = &gate.options.significance;
+    let test = match significance.test {
+        SignificanceTest::Randomization => format!(
+            "paired randomization test ({} permutations)",
+            significance.iterations
+        ),
+        SignificanceTest::TTest => "paired t-test".to_owned(),
+    };
+    let correction = match significance.correction {
+        Correction::Holm => "Holm",
+        Correction::Bonferroni => "Bonferroni",
+    };
+    format!(
+        "{test}, {correction}-corrected over {} checks; `*` p < {}, `**` p < {}",
+        gate.checks.len(),
+        significance.alpha,
+        significance.alpha / 5.0
+    )
+}
+
+/// The gate section: verdict line, then a table of failed checks (or of every check
+/// that moved), then notes.
+pub fn gate_section(gate: &GateReport) -> String {
+    let failed: Vec<_> = gate.failed_checks().collect();
+    let mut text = if gate.passed {
+        format!("## ✅ hyde-eval gate: PASS\n\n{} checks against `{}`; none dropped beyond its threshold", gate.checks.len(), gate.baseline)
+    } else {
+        let mut reasons = Vec::new();
+        if !failed.is_empty() {
+            reasons.push(format!(
+                "{} of {} checks dropped beyond their threshold",
+                failed.len(),
+                gate.checks.len()
+            ));
+        }
+        if gate.failed_expectations > 0 {
+            reasons.push(format!("{} expectations failed", gate.failed_expectations));
+        }
+        format!(
+            "## ❌ hyde-eval gate: REGRESSION\n\n{} (baseline `{}`)",
+            reasons.join("; "),
+            gate.baseline
+        )
+    };
+    if gate.options.require_significant {
+        text.push_str(", counting only significant drops");
+    }
+    let _ = write!(
+        text,
+        ".\n\nSignificance: {}.\n",
+        describe_significance(gate)
+    );
+    let moved: Vec<_> = gate
+        .checks
+        .iter()
+        .filter(|check| check.comparison.delta.abs() >= 5e-5)
+        .collect();
+    let shown: Vec<_> = if failed.is_empty() { moved } else { failed };
+    if !shown.is_empty() {
+        text.push_str("\n| configuration | metric | baseline | current | Δ | p (adj.) | W/T/L | max drop | |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+        for check in shown {
+            let comparison = &check.comparison;
+            let mark = significance_mark(comparison, gate.options.significance.alpha);
+            let _ = writeln!(
+                text,
+                "| {} | {} | {} | {} | {}{} | {:.4} | {}/{}/{} | {} | {} |",
+                comparison.configuration,
+                comparison.metric,
+                number(comparison.reference),
+                number(comparison.candidate),
+                signed(comparison.delta),
+                mark,
+                comparison.adjusted_p_value,
+                comparison.wins,
+                comparison.ties,
+                comparison.losses,
+                number(check.max_drop),
+                if check.failed { "❌" } else { "" },
+            );
+        }
+    }
+    for (label, names) in [
+        ("not in this run", &gate.missing_configurations),
+        ("not in the baseline", &gate.new_configurations),
+    ] {
+        if !names.is_empty() {
+            let _ = writeln!(
+                text,
+                "\nConfigurations {label} (not checked): {}.",
+                names.join(", ")
+            );
+        }
+    }
+    text
+}
+
+/// Failed expectations as a Markdown list, grouped by configuration.
+pub fn expectation_section(results: &Results) -> Option<String> {
+    let mut text = String::new();
+    for configuration in &results.configurations {
+        let Some(summary) = &configuration.expectations else {
+            continue;
+        };
+        if summary.failures.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            text,
+            "- **{}** ({}/{} passed)",
+            configuration.name, summary.passed, summary.checked
+        );
+        for failure in &summary.failures {
+            let expectation = serde_json::to_string(&failure.expectation).unwrap_or_default();
+            let _ = writeln!(
+                text,
+                "  - `{}` `{}`: {}",
+                failure.query, expectation, failure.detail
+            );
+        }
+    }
+    (!text.is_empty()).then(|| format!("### Failed expectations\n\n{text}"))
+}
+
+/// The whole summary: gate verdict (when a baseline was given), metric table, failed
+/// expectations.
+pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>) -> String {
+    let mut text = String::new();
+    match gate {
+        Some(gate) => text.push_str(&gate_section(gate)),
+        None => {
+            let _ = writeln!(text, "## hyde-eval results: {}", results.dataset.name);
+        }
+    }
+    let _ = write!(
+        text,
+        "\nDataset `{}` ({} facts, {} queries, {} evaluated), content `{}`.\n\n",
+        results.dataset.name,
+        results.dataset.facts,
+        results.dataset.queries,
+        results.evaluation.evaluated_queries,
+        results.dataset.content_hash
+    );
+    text.push_str(&metric_table(results, metrics));
+    if let Some(expectations) = expectation_section(results) {
+        text.push('\n');
+        text.push_str(&expectations);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_escape_table_syntax() {
+        assert_eq!(cell("a|b"), "a\\|b");
+        assert_eq!(cell("line\nbreak"), "line break");
+    }
+}
