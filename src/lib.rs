@@ -26,3 +26,4 @@ pub mod stats;
 pub mod sweep;
 pub mod text;
 pub mod trec;
+pub mod trec_eval;

@@ -21,6 +21,8 @@ fn main() -> ExitCode {
             println!("{}", commands::list_configurations());
             Ok(hyde_eval::error::exit_code::OK)
         }
+        Command::Eval(args) => commands::eval(args),
+        Command::Dataset(command) => commands::dataset(command),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

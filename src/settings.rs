@@ -221,6 +221,7 @@ fn flag_overrides(args: &RunArgs) -> Result<ParamOverrides, Error> {
         half_life_days: args.half_life,
         bm25_k1: args.bm25_k1,
         bm25_b: args.bm25_b,
+        bm25_analyzer: args.bm25_analyzer,
         depth: args.depth,
         skip_short_queries: args.skip_short_queries,
         skip_code_mentions: args.skip_code_mentions.then_some(true),

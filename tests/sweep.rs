@@ -282,6 +282,7 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         ("half_life_days", "2"),
         ("bm25_k1", "2.5"),
         ("bm25_b", "1.0"),
+        ("bm25_analyzer", "\"english\""),
         ("hybrid_vector_weight", "0.1"),
         ("hybrid_text_weight", "0.9"),
         ("hybrid_candidate_multiplier", "1"),

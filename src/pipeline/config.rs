@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::text::Analyzer;
 
 /// Blend weights for chatcli's ranker: semantic, lexical, temporal.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -39,6 +40,8 @@ pub struct Params {
     pub half_life_days: f64,
     pub bm25_k1: f64,
     pub bm25_b: f64,
+    /// How BM25 turns text into terms (`chatcli` or `english`).
+    pub bm25_analyzer: Analyzer,
     /// Gimli hybrid: weight of the vector score.
     pub hybrid_vector_weight: f64,
     /// Gimli hybrid: weight of the text score `1 / (1 + BM25 rank)`.
@@ -72,6 +75,7 @@ impl Default for Params {
             half_life_days: 30.0,
             bm25_k1: 0.9,
             bm25_b: 0.4,
+            bm25_analyzer: Analyzer::Chatcli,
             hybrid_vector_weight: 0.7,
             hybrid_text_weight: 0.3,
             hybrid_candidate_multiplier: 4,
@@ -98,6 +102,7 @@ pub struct ParamOverrides {
     pub half_life_days: Option<f64>,
     pub bm25_k1: Option<f64>,
     pub bm25_b: Option<f64>,
+    pub bm25_analyzer: Option<Analyzer>,
     pub hybrid_vector_weight: Option<f64>,
     pub hybrid_text_weight: Option<f64>,
     pub hybrid_candidate_multiplier: Option<usize>,
@@ -120,6 +125,7 @@ pub const PARAM_NAMES: &[&str] = &[
     "half_life_days",
     "bm25_k1",
     "bm25_b",
+    "bm25_analyzer",
     "hybrid_vector_weight",
     "hybrid_text_weight",
     "hybrid_candidate_multiplier",
@@ -151,6 +157,7 @@ impl ParamOverrides {
             half_life_days,
             bm25_k1,
             bm25_b,
+            bm25_analyzer,
             hybrid_vector_weight,
             hybrid_text_weight,
             hybrid_candidate_multiplier,
@@ -317,7 +324,9 @@ impl Plan {
             "half_life_days" => {
                 matches!(self.fusion, Fusion::KeywordTimesTemporal | Fusion::Blend)
             }
-            "bm25_k1" | "bm25_b" => matches!(self.fusion, Fusion::Bm25 | Fusion::Hybrid),
+            "bm25_k1" | "bm25_b" | "bm25_analyzer" => {
+                matches!(self.fusion, Fusion::Bm25 | Fusion::Hybrid)
+            }
             "hybrid_vector_weight"
             | "hybrid_text_weight"
             | "hybrid_candidate_multiplier"

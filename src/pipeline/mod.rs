@@ -177,7 +177,12 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     let started = Instant::now();
     let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
     facts.sort_by(|a, b| a.id.cmp(&b.id));
-    let lexical = LexicalIndex::build(&facts);
+    let analyzers: Vec<_> = inputs
+        .configurations
+        .iter()
+        .map(|configuration| configuration.params.bm25_analyzer)
+        .collect();
+    let lexical = LexicalIndex::build(&facts, &analyzers);
     timings.index_ms = elapsed_ms(started);
 
     let started = Instant::now();
@@ -727,7 +732,7 @@ fn candidate_table(
         Fusion::Bm25 => signals(
             corpus
                 .lexical
-                .bm25(query_text, bm25)
+                .bm25(query_text, bm25, params.bm25_analyzer)
                 .into_iter()
                 .map(|(fact, score)| Candidate {
                     lexical: score,
@@ -790,7 +795,7 @@ fn candidate_table(
                     );
                 }
             }
-            let mut text_hits = corpus.lexical.bm25(query_text, bm25);
+            let mut text_hits = corpus.lexical.bm25(query_text, bm25, params.bm25_analyzer);
             sort_by_score_then_id(&mut text_hits);
             for (rank, (fact, _)) in text_hits.into_iter().take(fetch).enumerate() {
                 by_fact.entry(fact).or_insert_with(|| blank(fact)).lexical =

@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod diagnostics;
+pub mod eval;
 pub mod files;
 pub mod html;
 pub mod markdown;

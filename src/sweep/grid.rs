@@ -70,6 +70,10 @@ const NOT_SWEEPABLE: &[(&str, &str)] = &[
         "skip_code_mentions",
         "it is a yes/no switch; compare runs with and without --skip-code-mentions",
     ),
+    (
+        "bm25_analyzer",
+        "it names an analyzer; compare runs with --bm25-analyzer chatcli and english",
+    ),
 ];
 
 /// One value of a swept parameter: the number and its decimal text (what `--set`
