@@ -22,7 +22,7 @@ Examples:
 
 Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
 [configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
-num_hypotheses, half_life_days, bm25_k1, bm25_b, hybrid_vector_weight,
+num_hypotheses, half_life_days, bm25_k1, bm25_b, bm25_analyzer, hybrid_vector_weight,
 hybrid_text_weight, hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit,
 adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth.
 Precedence, lowest first: preset defaults, config [params], config
@@ -30,7 +30,8 @@ Precedence, lowest first: preset defaults, config [params], config
 
 Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
 byte-identical for identical inputs at any thread count), per_query.csv, timings.json,
-qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`).
+qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`); with --html
+also report.html, charts/*.png, metrics.md and metrics.csv (see `hyde-eval report`).
 
 Regression gate (CI):
   hyde-eval baseline update                      writes reports/baseline.json deliberately
@@ -76,6 +77,108 @@ pub enum Command {
         #[command(subcommand)]
         action: ModelsAction,
     },
+    /// Sweep blend weights (or one parameter) and report the best points, cross-validated.
+    #[command(after_long_help = SWEEP_EXAMPLES)]
+    Sweep(SweepArgs),
+    /// Write an HTML report, charts and Markdown/CSV metric tables from a results.json.
+    #[command(after_long_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+    /// Score TREC run files against TREC qrels with trec_eval's semantics.
+    #[command(after_long_help = EVAL_HELP)]
+    Eval(EvalArgs),
+    /// Import, summarize or validate datasets (BEIR, TREC, CSV, SMART, native).
+    #[command(subcommand)]
+    Dataset(DatasetCommand),
+}
+
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  hyde-eval sweep
+      blend weights of every blending configuration on datasets/devmem, steps of 0.05
+      (231 points each), optimizing ndcg@10
+  hyde-eval sweep --configurations hyde-3b-hyp --metrics ndcg@10,mrr --steps 10
+  hyde-eval sweep --param min_cosine=0.1:0.5:0.05 --configurations blend,hyde-3b
+  hyde-eval sweep --param bm25_k1=0.3:2.1:0.3 --folds 10 --seed 7
+
+Every run option applies (dataset, config file, --set, --weights, ...): the swept
+configurations start from the parameters `run` would use, so the `own` column equals
+`run`'s numbers. --metrics names the metrics to optimize [default: ndcg@<largest k>].
+
+Weights: chatcli's blend (semantic, lexical, temporal) is evaluated at every point
+(i, j, m-i-j)/m of the simplex, C(m+2, 2) points; the hybrid's (vector, text) weights
+at (i, m-i)/m. Signals are computed once; each point only re-fuses them.
+
+--param NAME=START:STOP:STEP sweeps one numeric parameter (decimals, STOP included
+when reached) for every selected configuration whose plan reads it: vector_top_k,
+min_cosine, hyde_keywords, num_hypotheses, half_life_days, bm25_k1, bm25_b,
+hybrid_vector_weight, hybrid_text_weight, hybrid_candidate_multiplier,
+hybrid_min_score, hybrid_limit, adaptive_floor_start, adaptive_floor_step,
+skip_short_queries, depth.
+
+Cross-validation: evaluated queries are dealt into --folds folds by a seeded shuffle;
+each fold scores the point that was best on the other folds. The mean of those
+held-out scores estimates what tuning reaches on unseen queries.
+
+Outputs: the summary on stdout; reports/<run-name>-sweep/ (or -sweep-<param>) with
+sweep.json (versioned), sweep.csv (one row per point) and PNG charts (a heatmap over
+the weight simplex per blend configuration and metric; line charts otherwise).";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  hyde-eval report reports/devmem/results.json
+  hyde-eval report reports/devmem/results.json --sweep reports/devmem-sweep/sweep.json
+  hyde-eval report reports/devmem/results.json --baseline bm25 --metric mrr
+
+Writes report.html (self-contained: inline CSS, charts embedded as data URIs, no
+network), metrics.md and metrics.csv (the metric table) and charts/*.png beside
+results.json, or into --output-dir.";
+
+/// Options of `hyde-eval sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Grid steps per unit weight: weights move in steps of 1/M
+    #[arg(long, value_name = "M", default_value_t = 20)]
+    pub steps: u32,
+
+    /// Sweep one parameter instead of the weights
+    #[arg(long, value_name = "NAME=START:STOP:STEP")]
+    pub param: Option<String>,
+
+    /// Cross-validation folds over the evaluated queries
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    pub folds: usize,
+
+    /// Seed of the fold assignment
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Options of `hyde-eval report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// results.json written by `hyde-eval run`
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+
+    /// sweep.json files whose charts and best points the report includes
+    #[arg(long, value_name = "FILE")]
+    pub sweep: Vec<PathBuf>,
+
+    /// Where report.html, metrics.md, metrics.csv and charts/ go [default: beside RESULTS]
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Compare every other configuration with this one [default: each HyDE configuration
+    /// with its counterpart that uses the raw query]
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// Metric of the bar chart, deltas and diagnostics [default: ndcg@<largest k>]
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
 }
 
 /// `hyde-eval models ...`.
@@ -233,6 +336,9 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub source: SourceArgs,
+
     /// TOML config file (dataset, configurations, parameters)
     #[arg(short, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -303,6 +409,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "F")]
     pub bm25_b: Option<f64>,
 
+    /// BM25 analyzer: chatcli (default) or english (Lucene's, with stemming)
+    #[arg(long, value_name = "NAME")]
+    pub bm25_analyzer: Option<crate::text::Analyzer>,
+
     /// Results kept per query (metrics and run files see this many)
     #[arg(long, value_name = "N")]
     pub depth: Option<usize>,
@@ -335,11 +445,205 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_report: bool,
 
+    /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
+    #[arg(long)]
+    pub html: bool,
+
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
 
     /// No progress bars or notes on stderr
     #[arg(short, long)]
+    pub quiet: bool,
+}
+
+const EVAL_HELP: &str = "\
+trec_eval's semantics: each query's results are sorted by score descending, then docno
+descending (the rank column is ignored); a document is relevant when its grade >= -l;
+negative grades mean judged but unjudged (never relevant, never counted); nDCG gains are
+the positive grades whatever -l is. A document listed twice for a query, in a run or the
+qrels, is an error. Output matches trec_eval's layout line for line.
+
+Qrels queries missing from a run: left out of the averages, as trec_eval 9 does, with a
+note on stderr (trec_eval 10 stops with an error instead); -c scores them as 0 and
+averages over every qrels query. Run queries without judgments are ignored.
+
+Measures (-m, repeatable; default: official): official (runid num_q num_ret num_rel
+num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P), all_trec (every
+measure below), runid, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, map,
+gm_map, Rprec, bpref, recip_rank, ndcg, set_P, set_relative_P, set_recall, set_map,
+set_F; the cut-off measures P, recall, ndcg_cut, map_cut, relative_P (default cut-offs
+5,10,15,20,30,100,200,500,1000) and success (1,5,10); the recall-level measures
+iprec_at_recall and 11pt_avg (0.0,0.1,...,1.0). Set parameters with a dot:
+-m P.5,10 -m ndcg_cut.10 -m iprec_at_recall.0.25,0.5. Not computed (refused by name):
+infAP, gm_bpref, Rprec_mult, utility, binG, G, ndcg_rel, Rndcg, rbp, unj,
+relstring.
+
+Examples:
+  hyde-eval eval qrels.test results.test
+  hyde-eval eval -m all_trec -q -c -M100 qrels.test results.trunc
+  hyde-eval eval -m map -m ndcg_cut.10 --format json qrels run-a run-b
+
+Exit codes: 0 success; 2 bad flag or input file (the message names the file and line).";
+
+/// Output of `hyde-eval eval`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalFormat {
+    /// trec_eval's text layout
+    #[default]
+    Trec,
+    /// One JSON document with full-precision values
+    Json,
+    /// run,runid,query,measure,value rows
+    Csv,
+}
+
+/// Options of `hyde-eval eval` (trec_eval's flags where trec_eval has one).
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// TREC qrels: `qid iteration docno grade` per line
+    #[arg(value_name = "QRELS")]
+    pub qrels: PathBuf,
+
+    /// TREC runs: `qid Q0 docno rank score tag` per line
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<PathBuf>,
+
+    /// Measure to compute (trec_eval -m); repeatable [default: official]
+    #[arg(short = 'm', long = "measure", value_name = "MEASURE")]
+    pub measures: Vec<String>,
+
+    /// Print per-query values before the averages (trec_eval -q)
+    #[arg(short = 'q', long)]
+    pub per_query: bool,
+
+    /// Average over every qrels query; queries missing from a run score 0 (trec_eval -c)
+    #[arg(short = 'c', long)]
+    pub complete: bool,
+
+    /// Minimum grade that counts as relevant (trec_eval -l)
+    #[arg(short = 'l', long, value_name = "GRADE", default_value_t = 1)]
+    pub relevance_level: i32,
+
+    /// Results kept per query after sorting (trec_eval -M) [default: all]
+    #[arg(short = 'M', long, value_name = "N")]
+    pub max_results: Option<usize>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: EvalFormat,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No notes on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+const DATASET_HELP: &str = "\
+Formats (--dataset-format, or dataset import's --from):
+  native  facts.jsonl, queries.jsonl, qrels.tsv (README \"Dataset format\")
+  beir    corpus.jsonl (title + text), queries.jsonl, qrels/SPLIT.tsv (--split, default test)
+  trec    TREC qrels plus docno<TAB>text and qid<TAB>text files (--docs, --queries, --qrels)
+  csv     facts.csv, queries.csv, qrels.csv with a header row naming the columns
+  smart   Cranfield, CACM, ADI or NPL in their original files (detected by file names)
+
+Examples:
+  hyde-eval dataset import --from beir ../shared/datasets/scifact datasets/scifact
+  hyde-eval dataset stats --dataset-format smart ../shared/datasets/cranfield
+  hyde-eval dataset validate datasets/devmem";
+
+/// Where a dataset comes from and in which format.
+#[derive(Debug, Args, Default, Clone)]
+pub struct SourceArgs {
+    /// Format of the dataset directory, imported in memory (beir, trec, csv, smart)
+    #[arg(
+        long = "dataset-format",
+        value_name = "FORMAT",
+        value_enum,
+        default_value_t
+    )]
+    pub dataset_format: crate::dataset::import::Format,
+
+    #[command(flatten)]
+    pub options: FormatOptions,
+}
+
+/// Format-specific options of an imported collection.
+#[derive(Debug, Args, Default, Clone)]
+pub struct FormatOptions {
+    /// BEIR qrels split (qrels/SPLIT.tsv)
+    #[arg(long, value_name = "SPLIT", default_value = "test")]
+    pub split: String,
+
+    /// TREC format: documents file, docno<TAB>text, in the directory
+    #[arg(long, value_name = "FILE", default_value = "docs.tsv")]
+    pub docs: PathBuf,
+
+    /// TREC format: topics file, qid<TAB>text, in the directory
+    #[arg(long, value_name = "FILE", default_value = "queries.tsv")]
+    pub queries: PathBuf,
+
+    /// TREC format: qrels file in the directory
+    #[arg(long, value_name = "FILE", default_value = "qrels")]
+    pub qrels: PathBuf,
+}
+
+/// `hyde-eval dataset ...`
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Convert a collection into hyde-eval's native layout
+    #[command(after_long_help = DATASET_HELP)]
+    Import(ImportArgs),
+    /// Counts, judged queries, grade histogram and text-length percentiles
+    #[command(after_long_help = DATASET_HELP)]
+    Stats(InspectArgs),
+    /// Load and validate a dataset; report every defect (exit code 2) or a summary line
+    #[command(after_long_help = DATASET_HELP)]
+    Validate(InspectArgs),
+}
+
+/// Options of `hyde-eval dataset import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Format of SRC
+    #[arg(long = "from", value_enum)]
+    pub from: crate::dataset::import::Format,
+
+    /// Collection directory
+    #[arg(value_name = "SRC")]
+    pub source: PathBuf,
+
+    /// New dataset directory
+    #[arg(value_name = "DEST")]
+    pub destination: PathBuf,
+
+    #[command(flatten)]
+    pub options: FormatOptions,
+
+    /// No notes on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Options of `hyde-eval dataset stats` and `validate`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Dataset directory
+    #[arg(value_name = "DIR")]
+    pub dataset: PathBuf,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// Print JSON instead of text (stats)
+    #[arg(long)]
+    pub json: bool,
+
+    /// No notes on stderr
+    #[arg(long)]
     pub quiet: bool,
 }

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use comfy_table::{presets, Table};
 
 use crate::cli::{
-    BaselineUpdateArgs, CompareArgs, ModelsFetchArgs, OutputFormat, RunArgs, RunCommand,
+    BaselineUpdateArgs, CompareArgs, ModelsFetchArgs, OutputFormat, ReportArgs, RunArgs,
+    RunCommand, SweepArgs,
 };
 use crate::compare::{self, Accounting};
 use crate::dataset::Dataset;
@@ -20,10 +21,15 @@ use crate::metrics::{evaluate, Evaluation};
 use crate::models::{self, Fetched};
 use crate::pipeline::config::Preset;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
-use crate::report::files::{json_bytes, write_directory, write_file_atomically, write_report};
+use crate::report::files::{
+    json_bytes, write_directory, write_file_atomically, write_files, write_report,
+};
+use crate::report::html::HtmlOptions;
 use crate::report::stored::StoredResults;
-use crate::report::{build_results, markdown, table, Results};
+use crate::report::{self, build_results, markdown, table, Results};
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
+use crate::sweep::grid::{self, ParamRange};
+use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
 
 /// Builds the embedding provider a run asked for.
 fn build_embedder(
@@ -58,7 +64,11 @@ fn load_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
             "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",
         )));
     }
-    let dataset = Dataset::load(&dataset_path)?;
+    let dataset = load_dataset(
+        &dataset_path,
+        args.source.dataset_format,
+        &args.source.options,
+    )?;
     if !args.quiet {
         for note in &dataset.notes {
             eprintln!("note: {note}");
@@ -187,6 +197,11 @@ fn terminal_summary(
 
 /// `hyde-eval run`: returns the process exit code (1 when the gate fails).
 pub fn run(command: &RunCommand) -> Result<u8, Error> {
+    if command.run.html && command.run.no_report {
+        return Err(Error::Usage(
+            "--html renders the report directory, which --no-report skips; drop one of them".into(),
+        ));
+    }
     let (file, dataset) = load_inputs(&command.run)?;
     let settings = settings::resolve(&command.run, &file, &dataset.manifest)?;
     let gate_settings = settings::resolve_gate(&command.gate, &file)?;
@@ -245,6 +260,17 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         )?;
         if command.gate.format == OutputFormat::Table {
             printer.print(&format!("reports written to {}", directory.display()))?;
+        }
+        if settings.html {
+            let page = write_html_report(
+                &directory.join("results.json"),
+                &[],
+                &HtmlOptions::default(),
+                &directory,
+            )?;
+            if command.gate.format == OutputFormat::Table {
+                printer.print(&format!("HTML report written to {}", page.display()))?;
+            }
         }
     }
     Ok(match gate {
@@ -436,6 +462,208 @@ pub fn models_fetch(args: &ModelsFetchArgs) -> Result<u8, Error> {
     Ok(exit_code::OK)
 }
 
+/// Writes `text` and a newline to stdout; a closed pipe only stops the printing.
+fn print_line(text: &str) -> Result<(), Error> {
+    Printer::new().print(text)
+}
+
+/// `hyde-eval sweep`: returns the process exit code.
+pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
+    if args.run.html {
+        return Err(Error::Usage(
+            "--html applies to run; put a sweep in a report with `hyde-eval report RESULTS --sweep SWEEP.json`".into(),
+        ));
+    }
+    let kind = match &args.param {
+        Some(param) => SweepKind::Param(ParamRange::parse(param)?),
+        None => {
+            grid::check_steps(args.steps)?;
+            SweepKind::Weights { steps: args.steps }
+        }
+    };
+    let (file, dataset) = load_inputs(&args.run)?;
+    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let metrics = if args.run.metrics.is_empty() {
+        let largest = settings.metrics.cutoffs.last().copied().unwrap_or(10);
+        vec![format!("ndcg@{largest}")]
+    } else {
+        settings.table_metrics.clone()
+    };
+    let sweep_settings = SweepSettings {
+        kind,
+        metrics,
+        folds: args.folds,
+        seed: args.seed,
+    };
+    in_pool(settings.threads, || {
+        sweep_in_pool(&dataset, &settings, &sweep_settings)
+    })?
+}
+
+/// Runs a sweep of `settings`' configurations; prints and writes nothing. Runs on the
+/// current rayon pool.
+pub fn execute_sweep(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<SweepResults, Error> {
+    let (selected, _) = sweep::select(&settings.configurations, &sweep_settings.kind);
+    let embedder = if selected.iter().any(|c| c.plan().vector.is_some()) {
+        Some(build_embedder(&settings.embedder, dataset)?)
+    } else {
+        None
+    };
+    let generator = RecordedGenerator::from_dataset(dataset);
+    sweep::run(
+        &SweepInputs {
+            dataset,
+            embedder: embedder.as_deref(),
+            generator: &generator,
+            run_name: &settings.run_name,
+            metrics: &settings.metrics,
+            configurations: &settings.configurations,
+            progress: !settings.quiet,
+        },
+        sweep_settings,
+    )
+}
+
+fn sweep_in_pool(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<u8, Error> {
+    let (_, skipped) = sweep::select(&settings.configurations, &sweep_settings.kind);
+    if !settings.quiet && !skipped.is_empty() {
+        eprintln!(
+            "note: not swept, {}: {}",
+            sweep::skip_reason(&sweep_settings.kind),
+            skipped.join(", ")
+        );
+    }
+    let results = execute_sweep(dataset, settings, sweep_settings)?;
+    print_line(&report::sweep::sweep_headline(&results))?;
+    print_line(&report::sweep::summary_table(&results))?;
+    print_line(report::sweep::SUMMARY_NOTE)?;
+    if !settings.write_reports {
+        return Ok(crate::error::exit_code::OK);
+    }
+    let name = match &sweep_settings.kind {
+        SweepKind::Weights { .. } => format!("{}-sweep", settings.run_name),
+        SweepKind::Param(range) => format!("{}-sweep-{}", settings.run_name, range.name),
+    };
+    let csv = report::sweep::sweep_csv(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name).join("sweep.csv"),
+        source: std::io::Error::other(error),
+    })?;
+    let charts = report::sweep::sweep_charts(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name),
+        source: std::io::Error::other(error.to_string()),
+    })?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("sweep.json".into(), report::sweep::sweep_json(&results)),
+        ("sweep.csv".into(), csv),
+    ];
+    files.extend(
+        charts
+            .into_iter()
+            .map(|(file, png)| (file.to_string(), png)),
+    );
+    let directory = write_directory(&settings.output_dir, &name, &files)?;
+    print_line(&format!("sweep written to {}", directory.display()))?;
+    Ok(crate::error::exit_code::OK)
+}
+
+/// Reads a JSON document that hyde-eval wrote, naming the file and line on failure.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Error> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|error| {
+        Error::problem(
+            Problem::new(
+                path,
+                Some(error.line()),
+                format!("not a hyde-eval {what}: {error}"),
+            )
+            .with_hint(format!("pass the {what} that hyde-eval wrote")),
+        )
+    })
+}
+
+/// `hyde-eval report`: returns the process exit code.
+pub fn report(args: &ReportArgs) -> Result<u8, Error> {
+    let directory = match &args.output_dir {
+        Some(directory) => directory.clone(),
+        None => args
+            .results
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    let options = HtmlOptions {
+        baseline: args.baseline.clone(),
+        metric: args.metric.clone(),
+    };
+    let page = write_html_report(&args.results, &args.sweep, &options, &directory)?;
+    print_line(&format!("report written to {}", page.display()))?;
+    Ok(crate::error::exit_code::OK)
+}
+
+/// Renders the report of the results at `results_path` (with `sweep_paths`) into
+/// `directory`; returns the page's path.
+fn write_html_report(
+    results_path: &Path,
+    sweep_paths: &[PathBuf],
+    options: &HtmlOptions,
+    directory: &Path,
+) -> Result<PathBuf, Error> {
+    let results: Results = read_json(results_path, "results.json")?;
+    if results.schema_version != crate::report::SCHEMA_VERSION {
+        return Err(Error::problem(Problem::new(
+            results_path,
+            None,
+            format!(
+                "schema version {} is not the {} this hyde-eval reads",
+                results.schema_version,
+                crate::report::SCHEMA_VERSION
+            ),
+        )));
+    }
+    let mut sweeps = Vec::new();
+    for path in sweep_paths {
+        let sweep: SweepResults = read_json(path, "sweep.json")?;
+        if sweep.dataset.content_hash != results.dataset.content_hash {
+            return Err(Error::problem(
+                Problem::new(
+                    path,
+                    None,
+                    format!(
+                        "this sweep ran on dataset {} ({}), the results on {} ({})",
+                        sweep.dataset.name,
+                        sweep.dataset.content_hash,
+                        results.dataset.name,
+                        results.dataset.content_hash
+                    ),
+                )
+                .with_hint("re-run the sweep on the same dataset files as the run"),
+            ));
+        }
+        sweeps.push(sweep);
+    }
+    let files =
+        report::html::report_files(&results, &sweeps, options).map_err(|error| match error {
+            report::html::ReportError::Usage(message) => Error::Usage(message),
+            report::html::ReportError::Chart(error) => Error::Write {
+                path: directory.join("charts"),
+                source: std::io::Error::other(error.to_string()),
+            },
+        })?;
+    write_files(directory, &files)?;
+    Ok(directory.join(report::html::PAGE))
+}
+
 /// `hyde-eval configurations`: the built-in presets.
 pub fn list_configurations() -> String {
     let mut table = Table::new();
@@ -447,4 +675,247 @@ pub fn list_configurations() -> String {
         table.add_row(vec![preset.name(), preset.description(), preset.source()]);
     }
     table.to_string()
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
+fn print_to_stdout(text: &str) -> Result<(), Error> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(source) if source.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Write {
+            path: "<stdout>".into(),
+            source,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// An input file's bytes: memory-mapped (large runs are read without a copy), or read
+/// when mapping is not possible (empty files, pipes).
+enum InputBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for InputBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            InputBytes::Mapped(map) => map,
+            InputBytes::Read(bytes) => bytes,
+        }
+    }
+}
+
+fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
+    let file = std::fs::File::open(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let is_regular = file
+        .metadata()
+        .is_ok_and(|meta| meta.is_file() && meta.len() > 0);
+    if is_regular {
+        // SAFETY: the map is read-only and lives while the file is evaluated; like
+        // trec_eval (which maps its inputs too), we assume nobody truncates the file
+        // meanwhile.
+        if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+            return Ok(InputBytes::Mapped(map));
+        }
+    }
+    Ok(InputBytes::Read(crate::dataset::read_file(path)?))
+}
+
+/// `hyde-eval eval`: scores TREC runs against TREC qrels (trec_eval semantics).
+pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
+    use crate::report::eval::{self as output, EvaluatedRun};
+    use crate::trec_eval::{evaluate_run, parse, EvalOptions, MeasureSet};
+
+    let measures = if args.measures.is_empty() {
+        MeasureSet::official()
+    } else {
+        MeasureSet::parse(&args.measures)
+            .map_err(|message| Error::Usage(format!("-m: {message}")))?
+    };
+    if args.relevance_level < 0 {
+        return Err(Error::Usage(
+            "-l: the relevance level must be >= 0 (negative grades mean judged but unjudged)"
+                .into(),
+        ));
+    }
+    if args.max_results == Some(0) || args.threads == Some(0) {
+        return Err(Error::Usage("-M and --threads must be at least 1".into()));
+    }
+    let options = EvalOptions {
+        relevance_level: args.relevance_level,
+        complete: args.complete,
+        max_results: args.max_results.unwrap_or(usize::MAX),
+        measures,
+    };
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(threads) = args.threads {
+        builder = builder.num_threads(threads);
+    }
+    let pool = builder
+        .build()
+        .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
+    pool.install(|| {
+        let qrels_bytes = read_input(&args.qrels)?;
+        let qrels_text = parse::as_text(&args.qrels, &qrels_bytes)?;
+        let qrels = parse::parse_qrels(&args.qrels, qrels_text)?;
+        let mut runs = Vec::with_capacity(args.runs.len());
+        for path in &args.runs {
+            let bytes = read_input(path)?;
+            let run = parse::parse_run(path, &bytes)?;
+            let evaluation = evaluate_run(&qrels, run, &options).map_err(|duplicate| {
+                let text = String::from_utf8_lossy(&bytes);
+                let lines = parse::lines_naming(&text, &duplicate.query, &duplicate.document);
+                Error::problem(
+                    Problem::new(
+                        path,
+                        lines.get(1).copied(),
+                        format!(
+                            "document {} appears twice for query {} (first on line {})",
+                            duplicate.document,
+                            duplicate.query,
+                            lines.first().copied().unwrap_or(0)
+                        ),
+                    )
+                    .with_hint("trec_eval rejects duplicate documents: keep one line per document and query"),
+                )
+            })?;
+            if evaluation.per_query.is_empty() {
+                return Err(Error::problem(
+                    Problem::new(path, None, format!("no query of this run is judged in {}", args.qrels.display()))
+                        .with_hint("check that the run and the qrels use the same query ids"),
+                ));
+            }
+            if !args.quiet {
+                let missing = &evaluation.missing_from_run;
+                if !missing.is_empty() && !args.complete {
+                    eprintln!(
+                        "note: {}: {} qrels quer{} without results ({}{}) left out of the averages, as trec_eval 9 does; pass -c to score {} as 0",
+                        path.display(),
+                        missing.len(),
+                        if missing.len() == 1 { "y" } else { "ies" },
+                        missing.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+                        if missing.len() > 5 { ", ..." } else { "" },
+                        if missing.len() == 1 { "it" } else { "them" },
+                    );
+                }
+                if evaluation.unjudged_queries > 0 {
+                    eprintln!(
+                        "note: {}: {} run quer{} without judgments ignored",
+                        path.display(),
+                        evaluation.unjudged_queries,
+                        if evaluation.unjudged_queries == 1 { "y" } else { "ies" },
+                    );
+                }
+            }
+            runs.push(EvaluatedRun {
+                path: path.display().to_string(),
+                evaluation,
+            });
+        }
+        let text = match args.format {
+            crate::cli::EvalFormat::Trec => output::trec_text(&runs, &options, args.per_query),
+            crate::cli::EvalFormat::Json => output::json(
+                &args.qrels.display().to_string(),
+                &runs,
+                &options,
+                args.per_query,
+            ),
+            crate::cli::EvalFormat::Csv => output::csv(&runs, args.per_query)
+                .map_err(|error| Error::Usage(format!("cannot format CSV: {error}")))?,
+        };
+        print_to_stdout(&text)?;
+        Ok(crate::error::exit_code::OK)
+    })
+}
+
+/// Loads a dataset directory in `format`.
+fn load_dataset(
+    path: &std::path::Path,
+    format: crate::dataset::import::Format,
+    options: &crate::cli::FormatOptions,
+) -> Result<Dataset, Error> {
+    use crate::dataset::import::{self, ImportOptions};
+    import::load(
+        format,
+        path,
+        &ImportOptions {
+            split: options.split.clone(),
+            trec_docs: options.docs.clone(),
+            trec_queries: options.queries.clone(),
+            trec_qrels: options.qrels.clone(),
+        },
+    )
+}
+
+/// `hyde-eval dataset import|stats|validate`.
+pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
+    use crate::cli::DatasetCommand;
+    use crate::dataset::{import, stats};
+    let print_notes = |dataset: &Dataset, quiet: bool| {
+        if !quiet {
+            for note in &dataset.notes {
+                eprintln!("note: {note}");
+            }
+        }
+    };
+    match command {
+        DatasetCommand::Import(args) => {
+            if args.from == import::Format::Native {
+                return Err(Error::Usage(
+                    "--from native: the directory is already in hyde-eval's layout; validate it with `hyde-eval dataset validate`".into(),
+                ));
+            }
+            let dataset = load_dataset(&args.source, args.from, &args.options)?;
+            print_notes(&dataset, args.quiet);
+            import::write_native(&dataset, &args.destination)?;
+            print_to_stdout(&format!(
+                "imported {} facts, {} queries and {} judgments into {}\n",
+                dataset.facts.len(),
+                dataset.queries.len(),
+                dataset.judgment_count(),
+                args.destination.display()
+            ))?;
+        }
+        DatasetCommand::Stats(args) => {
+            let dataset = load_dataset(
+                &args.dataset,
+                args.source.dataset_format,
+                &args.source.options,
+            )?;
+            print_notes(&dataset, args.quiet);
+            let summary = stats::stats(&dataset);
+            let text = if args.json {
+                let mut text = serde_json::to_string_pretty(&summary).expect("serializable stats");
+                text.push('\n');
+                text
+            } else {
+                summary.render()
+            };
+            print_to_stdout(&text)?;
+        }
+        DatasetCommand::Validate(args) => {
+            let dataset = load_dataset(
+                &args.dataset,
+                args.source.dataset_format,
+                &args.source.options,
+            )?;
+            print_notes(&dataset, args.quiet);
+            print_to_stdout(&format!(
+                "{}: valid ({} facts, {} queries, {} judgments)\n",
+                args.dataset.display(),
+                dataset.facts.len(),
+                dataset.queries.len(),
+                dataset.judgment_count()
+            ))?;
+        }
+    }
+    Ok(crate::error::exit_code::OK)
 }

@@ -1,13 +1,13 @@
 //! Checks per-query expectations (see [`Expectation`]) against a configuration's
 //! rankings and summarizes them per scenario. Pure: rankings in, verdicts out.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Expectation, FactId, Query, QueryId};
 use crate::run::QueryRanking;
 
 /// One expectation a configuration did not meet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationFailure {
     pub query: QueryId,
     pub scenario: Option<String>,
@@ -17,7 +17,7 @@ pub struct ExpectationFailure {
 }
 
 /// Pass counts of one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioCount {
     pub scenario: String,
     pub checked: usize,
@@ -25,7 +25,7 @@ pub struct ScenarioCount {
 }
 
 /// All expectations of one configuration.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationSummary {
     pub checked: usize,
     pub passed: usize,

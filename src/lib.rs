@@ -2,8 +2,9 @@
 //! query/fact sets, through one shared pipeline, with trec_eval-exact metrics.
 //!
 //! Data flows one way: [`dataset`] → [`pipeline`] (which uses [`text`], [`index`],
-//! [`embed`] and [`generate`]) → [`metrics`] → [`report`]. The CLI in `cli` only wires
-//! these together.
+//! [`embed`] and [`generate`]) → [`metrics`] → [`report`]. [`sweep`] re-fuses the
+//! pipeline's candidate tables over parameter grids. The CLI in `cli` only wires these
+//! together.
 
 pub mod cli;
 pub mod commands;
@@ -23,5 +24,7 @@ pub mod report;
 pub mod run;
 pub mod settings;
 pub mod stats;
+pub mod sweep;
 pub mod text;
 pub mod trec;
+pub mod trec_eval;

@@ -18,10 +18,14 @@ fn main() -> ExitCode {
         Command::Models {
             action: ModelsAction::Fetch(args),
         } => commands::models_fetch(args),
+        Command::Sweep(args) => commands::sweep(args),
+        Command::Report(args) => commands::report(args),
         Command::Configurations => {
             println!("{}", commands::list_configurations());
             Ok(hyde_eval::error::exit_code::OK)
         }
+        Command::Eval(args) => commands::eval(args),
+        Command::Dataset(command) => commands::dataset(command),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -38,7 +38,7 @@ pub enum Semantics {
 }
 
 /// What to compute.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct MetricSettings {
     /// Sorted, distinct, positive cut-offs.
     pub cutoffs: Vec<usize>,
@@ -72,55 +72,214 @@ fn discount(position: usize) -> f64 {
     ((position + 2) as f64).log2()
 }
 
+/// Cumulative statistics of one ranking, from which every cut-off measure is read in
+/// O(1): one pass over the ranking serves all cut-offs (trec_eval's `P`, `recall`,
+/// `ndcg_cut`, `map_cut`, `success`, plus `map`, `Rprec` and `recip_rank`).
+///
+/// Grades: a result is relevant when its grade >= the relevance level; every positive
+/// grade counts as gain (trec_eval's nDCG), whatever the level. Unjudged results carry a
+/// grade that is never relevant (0 in hyde-eval's runs, negative in `eval`).
+pub struct RankingProfile {
+    /// `relevant_prefix[i]`: relevant results among the first `i`.
+    relevant_prefix: Vec<u32>,
+    /// `dcg_prefix[i]`: DCG of the first `i` results.
+    dcg_prefix: Vec<f64>,
+    /// `precision_sum_prefix[i]`: sum of the precision at each relevant rank among the first `i`.
+    precision_sum_prefix: Vec<f64>,
+    /// `ideal_prefix[i]`: DCG of the `i` best judged grades.
+    ideal_prefix: Vec<f64>,
+    first_relevant: Option<usize>,
+    relevant_total: usize,
+    /// `precision_suffix_max[i]`: the best precision at any rank >= i (1-based), built
+    /// on first use by [`RankingProfile::interpolated_precision`].
+    precision_suffix_max: std::cell::OnceCell<Vec<f64>>,
+}
+
+impl RankingProfile {
+    /// `ranked` holds the grade of each returned result in rank order; `judged` every
+    /// judged grade of the query.
+    pub fn new(ranked: &[Grade], judged: &[Grade], level: Grade) -> RankingProfile {
+        let relevant_total = judged.iter().filter(|&&grade| grade >= level).count();
+        let mut ideal_gains: Vec<Grade> =
+            judged.iter().copied().filter(|&grade| grade > 0).collect();
+        ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
+        let mut ideal_prefix = Vec::with_capacity(ideal_gains.len() + 1);
+        ideal_prefix.push(0.0);
+        let mut ideal = 0.0;
+        for (position, &grade) in ideal_gains.iter().enumerate() {
+            ideal += f64::from(grade) / discount(position);
+            ideal_prefix.push(ideal);
+        }
+        let mut relevant_prefix = Vec::with_capacity(ranked.len() + 1);
+        let mut dcg_prefix = Vec::with_capacity(ranked.len() + 1);
+        let mut precision_sum_prefix = Vec::with_capacity(ranked.len() + 1);
+        relevant_prefix.push(0);
+        dcg_prefix.push(0.0);
+        precision_sum_prefix.push(0.0);
+        let (mut relevant, mut dcg, mut precision_sum) = (0u32, 0.0, 0.0);
+        let mut first_relevant = None;
+        for (position, &grade) in ranked.iter().enumerate() {
+            if grade > 0 {
+                dcg += f64::from(grade) / discount(position);
+            }
+            if grade >= level {
+                relevant += 1;
+                precision_sum += f64::from(relevant) / (position + 1) as f64;
+                first_relevant.get_or_insert(position);
+            }
+            relevant_prefix.push(relevant);
+            dcg_prefix.push(dcg);
+            precision_sum_prefix.push(precision_sum);
+        }
+        RankingProfile {
+            relevant_prefix,
+            dcg_prefix,
+            precision_sum_prefix,
+            ideal_prefix,
+            first_relevant,
+            relevant_total,
+            precision_suffix_max: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Results in the ranking.
+    pub fn returned(&self) -> usize {
+        self.relevant_prefix.len() - 1
+    }
+
+    /// Judged results with a grade >= the relevance level (trec_eval `num_rel`).
+    pub fn relevant_total(&self) -> usize {
+        self.relevant_total
+    }
+
+    /// Relevant results in the top `k` (trec_eval `num_rel_ret` for the whole ranking).
+    pub fn relevant_in_top(&self, k: usize) -> usize {
+        self.relevant_prefix[k.min(self.returned())] as usize
+    }
+
+    fn share_of_relevant(&self, value: f64) -> f64 {
+        if self.relevant_total == 0 {
+            0.0
+        } else {
+            value / self.relevant_total as f64
+        }
+    }
+
+    /// Relevant in the top k / k (`P_k`).
+    pub fn precision(&self, k: usize) -> f64 {
+        self.relevant_in_top(k) as f64 / k as f64
+    }
+
+    /// Relevant in the top k / relevant judged (`recall_k`).
+    pub fn recall(&self, k: usize) -> f64 {
+        self.share_of_relevant(self.relevant_in_top(k) as f64)
+    }
+
+    /// DCG@k / ideal DCG@k (`ndcg_cut_k`); 0 when no judged grade is positive.
+    pub fn ndcg(&self, k: usize) -> f64 {
+        let ideal = self.ideal_prefix[k.min(self.ideal_prefix.len() - 1)];
+        if ideal > 0.0 {
+            self.dcg_prefix[k.min(self.returned())] / ideal
+        } else {
+            0.0
+        }
+    }
+
+    /// 1 when a relevant result is in the top k (`success_k`).
+    pub fn success(&self, k: usize) -> f64 {
+        if self.relevant_in_top(k) > 0 {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    /// 1 / rank of the first relevant result within the top k, else 0.
+    pub fn reciprocal_rank_within(&self, k: usize) -> f64 {
+        match self.first_relevant {
+            Some(position) if position < k => 1.0 / (position + 1) as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// 1 / rank of the first relevant result (`recip_rank`).
+    pub fn reciprocal_rank(&self) -> f64 {
+        self.reciprocal_rank_within(usize::MAX)
+    }
+
+    /// Average precision over the top k, divided by all relevant (`map_cut_k`).
+    pub fn average_precision_at(&self, k: usize) -> f64 {
+        self.share_of_relevant(self.precision_sum_prefix[k.min(self.returned())])
+    }
+
+    /// Average precision over the whole ranking (`map`).
+    pub fn average_precision(&self) -> f64 {
+        self.average_precision_at(usize::MAX)
+    }
+
+    /// Interpolated precision at recall `level` (trec_eval's `iprec_at_recall`, after
+    /// v9): with c = round(level x relevant), the best precision at or after the rank of
+    /// the c-th relevant result (the first, when c = 0); 0 when fewer than c relevant
+    /// results were returned, or nothing was.
+    pub fn interpolated_precision(&self, level: f64) -> f64 {
+        let returned = self.returned();
+        if returned == 0 {
+            return 0.0;
+        }
+        let wanted = (level * self.relevant_total as f64).round();
+        if wanted > self.relevant_in_top(returned) as f64 {
+            return 0.0;
+        }
+        let wanted = (wanted as u32).max(1);
+        // Rank of the `wanted`-th relevant result, or `returned` when none is relevant.
+        let from = self
+            .relevant_prefix
+            .partition_point(|&relevant| relevant < wanted)
+            .min(returned);
+        let suffix_max = self.precision_suffix_max.get_or_init(|| {
+            let mut best = vec![0.0f64; returned + 1];
+            let mut running = f64::NEG_INFINITY;
+            for rank in (1..=returned).rev() {
+                running = running.max(f64::from(self.relevant_prefix[rank]) / rank as f64);
+                best[rank] = running;
+            }
+            best
+        });
+        suffix_max[from.max(1)]
+    }
+
+    /// Precision at rank R = relevant judged (`Rprec`); 0 when nothing is relevant.
+    pub fn r_precision(&self) -> f64 {
+        if self.relevant_total == 0 {
+            0.0
+        } else {
+            self.relevant_in_top(self.relevant_total) as f64 / self.relevant_total as f64
+        }
+    }
+}
+
 /// Computes every metric for one query. `ranked` holds the grade of each returned fact
 /// in rank order (0 for unjudged); `judged` holds every judged grade of the query.
 /// Values align with [`MetricSettings::metric_names`].
 pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettings) -> Vec<f64> {
     let level = settings.relevance_level;
-    let relevant_total = judged.iter().filter(|&&grade| grade >= level).count();
-    let is_relevant = |grade: Grade| grade >= level;
-    let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&grade| grade > 0).collect();
-    ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
-    let first_relevant = ranked.iter().position(|&grade| is_relevant(grade));
-
+    let profile = RankingProfile::new(ranked, judged, level);
+    let relevant_total = profile.relevant_total();
     let mut values = Vec::with_capacity(settings.cutoffs.len() * CUTOFF_METRICS.len() + 2);
     for &k in &settings.cutoffs {
-        let top = &ranked[..k.min(ranked.len())];
-        let hits = top.iter().filter(|&&grade| is_relevant(grade)).count();
-        let recall = if relevant_total == 0 {
-            0.0
-        } else {
-            hits as f64 / relevant_total as f64
-        };
         let (precision, ndcg) = match settings.semantics {
-            Semantics::Trec => {
-                let dcg: f64 = top
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &grade)| grade > 0)
-                    .map(|(position, &grade)| f64::from(grade) / discount(position))
-                    .fold(0.0, |total, gain| total + gain);
-                let ideal: f64 = ideal_gains
-                    .iter()
-                    .take(k)
-                    .enumerate()
-                    .map(|(position, &grade)| f64::from(grade) / discount(position))
-                    .sum();
-                (
-                    hits as f64 / k as f64,
-                    if ideal > 0.0 { dcg / ideal } else { 0.0 },
-                )
-            }
+            Semantics::Trec => (profile.precision(k), profile.ndcg(k)),
             Semantics::Chatcli => {
+                let top = &ranked[..k.min(ranked.len())];
                 let precision = if top.is_empty() {
                     0.0
                 } else {
-                    hits as f64 / top.len() as f64
+                    profile.relevant_in_top(k) as f64 / top.len() as f64
                 };
                 let dcg: f64 = top
                     .iter()
                     .enumerate()
-                    .filter(|(_, &grade)| is_relevant(grade))
+                    .filter(|(_, &grade)| grade >= level)
                     .map(|(position, _)| 1.0 / discount(position))
                     .fold(0.0, |total, gain| total + gain);
                 let ideal: f64 = (0..relevant_total.min(k))
@@ -129,32 +288,16 @@ pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettin
                 (precision, if ideal > 0.0 { dcg / ideal } else { 0.0 })
             }
         };
-        let reciprocal_rank = match first_relevant {
-            Some(position) if position < k => 1.0 / (position + 1) as f64,
-            _ => 0.0,
-        };
         values.extend([
-            recall,
+            profile.recall(k),
             precision,
             ndcg,
-            if hits > 0 { 1.0 } else { 0.0 },
-            reciprocal_rank,
+            profile.success(k),
+            profile.reciprocal_rank_within(k),
         ]);
     }
-    values.push(first_relevant.map_or(0.0, |position| 1.0 / (position + 1) as f64));
-    let mut relevant_so_far = 0usize;
-    let mut precision_sum = 0.0;
-    for (position, &grade) in ranked.iter().enumerate() {
-        if is_relevant(grade) {
-            relevant_so_far += 1;
-            precision_sum += relevant_so_far as f64 / (position + 1) as f64;
-        }
-    }
-    values.push(if relevant_total == 0 {
-        0.0
-    } else {
-        precision_sum / relevant_total as f64
-    });
+    values.push(profile.reciprocal_rank());
+    values.push(profile.average_precision());
     values
 }
 
@@ -281,6 +424,33 @@ mod tests {
         assert!((metric(&settings, &values, "ndcg@4") - dcg / ideal).abs() < 1e-12);
         // AP = (1/2 + 2/4) / 3.
         assert!((metric(&settings, &values, "map") - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn interpolated_precision_worked_by_hand() {
+        // Relevant at ranks 1 and 3 of 4; 3 relevant judged. Precision by rank: 1, 1/2,
+        // 2/3, 1/2. Level x needs c = round(3x) relevant: the best precision from the
+        // rank of the c-th relevant result on (the first for c = 0); 0 when c > 2.
+        let profile = RankingProfile::new(&[1, 0, 1, 0], &[1, 1, 1, 0], 1);
+        for (level, expected) in [
+            (0.0, 1.0),
+            (0.3, 1.0),
+            (0.5, 2.0 / 3.0),
+            (0.7, 2.0 / 3.0),
+            (0.9, 0.0),
+        ] {
+            assert_eq!(profile.interpolated_precision(level), expected, "{level}");
+        }
+        // Nothing relevant returned: 0 at level 0 (precision at the last rank), and
+        // nothing returned at all: 0.
+        assert_eq!(
+            RankingProfile::new(&[0, 0], &[1], 1).interpolated_precision(0.0),
+            0.0
+        );
+        assert_eq!(
+            RankingProfile::new(&[], &[1], 1).interpolated_precision(0.0),
+            0.0
+        );
     }
 
     #[test]

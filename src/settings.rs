@@ -195,6 +195,8 @@ pub struct RunSettings {
     pub run_name: String,
     pub output_dir: PathBuf,
     pub write_reports: bool,
+    /// Also render the HTML report after writing the results.
+    pub html: bool,
     pub threads: Option<usize>,
     pub quiet: bool,
 }
@@ -228,6 +230,7 @@ fn flag_overrides(args: &RunArgs) -> Result<ParamOverrides, Error> {
         half_life_days: args.half_life,
         bm25_k1: args.bm25_k1,
         bm25_b: args.bm25_b,
+        bm25_analyzer: args.bm25_analyzer,
         depth: args.depth,
         skip_short_queries: args.skip_short_queries,
         skip_code_mentions: args.skip_code_mentions.then_some(true),
@@ -257,12 +260,17 @@ fn parse_set(argument: &str) -> Result<SetArgument, Error> {
             PARAM_NAMES.join(", ")
         )));
     }
-    let overrides: ParamOverrides = toml::from_str(&format!("{name} = {}", value.trim()))
-        .map_err(|error| usage(format!("{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})", error.message().trim())))?;
+    let overrides = parse_param_value(name, value).map_err(usage)?;
     Ok(SetArgument {
         configuration,
         overrides,
     })
+}
+
+/// Parses `value` for the parameter `name` the way `--set NAME=VALUE` does (TOML value
+/// syntax); the error explains the expected form.
+pub fn parse_param_value(name: &str, value: &str) -> Result<ParamOverrides, String> {
+    toml::from_str(&format!("{name} = {}", value.trim())).map_err(|error: toml::de::Error| format!("{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})", error.message().trim()))
 }
 
 /// " (did you mean X?)" when a known name is within two edits of `name`.
@@ -563,6 +571,7 @@ pub fn resolve(
             .or_else(|| file.relative(&file.output_dir))
             .unwrap_or_else(|| PathBuf::from("reports")),
         write_reports: !args.no_report,
+        html: args.html,
         threads: args.threads,
         quiet: args.quiet,
     })

@@ -13,7 +13,7 @@
 //! are drawn by multiply-shift from raw 64-bit outputs, so results are identical across
 //! platforms and rand versions. Everything here is pure.
 
-use rand::RngCore;
+use rand::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;

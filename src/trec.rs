@@ -6,15 +6,18 @@
 //! rank-derived score (`n - rank + 1`): trec_eval then sees exactly hyde-eval's order,
 //! and scoring the file reproduces hyde-eval's numbers.
 //!
-//! Qrels lines are `qid iteration docno grade`, whitespace-separated.
+//! Qrels lines are `qid iteration docno grade`, whitespace-separated. Both readers use
+//! the line parsers of [`crate::trec_eval::parse`], so every TREC file is read by one set
+//! of rules.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
 use crate::dataset::{FactId, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem, Problems};
 use crate::run::QueryRanking;
+use crate::trec_eval::parse;
 
 /// Writes `rankings` as a TREC run with tag `tag` (queries with no results have no lines).
 pub fn write_trec_run(
@@ -39,78 +42,40 @@ pub fn write_trec_run(
     Ok(())
 }
 
-/// Calls `parse` with the whitespace-separated fields of every non-blank line that has
-/// exactly `expected.len()` fields; other lines are reported. `parse` returns a problem
-/// message for a line it rejects.
-fn for_each_record<'t>(
-    path: &Path,
-    text: &'t str,
-    expected: &[&str],
-    mut parse: impl FnMut(&[&'t str]) -> Result<(), String>,
-) -> Result<(), Error> {
-    let mut problems = Problems::default();
-    for (index, line) in text.lines().enumerate() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.is_empty() {
-            continue;
-        }
-        let outcome = if fields.len() == expected.len() {
-            parse(&fields)
-        } else {
-            Err(format!(
-                "expected {} fields ({}), found {}",
-                expected.len(),
-                expected.join(" "),
-                fields.len()
-            ))
-        };
-        if let Err(message) = outcome {
-            problems.push(Problem::new(path, Some(index + 1), message));
-        }
-    }
-    problems.into_result()
-}
-
-/// Reads a TREC run and orders each query's documents as trec_eval does: score
-/// descending, then docno descending. Queries keep their first-seen order. Duplicate
-/// documents within a query are errors, as in trec_eval.
+/// Reads a TREC run with trec_eval's rules (see [`crate::trec_eval::parse`]) and orders
+/// each query's documents as trec_eval does: score descending, then docno descending.
+/// Queries keep their first-seen order. Duplicate documents within a query are errors,
+/// as in trec_eval.
 pub fn read_trec_run(path: &Path, text: &str) -> Result<Vec<QueryRanking>, Error> {
-    let mut rankings: Vec<QueryRanking> = Vec::new();
-    let mut position_of: HashMap<&str, usize> = HashMap::new();
-    let mut seen: HashSet<(&str, &str)> = HashSet::new();
-    for_each_record(
-        path,
-        text,
-        &["qid", "Q0", "docno", "rank", "score", "tag"],
-        |fields| {
-            let (query, document) = (fields[0], fields[2]);
-            let score: f64 = fields[4]
-                .parse()
-                .map_err(|_| format!("score {:?} is not a number", fields[4]))?;
-            if !seen.insert((query, document)) {
-                return Err(format!(
-                    "document {document} appears twice for query {query}"
-                ));
+    let run = parse::parse_run(path, text.as_bytes())?;
+    let mut rankings = Vec::with_capacity(run.queries.len());
+    for query in run.queries {
+        let mut seen: HashSet<&str> = HashSet::with_capacity(query.results.len());
+        for (document, _) in &query.results {
+            if !seen.insert(document) {
+                let lines = parse::lines_naming(text, query.query, document);
+                return Err(Error::problem(Problem::new(
+                    path,
+                    lines.get(1).copied(),
+                    format!(
+                        "document {document} appears twice for query {}",
+                        query.query
+                    ),
+                )));
             }
-            let slot = *position_of.entry(query).or_insert_with(|| {
-                rankings.push(QueryRanking {
-                    query: QueryId(query.to_owned()),
-                    results: Vec::new(),
-                });
-                rankings.len() - 1
-            });
-            rankings[slot]
-                .results
-                .push((FactId(document.to_owned()), score));
-            Ok(())
-        },
-    )?;
-    for ranking in &mut rankings {
-        ranking
+        }
+        let mut results: Vec<(FactId, f64)> = query
             .results
-            .sort_by(|(doc_a, score_a), (doc_b, score_b)| {
-                score_b.total_cmp(score_a).then(doc_b.cmp(doc_a))
-            });
+            .iter()
+            .map(|&(document, score)| (FactId(document.to_owned()), score))
+            .collect();
+        results.sort_by(|(doc_a, score_a), (doc_b, score_b)| {
+            score_b.total_cmp(score_a).then(doc_b.cmp(doc_a))
+        });
+        rankings.push(QueryRanking {
+            query: QueryId(query.query.to_owned()),
+            results,
+        });
     }
     Ok(rankings)
 }
@@ -135,31 +100,22 @@ pub fn read_trec_qrels(path: &Path, text: &str) -> Result<(Qrels, Vec<QueryId>),
     let mut qrels = Qrels::new();
     let mut order = Vec::new();
     let mut seen: HashSet<(&str, &str)> = HashSet::new();
-    for_each_record(
-        path,
-        text,
-        &["qid", "iteration", "docno", "grade"],
-        |fields| {
-            let (query, document) = (fields[0], fields[2]);
-            let grade: i32 = fields[3]
-                .parse()
-                .map_err(|_| format!("grade {:?} is not an integer", fields[3]))?;
-            if !seen.insert((query, document)) {
-                return Err(format!(
-                    "document {document} is judged twice for query {query}"
-                ));
-            }
-            let query = QueryId(query.to_owned());
-            if !qrels.contains_key(&query) {
-                order.push(query.clone());
-            }
-            qrels.entry(query).or_default().push(Judgment {
-                fact: FactId(document.to_owned()),
-                grade,
-            });
-            Ok(())
-        },
-    )?;
+    let mut problems = Problems::default();
+    parse::for_each_judgment(path, text, &mut problems, |_, query, document, grade| {
+        if !seen.insert((query, document)) {
+            return Err(parse::judged_twice(text, query, document));
+        }
+        let query = QueryId(query.to_owned());
+        if !qrels.contains_key(&query) {
+            order.push(query.clone());
+        }
+        qrels.entry(query).or_default().push(Judgment {
+            fact: FactId(document.to_owned()),
+            grade,
+        });
+        Ok(())
+    });
+    problems.into_result()?;
     Ok((qrels, order))
 }
 

@@ -3,13 +3,20 @@
 //!
 //! One file per input format sits beside this module (`native` for hyde-eval's own
 //! directory layout, `chatcli` for chatcli's `memory_index.json`, `manifest` for
-//! `dataset.toml`). Every loader reports all defects with file and line and never drops
+//! `dataset.toml`; `beir`, `trec`, `csv_tables` and `smart` for imported collections,
+//! assembled by `import`). Every loader reports all defects with file and line and never drops
 //! data silently. This module owns the in-memory model; it must not know about retrieval.
 
+mod beir;
 mod chatcli;
+mod csv_tables;
+pub mod import;
 mod lines;
 pub mod manifest;
 mod native;
+mod smart;
+pub mod stats;
+mod trec;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -175,6 +182,11 @@ impl Dataset {
     pub fn judgment_count(&self) -> usize {
         self.qrels.values().map(Vec::len).sum()
     }
+}
+
+/// Reads a whole input file; a failure names the path (exit code 2).
+pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    lines::read_bytes(path)
 }
 
 /// Accumulates the bytes of every file read, for the dataset's content hash.

@@ -126,14 +126,15 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
             .iter()
             .filter_map(|fact| fact.last_used().max(fact.created_at))
             .max();
+        // Without any fact timestamp every age is 0 and there is nothing to note.
         if let Some(latest) = latest {
             manifest.now = latest;
+            notes.push(format!(
+                "{} sets no `now`; fact ages are measured from the latest fact timestamp, {}",
+                MANIFEST_FILE,
+                manifest.now.to_rfc3339()
+            ));
         }
-        notes.push(format!(
-            "{} sets no `now`; fact ages are measured from the latest fact timestamp, {}",
-            MANIFEST_FILE,
-            manifest.now.to_rfc3339()
-        ));
     }
     let future = facts
         .iter()

@@ -29,7 +29,7 @@ pub enum TextKind {
 
 /// What produced a set of vectors; recorded in results so runs are comparable only
 /// within one embedding space.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ProviderIdentity {
     pub kind: String,
     pub model: String,

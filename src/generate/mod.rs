@@ -20,7 +20,7 @@ pub enum GenerationFailure {
 }
 
 /// What produced the hypotheses of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct GeneratorIdentity {
     pub kind: String,
     /// Distinct provenance records of the hypotheses, in first-seen query order.

@@ -5,8 +5,9 @@
 //!   the keyword or, for keywords of 4+ characters, starts with it. The sum is divided by
 //!   the number of keywords (blank ones included). Prefix matches are a range scan of the
 //!   sorted vocabulary, so no fact is visited that cannot match.
-//! - BM25 over content + tags, with chatcli's tokenizer minus its stop words, no stemming,
-//!   Lucene's idf `ln(1 + (N - df + 0.5) / (df + 0.5))` and the classic
+//! - BM25 over content + tags, with the configuration's [`Analyzer`] (default: chatcli's
+//!   tokenizer minus its stop words, no stemming; `english`: Lucene's English analyzer),
+//!   one set of postings per analyzer in use, Lucene's idf `ln(1 + (N - df + 0.5) / (df + 0.5))` and the classic
 //!   `tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))` term weight (rank-equivalent to
 //!   Lucene's). Repeated query terms count once per occurrence, as in Anserini.
 
@@ -14,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::FactIndex;
 use crate::dataset::Fact;
-use crate::text::{is_stop_word, word_tokens};
+use crate::text::{word_tokens, Analyzer};
 
 /// BM25's two free parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,24 +68,14 @@ struct Bm25Postings {
 
 /// Lexical postings over a corpus.
 pub struct LexicalIndex {
+    fact_count: usize,
     content: Vocabulary,
     tags: Vocabulary,
-    bm25: Bm25Postings,
+    bm25: Vec<(Analyzer, Bm25Postings)>,
 }
 
-/// The BM25 tokenizer: chatcli's letter/digit tokens without its stop words.
-pub fn bm25_tokens(text: &str) -> Vec<String> {
-    word_tokens(text)
-        .into_iter()
-        .filter(|token| !is_stop_word(token))
-        .collect()
-}
-
-impl LexicalIndex {
-    /// Builds the postings for `facts`, addressed by their position.
-    pub fn build(facts: &[&Fact]) -> LexicalIndex {
-        let content = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.content)));
-        let tags = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.tags.join(" "))));
+impl Bm25Postings {
+    fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
         let mut postings: HashMap<String, Vec<(FactIndex, u32)>> = HashMap::new();
         let mut lengths = Vec::with_capacity(facts.len());
         for (fact_index, fact) in facts.iter().enumerate() {
@@ -93,7 +84,7 @@ impl LexicalIndex {
                 text.push(' ');
                 text.push_str(tag);
             }
-            let tokens = bm25_tokens(&text);
+            let tokens = analyzer.terms(&text);
             lengths.push(tokens.len() as u32);
             let mut frequencies: HashMap<String, u32> = HashMap::new();
             for token in tokens {
@@ -112,14 +103,31 @@ impl LexicalIndex {
         } else {
             total as f64 / lengths.len() as f64
         };
+        Bm25Postings {
+            postings,
+            lengths,
+            average_length,
+        }
+    }
+}
+
+impl LexicalIndex {
+    /// Builds the postings for `facts`, addressed by their position, with BM25 postings
+    /// for each of `analyzers`.
+    pub fn build(facts: &[&Fact], analyzers: &[Analyzer]) -> LexicalIndex {
+        let content = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.content)));
+        let tags = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.tags.join(" "))));
+        let mut bm25: Vec<(Analyzer, Bm25Postings)> = Vec::new();
+        for &analyzer in analyzers {
+            if bm25.iter().all(|(known, _)| *known != analyzer) {
+                bm25.push((analyzer, Bm25Postings::build(facts, analyzer)));
+            }
+        }
         LexicalIndex {
+            fact_count: facts.len(),
             content,
             tags,
-            bm25: Bm25Postings {
-                postings,
-                lengths,
-                average_length,
-            },
+            bm25,
         }
     }
 
@@ -128,7 +136,7 @@ impl LexicalIndex {
         if keywords.is_empty() {
             return Vec::new();
         }
-        let fact_count = self.bm25.lengths.len();
+        let fact_count = self.fact_count;
         let mut sums = vec![0.0f64; fact_count];
         // Which keyword last credited a fact, per field, so each field counts once.
         let mut content_stamp = vec![usize::MAX; fact_count];
@@ -162,11 +170,22 @@ impl LexicalIndex {
     }
 
     /// BM25 score of every fact that shares a term with `query`, by fact position.
-    pub fn bm25(&self, query: &str, params: Bm25Params) -> Vec<(FactIndex, f64)> {
-        let statistics = &self.bm25;
+    /// `analyzer` must be one the index was built with.
+    pub fn bm25(
+        &self,
+        query: &str,
+        params: Bm25Params,
+        analyzer: Analyzer,
+    ) -> Vec<(FactIndex, f64)> {
+        let statistics = &self
+            .bm25
+            .iter()
+            .find(|(known, _)| *known == analyzer)
+            .expect("BM25 postings are built for every analyzer in use")
+            .1;
         let fact_count = statistics.lengths.len() as f64;
         let mut query_terms: Vec<(String, u32)> = Vec::new();
-        for token in bm25_tokens(query) {
+        for token in analyzer.terms(query) {
             match query_terms.iter_mut().find(|(term, _)| *term == token) {
                 Some((_, count)) => *count += 1,
                 None => query_terms.push((token, 1)),
@@ -237,11 +256,14 @@ mod tests {
 
     #[test]
     fn chatcli_relevance_content_tags_and_prefix_rule() {
-        let index = LexicalIndex::build(&refs(&facts(&[
-            ("Use django for the admin", &["go"]),
-            ("Compression with zstd; compress logs", &["ops"]),
-            ("Go modules need GOFLAGS", &["golang"]),
-        ])));
+        let index = LexicalIndex::build(
+            &refs(&facts(&[
+                ("Use django for the admin", &["go"]),
+                ("Compression with zstd; compress logs", &["ops"]),
+                ("Go modules need GOFLAGS", &["golang"]),
+            ])),
+            &[Analyzer::Chatcli],
+        );
         // "go": 2 chars, exact only: f0 tag (+0.5), f2 content (+1); "django" is not a match.
         // "compress": prefix of "compression" and equal to "compress": f1 content once (+1).
         // "" (blank) counts in the denominator only.
@@ -258,21 +280,28 @@ mod tests {
 
     #[test]
     fn bm25_matches_hand_computation() {
-        let index = LexicalIndex::build(&refs(&facts(&[
-            ("redis cache cache", &[]),
-            ("postgres cache", &[]),
-            ("kafka", &[]),
-        ])));
+        let index = LexicalIndex::build(
+            &refs(&facts(&[
+                ("redis cache cache", &[]),
+                ("postgres cache", &[]),
+                ("kafka", &[]),
+            ])),
+            &[Analyzer::Chatcli, Analyzer::English],
+        );
         // N = 3, lengths 3, 2, 1, avgdl = 2. "cache": df = 2, idf = ln(1 + 1.5/2.5).
         let params = Bm25Params { k1: 0.9, b: 0.4 };
         let idf = (1.0f64 + 1.5 / 2.5).ln();
         let weight = |tf: f64, dl: f64| tf * 1.9 / (tf + 0.9 * (0.6 + 0.4 * dl / 2.0));
-        let scores = index.bm25("the cache", params);
+        let scores = index.bm25("the cache", params, Analyzer::Chatcli);
         assert_eq!(scores.len(), 2);
         assert!((scores[0].1 - idf * weight(2.0, 3.0)).abs() < 1e-12);
         assert!((scores[1].1 - idf * weight(1.0, 2.0)).abs() < 1e-12);
         // A repeated query term counts twice.
-        let doubled = index.bm25("cache cache", params);
+        let doubled = index.bm25("cache cache", params, Analyzer::Chatcli);
         assert!((doubled[1].1 - 2.0 * scores[1].1).abs() < 1e-12);
+        // The English analyzer stems "caches" to "cach", matching both cache facts alike.
+        let stemmed = index.bm25("caches", params, Analyzer::English);
+        assert!((stemmed[0].1 - scores[0].1).abs() < 1e-12);
+        assert!(index.bm25("caches", params, Analyzer::Chatcli).is_empty());
     }
 }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::text::Analyzer;
 
 /// Blend weights for chatcli's ranker: semantic, lexical, temporal.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -23,7 +24,7 @@ pub const CHATCLI_WEIGHTS: Weights = Weights {
 };
 
 /// Every tunable number of the pipeline. Each configuration carries a full set.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     /// Blend weights (configurations that fuse with chatcli's ranker).
     pub weights: Weights,
@@ -39,6 +40,8 @@ pub struct Params {
     pub half_life_days: f64,
     pub bm25_k1: f64,
     pub bm25_b: f64,
+    /// How BM25 turns text into terms (`chatcli` or `english`).
+    pub bm25_analyzer: Analyzer,
     /// Gimli hybrid: weight of the vector score.
     pub hybrid_vector_weight: f64,
     /// Gimli hybrid: weight of the text score `1 / (1 + BM25 rank)`.
@@ -72,6 +75,7 @@ impl Default for Params {
             half_life_days: 30.0,
             bm25_k1: 0.9,
             bm25_b: 0.4,
+            bm25_analyzer: Analyzer::Chatcli,
             hybrid_vector_weight: 0.7,
             hybrid_text_weight: 0.3,
             hybrid_candidate_multiplier: 4,
@@ -98,6 +102,7 @@ pub struct ParamOverrides {
     pub half_life_days: Option<f64>,
     pub bm25_k1: Option<f64>,
     pub bm25_b: Option<f64>,
+    pub bm25_analyzer: Option<Analyzer>,
     pub hybrid_vector_weight: Option<f64>,
     pub hybrid_text_weight: Option<f64>,
     pub hybrid_candidate_multiplier: Option<usize>,
@@ -120,6 +125,7 @@ pub const PARAM_NAMES: &[&str] = &[
     "half_life_days",
     "bm25_k1",
     "bm25_b",
+    "bm25_analyzer",
     "hybrid_vector_weight",
     "hybrid_text_weight",
     "hybrid_candidate_multiplier",
@@ -151,6 +157,7 @@ impl ParamOverrides {
             half_life_days,
             bm25_k1,
             bm25_b,
+            bm25_analyzer,
             hybrid_vector_weight,
             hybrid_text_weight,
             hybrid_candidate_multiplier,
@@ -248,7 +255,7 @@ impl Params {
 }
 
 /// Where the lexical keywords of a query come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeywordSource {
     /// chatcli `ExtractKeywords(query)`.
@@ -259,7 +266,7 @@ pub enum KeywordSource {
 }
 
 /// Which vector a configuration searches with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SearchVector {
     /// The raw query's embedding.
@@ -273,7 +280,7 @@ pub enum SearchVector {
 }
 
 /// How signals become one ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fusion {
     /// chatcli keyword-only: facts with relevance > 0, score = temporal x relevance.
@@ -289,7 +296,7 @@ pub enum Fusion {
 }
 
 /// The structure of a configuration: which signals feed which fusion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
     pub keywords: Option<KeywordSource>,
     pub vector: Option<SearchVector>,
@@ -297,6 +304,39 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// True when changing parameter `name` (one of [`PARAM_NAMES`]) can change what this
+    /// plan retrieves. Sweeps use it to pick the configurations a parameter affects.
+    pub fn reads(&self, name: &str) -> bool {
+        match name {
+            // Only the blend searches vectors with top-K, a floor and the adaptive floor.
+            "weights"
+            | "vector_top_k"
+            | "min_cosine"
+            | "adaptive_floor_start"
+            | "adaptive_floor_step" => self.fusion == Fusion::Blend,
+            "hyde_keywords" => self.keywords == Some(KeywordSource::QueryAndHypothesis),
+            // Keywords and FirstHypothesis read only the first hypothesis.
+            "num_hypotheses" => matches!(
+                self.vector,
+                Some(SearchVector::MeanOfQueryAndHypotheses | SearchVector::EachHypothesis)
+            ),
+            "skip_short_queries" | "skip_code_mentions" => self.uses_hypotheses(),
+            "half_life_days" => {
+                matches!(self.fusion, Fusion::KeywordTimesTemporal | Fusion::Blend)
+            }
+            "bm25_k1" | "bm25_b" | "bm25_analyzer" => {
+                matches!(self.fusion, Fusion::Bm25 | Fusion::Hybrid)
+            }
+            "hybrid_vector_weight"
+            | "hybrid_text_weight"
+            | "hybrid_candidate_multiplier"
+            | "hybrid_min_score"
+            | "hybrid_limit" => self.fusion == Fusion::Hybrid,
+            "depth" => true,
+            _ => false,
+        }
+    }
+
     /// True when the plan reads hypotheses.
     pub fn uses_hypotheses(&self) -> bool {
         self.keywords == Some(KeywordSource::QueryAndHypothesis)
@@ -312,7 +352,7 @@ impl Plan {
 }
 
 /// The built-in configurations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     Keyword,

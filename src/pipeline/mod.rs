@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::dataset::{Dataset, Fact, Query};
+use crate::dataset::{Dataset, Fact, FactId, Query};
 use crate::embed::{embed_checked, EmbeddingProvider, TextKind};
 use crate::error::Error;
 use crate::generate::{GenerationFailure, HypothesisGenerator};
@@ -113,6 +113,19 @@ struct QueryExpansion {
     hypothesis_vectors: Vec<Vec<f32>>,
 }
 
+/// The shared stages of a run, computed once for all its configurations.
+pub struct Prepared<'a> {
+    queries: &'a [Query],
+    configurations: &'a [Configuration],
+    plans: Vec<Plan>,
+    corpus: Corpus<'a>,
+    expansions: Vec<QueryExpansion>,
+    /// Temporal score of every fact, per distinct half-life (keyed by its bits).
+    temporal_by_half_life: HashMap<u64, Vec<f64>>,
+    timings: StageTimings,
+    progress: bool,
+}
+
 /// The corpus sorted by fact id, with its indexes.
 struct Corpus<'a> {
     facts: Vec<&'a Fact>,
@@ -133,8 +146,9 @@ fn progress_bar(enabled: bool, length: usize, message: &'static str) -> Progress
     bar
 }
 
-/// Runs every configuration on the dataset.
-pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
+/// Prepares the shared stages for every configuration of `inputs`: the corpus and its
+/// indexes, fact vectors, query expansions and temporal scores.
+pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     let dataset = inputs.dataset;
     let plans: Vec<Plan> = inputs
         .configurations
@@ -163,7 +177,12 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
     let started = Instant::now();
     let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
     facts.sort_by(|a, b| a.id.cmp(&b.id));
-    let lexical = LexicalIndex::build(&facts);
+    let analyzers: Vec<_> = inputs
+        .configurations
+        .iter()
+        .map(|configuration| configuration.params.bm25_analyzer)
+        .collect();
+    let lexical = LexicalIndex::build(&facts, &analyzers);
     timings.index_ms = elapsed_ms(started);
 
     let started = Instant::now();
@@ -214,6 +233,24 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
             });
     }
 
+    Ok(Prepared {
+        queries: &dataset.queries,
+        configurations: inputs.configurations,
+        plans,
+        corpus,
+        expansions,
+        temporal_by_half_life,
+        timings,
+        progress: inputs.progress,
+    })
+}
+
+/// Runs every configuration on the dataset.
+pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
+    let prepared = prepare(inputs)?;
+    let dataset = inputs.dataset;
+    let plans = &prepared.plans;
+    let mut timings = prepared.timings.clone();
     let started = Instant::now();
     let bar = progress_bar(
         inputs.progress && dataset.queries.len() * inputs.configurations.len() > 5000,
@@ -223,16 +260,20 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
     let per_query: Vec<Vec<QueryOutcome>> = dataset
         .queries
         .par_iter()
-        .zip(expansions.par_iter())
+        .zip(prepared.expansions.par_iter())
         .map(|(query, expansion)| {
             let outcomes = inputs
                 .configurations
                 .iter()
-                .zip(&plans)
+                .zip(plans)
                 .map(|(configuration, plan)| {
-                    let temporal =
-                        &temporal_by_half_life[&configuration.params.half_life_days.to_bits()];
-                    retrieve(query, expansion, configuration, *plan, &corpus, temporal)
+                    let started = Instant::now();
+                    let signals = prepared.query_signals(query, expansion, configuration, *plan);
+                    QueryOutcome {
+                        ranking: fuse(&signals.table, plan.fusion, &configuration.params),
+                        hyde: signals.hyde,
+                        elapsed_ms: elapsed_ms(started),
+                    }
                 })
                 .collect();
             bar.inc(1);
@@ -247,26 +288,12 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
         .iter()
         .enumerate()
         .map(|(index, configuration)| {
-            let mut accounting = HydeAccounting::default();
+            let accounting = account(per_query.iter().map(|outcomes| outcomes[index].hyde));
             let mut rankings = Vec::with_capacity(dataset.queries.len());
             let mut used_hypotheses = Vec::with_capacity(dataset.queries.len());
             let mut retrieval_ms = 0.0;
             for (query, outcomes) in dataset.queries.iter().zip(&per_query) {
                 let outcome = &outcomes[index];
-                if plans[index].uses_hypotheses() {
-                    accounting.eligible_queries += 1;
-                    match outcome.hyde {
-                        HydeOutcome::Used => accounting.hypotheses_used += 1,
-                        HydeOutcome::Skipped(SkipReason::ShortQuery) => {
-                            accounting.skipped_short_query += 1
-                        }
-                        HydeOutcome::Skipped(SkipReason::CodeMention) => {
-                            accounting.skipped_code_mention += 1
-                        }
-                        HydeOutcome::Fallback => accounting.fallback_no_hypothesis += 1,
-                        HydeOutcome::NotApplicable => {}
-                    }
-                }
                 used_hypotheses.push(outcome.hyde == HydeOutcome::Used);
                 retrieval_ms += outcome.elapsed_ms;
                 rankings.push(QueryRanking {
@@ -274,7 +301,7 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
                     results: outcome
                         .ranking
                         .iter()
-                        .map(|&(fact, score)| (corpus.facts[fact as usize].id.clone(), score))
+                        .map(|&(fact, score)| (prepared.fact_id(fact).clone(), score))
                         .collect(),
                 });
             }
@@ -287,10 +314,11 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
             }
         })
         .collect();
-    let embedded_texts = if embedder.is_some() {
-        corpus.facts.len()
-            + expansions.len()
-            + expansions
+    let embedded_texts = if prepared.corpus.vectors.is_some() {
+        prepared.corpus.facts.len()
+            + prepared.expansions.len()
+            + prepared
+                .expansions
                 .iter()
                 .map(|expansion| expansion.hypothesis_vectors.len())
                 .sum::<usize>()
@@ -379,6 +407,22 @@ struct QueryOutcome {
     elapsed_ms: f64,
 }
 
+/// One configuration's unfused candidate table for one query.
+struct QuerySignals {
+    table: CandidateTable,
+    hyde: HydeOutcome,
+}
+
+/// Every query's candidate table for one configuration (see
+/// [`Prepared::candidate_tables`]).
+#[derive(Debug, Clone)]
+pub struct ConfigurationTables {
+    pub configuration: Configuration,
+    /// One table per dataset query, in dataset order; candidates address facts by
+    /// [`FactIndex`] (see [`Prepared::fact_id`]).
+    pub tables: Vec<CandidateTable>,
+}
+
 /// The seeds' skip heuristics: very short queries and queries that name code entities
 /// are answered without HyDE.
 fn skip_reason(query: &str, params: &Params) -> Option<SkipReason> {
@@ -418,16 +462,108 @@ pub fn mentions_code(query: &str) -> bool {
     })
 }
 
-/// Runs one configuration for one query.
-fn retrieve(
+impl Prepared<'_> {
+    /// The id of the fact at `index` in the prepared corpus.
+    pub fn fact_id(&self, index: FactIndex) -> &FactId {
+        &self.corpus.facts[index as usize].id
+    }
+
+    /// The ids of the corpus facts, by position.
+    pub fn fact_ids(&self) -> Vec<&FactId> {
+        self.corpus.facts.iter().map(|fact| &fact.id).collect()
+    }
+
+    /// The candidate table of every configuration for every query, without fusing,
+    /// configurations in input order. Sweeps re-fuse these
+    /// tables per parameter point instead of recomputing signals.
+    pub fn candidate_tables(&self) -> Vec<ConfigurationTables> {
+        let bar = progress_bar(
+            self.progress && self.queries.len() * self.configurations.len() > 5000,
+            self.queries.len(),
+            "signals",
+        );
+        let per_query: Vec<Vec<QuerySignals>> = self
+            .queries
+            .par_iter()
+            .zip(self.expansions.par_iter())
+            .map(|(query, expansion)| {
+                let signals = self
+                    .configurations
+                    .iter()
+                    .zip(&self.plans)
+                    .map(|(configuration, plan)| {
+                        self.query_signals(query, expansion, configuration, *plan)
+                    })
+                    .collect();
+                bar.inc(1);
+                signals
+            })
+            .collect();
+        bar.finish_and_clear();
+        let mut tables: Vec<ConfigurationTables> = self
+            .configurations
+            .iter()
+            .map(|configuration| ConfigurationTables {
+                configuration: configuration.clone(),
+                tables: Vec::with_capacity(self.queries.len()),
+            })
+            .collect();
+        for signals in per_query {
+            for (configuration, query_signals) in tables.iter_mut().zip(signals) {
+                configuration.tables.push(query_signals.table);
+            }
+        }
+        tables
+    }
+
+    /// The candidate table of one configuration for one query, and how it used HyDE.
+    fn query_signals(
+        &self,
+        query: &Query,
+        expansion: &QueryExpansion,
+        configuration: &Configuration,
+        plan: Plan,
+    ) -> QuerySignals {
+        let temporal = &self.temporal_by_half_life[&configuration.params.half_life_days.to_bits()];
+        build_signals(
+            query,
+            expansion,
+            configuration,
+            plan,
+            &self.corpus,
+            temporal,
+        )
+    }
+}
+
+/// Counts how a configuration's queries used HyDE.
+fn account(outcomes: impl Iterator<Item = HydeOutcome>) -> HydeAccounting {
+    let mut accounting = HydeAccounting::default();
+    for outcome in outcomes {
+        if outcome != HydeOutcome::NotApplicable {
+            accounting.eligible_queries += 1;
+        }
+        match outcome {
+            HydeOutcome::Used => accounting.hypotheses_used += 1,
+            HydeOutcome::Skipped(SkipReason::ShortQuery) => accounting.skipped_short_query += 1,
+            HydeOutcome::Skipped(SkipReason::CodeMention) => accounting.skipped_code_mention += 1,
+            HydeOutcome::Fallback => accounting.fallback_no_hypothesis += 1,
+            HydeOutcome::NotApplicable => {}
+        }
+    }
+    accounting
+}
+
+/// Builds one configuration's candidate table for one query (expansion per its plan,
+/// then signals); fusion is left to the caller.
+fn build_signals(
     query: &Query,
     expansion: &QueryExpansion,
     configuration: &Configuration,
     plan: Plan,
     corpus: &Corpus<'_>,
     temporal: &[f64],
-) -> QueryOutcome {
-    let started = Instant::now();
+) -> QuerySignals {
     let params = &configuration.params;
     let (hypotheses, hypothesis_vectors, hyde): (&[String], &[Vec<f32>], HydeOutcome) =
         if !plan.uses_hypotheses() {
@@ -484,12 +620,7 @@ fn retrieve(
         corpus,
         temporal,
     );
-    let ranking = fuse(&table, plan.fusion, params);
-    QueryOutcome {
-        ranking,
-        hyde,
-        elapsed_ms: elapsed_ms(started),
-    }
+    QuerySignals { table, hyde }
 }
 
 /// Mean of the L2-normalized inputs, so each text weighs the same whatever its norm.
@@ -601,7 +732,7 @@ fn candidate_table(
         Fusion::Bm25 => signals(
             corpus
                 .lexical
-                .bm25(query_text, bm25)
+                .bm25(query_text, bm25, params.bm25_analyzer)
                 .into_iter()
                 .map(|(fact, score)| Candidate {
                     lexical: score,
@@ -664,7 +795,7 @@ fn candidate_table(
                     );
                 }
             }
-            let mut text_hits = corpus.lexical.bm25(query_text, bm25);
+            let mut text_hits = corpus.lexical.bm25(query_text, bm25, params.bm25_analyzer);
             sort_by_score_then_id(&mut text_hits);
             for (rank, (fact, _)) in text_hits.into_iter().take(fetch).enumerate() {
                 by_fact.entry(fact).or_insert_with(|| blank(fact)).lexical =

@@ -202,3 +202,12 @@ fn flush_directory(directory: &Path) {
     }
     let _ = std::fs::File::open(directory).and_then(|file| file.sync_all());
 }
+
+/// Writes each `(relative path, bytes)` under the existing `directory`, each through a
+/// temporary file renamed into place, so no reader sees a half-written file.
+pub fn write_files(directory: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(), Error> {
+    for (relative, bytes) in files {
+        write_file_atomically(&directory.join(relative), bytes)?;
+    }
+    Ok(())
+}

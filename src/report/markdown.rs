@@ -1,6 +1,6 @@
 //! Markdown output for pull-request comments and `$GITHUB_STEP_SUMMARY`: the gate's
 //! verdict first, then metric deltas with significance marks, then the metric table and
-//! failed expectations. Pure: returns a string.
+//! failed expectations. Also the metric table export of reports. Pure: returns strings.
 
 use std::fmt::Write;
 
@@ -21,37 +21,58 @@ fn signed(value: f64) -> String {
     }
 }
 
-/// The metric table as Markdown, best value per column in bold.
+/// Escapes the characters that would break a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+}
+
+/// The value of `metric` for the configuration at `index`, 0 when missing.
+pub fn metric_value(results: &Results, index: usize, metric: &str) -> f64 {
+    results.configurations[index]
+        .macro_metrics
+        .get(metric)
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0)
+}
+
+/// The best value of `metric` over the configurations, as printed (4 decimals): a value
+/// that prints the same is marked best, as in the terminal table.
+fn best_of(results: &Results, metric: &str) -> String {
+    number(
+        (0..results.configurations.len())
+            .map(|index| metric_value(results, index, metric))
+            .fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
+/// For each metric of the run, in metric order, the best value as printed.
+pub fn best_printed(results: &Results) -> Vec<String> {
+    results
+        .evaluation
+        .metrics
+        .iter()
+        .map(|metric| best_of(results, metric))
+        .collect()
+}
+
+/// The metric table as Markdown (the given metric columns), best value per column in bold.
 pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     let mut text = String::from("| configuration |");
     for metric in metrics {
-        let _ = write!(text, " {metric} |");
+        let _ = write!(text, " {} |", cell(metric));
     }
     text.push_str("\n|---|");
     text.push_str(&"---:|".repeat(metrics.len()));
-    let value = |configuration: &super::ConfigurationResult, metric: &str| {
-        configuration
-            .macro_metrics
-            .get(metric)
-            .and_then(|value| value.as_f64())
-            .unwrap_or(0.0)
-    };
     let best: Vec<String> = metrics
         .iter()
-        .map(|metric| {
-            number(
-                results
-                    .configurations
-                    .iter()
-                    .map(|c| value(c, metric))
-                    .fold(f64::NEG_INFINITY, f64::max),
-            )
-        })
+        .map(|metric| best_of(results, metric))
         .collect();
-    for configuration in &results.configurations {
-        let _ = write!(text, "\n| {} |", configuration.name);
+    for (index, configuration) in results.configurations.iter().enumerate() {
+        let _ = write!(text, "\n| {} |", cell(&configuration.name));
         for (metric, best) in metrics.iter().zip(&best) {
-            let shown = number(value(configuration, metric));
+            let shown = number(metric_value(results, index, metric));
             if shown == *best && results.configurations.len() > 1 {
                 let _ = write!(text, " **{shown}** |");
             } else {
@@ -61,6 +82,18 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     }
     text.push('\n');
     text
+}
+
+/// Every metric of the run as a Markdown document (the report's `metrics.md` export).
+pub fn metric_document(results: &Results) -> String {
+    format!(
+        "**{}**: {} queries evaluated, relevance >= {}, {:?} semantics; **bold** = best in column\n\n{}",
+        cell(&results.dataset.name),
+        results.evaluation.evaluated_queries,
+        results.evaluation.settings.relevance_level,
+        results.evaluation.settings.semantics,
+        metric_table(results, &results.evaluation.metrics)
+    )
 }
 
 fn describe_significance(gate: &GateReport) -> String {
@@ -212,4 +245,15 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
         text.push_str(&expectations);
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_escape_table_syntax() {
+        assert_eq!(cell("a|b"), "a\\|b");
+        assert_eq!(cell("line\nbreak"), "line break");
+    }
 }

@@ -1,17 +1,27 @@
 //! Results and their outputs. [`Results`] is the contract: a versioned, deterministic
 //! JSON document that the gate, comparisons and HTML reports read. Building it is pure;
 //! `table` renders it for the terminal and `files` writes it (with per-query CSV, TREC
-//! run files and timings) atomically.
+//! run files and timings) atomically. `html` renders the report page from it (with
+//! `charts`, `markdown`, `metrics_csv` and the per-query `diagnostics`), and `sweep`
+//! renders `hyde-eval sweep` results.
 
+pub mod charts;
+pub mod diagnostics;
+pub mod eval;
 pub mod files;
+pub mod html;
 pub mod markdown;
+pub mod metrics_csv;
 pub mod stored;
+pub mod sweep;
 pub mod table;
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
-use crate::dataset::{Dataset, QueryId};
+use crate::dataset::{Dataset, FactId, QueryId};
 use crate::embed::ProviderIdentity;
 use crate::expectations::{summarize, ExpectationSummary};
 use crate::generate::GeneratorIdentity;
@@ -22,7 +32,7 @@ use crate::pipeline::ConfigurationOutput;
 /// Bumped whenever a field changes meaning or is removed.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {
     pub schema_version: u32,
     pub tool: ToolInfo,
@@ -33,15 +43,21 @@ pub struct Results {
     pub embedder: Option<ProviderIdentity>,
     pub generator: GeneratorIdentity,
     pub configurations: Vec<ConfigurationResult>,
+    /// Every query with its hypotheses and judgments, for per-query diagnostics.
+    #[serde(default)]
+    pub queries: Vec<diagnostics::QueryDetail>,
+    /// The facts named by any `top` list or judgment, for per-query diagnostics.
+    #[serde(default)]
+    pub facts: Vec<diagnostics::FactDetail>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolInfo {
-    pub name: &'static str,
-    pub version: &'static str,
+    pub name: String,
+    pub version: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DatasetSummary {
     pub name: String,
     pub description: String,
@@ -56,7 +72,7 @@ pub struct DatasetSummary {
     pub queries_with_hypotheses: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EvaluationSummary {
     #[serde(flatten)]
     pub settings: MetricSettings,
@@ -67,12 +83,12 @@ pub struct EvaluationSummary {
     pub queries_without_relevant: Vec<QueryId>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConfigurationResult {
     pub name: String,
     pub preset: Preset,
-    pub description: &'static str,
-    pub source: &'static str,
+    pub description: String,
+    pub source: String,
     pub plan: Plan,
     pub params: Params,
     /// Macro averages over evaluated queries, in metric order.
@@ -87,7 +103,7 @@ pub struct ConfigurationResult {
     pub per_query: Vec<PerQueryResult>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Counts {
     pub queries: usize,
     pub evaluated: usize,
@@ -97,7 +113,7 @@ pub struct Counts {
     pub abstained_without_relevant: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HydeSummary {
     pub eligible_queries: usize,
     pub hypotheses_used: usize,
@@ -107,7 +123,7 @@ pub struct HydeSummary {
     pub skipped_code_mention: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PerQueryResult {
     pub query: QueryId,
     pub relevant: usize,
@@ -115,6 +131,22 @@ pub struct PerQueryResult {
     /// Whether a hypothesis shaped this ranking; `null` when the configuration uses none.
     pub hypothesis_used: Option<bool>,
     pub metrics: Map<String, Value>,
+    /// The first (largest cut-off) fact ids of the ranking.
+    #[serde(default)]
+    pub top: Vec<FactId>,
+    /// 1-based rank of every relevant fact; `null` when it was not returned.
+    #[serde(default)]
+    pub relevant_ranks: BTreeMap<FactId, Option<usize>>,
+}
+
+impl ToolInfo {
+    /// This build of hyde-eval.
+    pub fn current() -> ToolInfo {
+        ToolInfo {
+            name: "hyde-eval".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
 }
 
 fn metric_map(names: &[String], values: &[f64]) -> Map<String, Value> {
@@ -161,13 +193,23 @@ pub fn build_results(
             let per_query = evaluation
                 .per_query
                 .iter()
-                .map(|query| PerQueryResult {
-                    query: query.query.clone(),
-                    relevant: query.relevant,
-                    returned: query.returned,
-                    hypothesis_used: uses_hypotheses
-                        .then(|| output.used_hypotheses[position_of[&query.query]]),
-                    metrics: metric_map(&names, &query.values),
+                .map(|query| {
+                    let position = position_of[&query.query];
+                    let (top, relevant_ranks) = diagnostics::ranked_view(
+                        &output.rankings[position],
+                        dataset.qrels.get(&query.query).map_or(&[], Vec::as_slice),
+                        settings.relevance_level,
+                        settings.cutoffs.last().copied().unwrap_or(0),
+                    );
+                    PerQueryResult {
+                        query: query.query.clone(),
+                        relevant: query.relevant,
+                        returned: query.returned,
+                        hypothesis_used: uses_hypotheses.then(|| output.used_hypotheses[position]),
+                        metrics: metric_map(&names, &query.values),
+                        top,
+                        relevant_ranks,
+                    }
                 })
                 .collect();
             let abstained = evaluation
@@ -179,8 +221,8 @@ pub fn build_results(
             ConfigurationResult {
                 name: configuration.name.clone(),
                 preset: configuration.preset,
-                description: configuration.preset.description(),
-                source: configuration.preset.source(),
+                description: configuration.preset.description().to_owned(),
+                source: configuration.preset.source().to_owned(),
                 plan: configuration.plan(),
                 params: configuration.params.clone(),
                 macro_metrics: metric_map(&names, &evaluation.means),
@@ -208,12 +250,9 @@ pub fn build_results(
             }
         })
         .collect();
-    Results {
+    let mut results = Results {
         schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "hyde-eval",
-            version: env!("CARGO_PKG_VERSION"),
-        },
+        tool: ToolInfo::current(),
         run_name: run_name.to_owned(),
         dataset: DatasetSummary {
             name: dataset.manifest.name.clone(),
@@ -236,5 +275,9 @@ pub fn build_results(
         embedder,
         generator,
         configurations,
-    }
+        queries: diagnostics::query_details(dataset),
+        facts: Vec::new(),
+    };
+    results.facts = diagnostics::fact_details(dataset, &results);
+    results
 }

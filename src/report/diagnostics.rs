@@ -1,0 +1,333 @@
+//! Per-query diagnostics: what `results.json` records about individual queries (texts,
+//! hypotheses, judgments, each configuration's top facts and the ranks of the relevant
+//! ones), and the comparisons built from it: which queries a HyDE configuration won or
+//! lost against its baseline, where the relevant facts ranked under both, and which
+//! facts displaced them.
+//!
+//! Building the records is pure over the dataset and the rankings; the comparisons read
+//! only [`Results`], so a report can be rendered from `results.json` alone.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::{ConfigurationResult, PerQueryResult, Results};
+use crate::dataset::{Dataset, FactId, Grade, Judgment, QueryId};
+use crate::pipeline::config::{KeywordSource, Plan, SearchVector};
+use crate::run::QueryRanking;
+
+/// A query as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryDetail {
+    pub id: QueryId,
+    pub text: String,
+    pub tags: Vec<String>,
+    /// The recorded hypotheses (all of them; each configuration uses its first N).
+    pub hypotheses: Vec<String>,
+    /// Every judgment of the query: fact id -> grade.
+    pub judgments: BTreeMap<FactId, Grade>,
+}
+
+/// A fact that appears in some configuration's top results or is relevant to a query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactDetail {
+    pub id: FactId,
+    pub content: String,
+}
+
+/// Every dataset query with its hypotheses and judgments, in dataset order.
+pub fn query_details(dataset: &Dataset) -> Vec<QueryDetail> {
+    dataset
+        .queries
+        .iter()
+        .map(|query| QueryDetail {
+            id: query.id.clone(),
+            text: query.text.clone(),
+            tags: query.tags.clone(),
+            hypotheses: dataset
+                .hypotheses
+                .get(&query.id)
+                .map(|recorded| recorded.texts.clone())
+                .unwrap_or_default(),
+            judgments: dataset
+                .qrels
+                .get(&query.id)
+                .map(|judgments| {
+                    judgments
+                        .iter()
+                        .map(|j| (j.fact.clone(), j.grade))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// The first `depth` fact ids of `ranking`, and the 1-based rank of every relevant fact
+/// (`None` when it was not returned).
+pub fn ranked_view(
+    ranking: &QueryRanking,
+    judgments: &[Judgment],
+    relevance_level: Grade,
+    depth: usize,
+) -> (Vec<FactId>, BTreeMap<FactId, Option<usize>>) {
+    let rank_of: HashMap<&FactId, usize> = ranking
+        .results
+        .iter()
+        .enumerate()
+        .map(|(position, (fact, _))| (fact, position + 1))
+        .collect();
+    let top = ranking
+        .results
+        .iter()
+        .take(depth)
+        .map(|(fact, _)| fact.clone())
+        .collect();
+    let relevant = judgments
+        .iter()
+        .filter(|judgment| judgment.grade >= relevance_level)
+        .map(|judgment| (judgment.fact.clone(), rank_of.get(&judgment.fact).copied()))
+        .collect();
+    (top, relevant)
+}
+
+/// Facts named by any top list or judgment of `results`, in dataset fact order.
+pub fn fact_details(dataset: &Dataset, results: &Results) -> Vec<FactDetail> {
+    let mut named: std::collections::HashSet<&FactId> = std::collections::HashSet::new();
+    for configuration in &results.configurations {
+        for query in &configuration.per_query {
+            named.extend(query.top.iter());
+            named.extend(query.relevant_ranks.keys());
+        }
+    }
+    dataset
+        .facts
+        .iter()
+        .filter(|fact| named.contains(&fact.id))
+        .map(|fact| FactDetail {
+            id: fact.id.clone(),
+            content: fact.content.clone(),
+        })
+        .collect()
+}
+
+/// The plan a HyDE plan is measured against: the same fusion with the raw query in
+/// place of every hypothesis-derived input. `None` for plans without hypotheses.
+pub fn baseline_plan(plan: Plan) -> Option<Plan> {
+    if !plan.uses_hypotheses() {
+        return None;
+    }
+    Some(Plan {
+        keywords: plan.keywords.map(|_| KeywordSource::Query),
+        vector: plan.vector.map(|_| SearchVector::Query),
+        fusion: plan.fusion,
+    })
+}
+
+/// The first configuration of `results` whose plan is `configuration`'s baseline plan.
+pub fn baseline_of<'r>(
+    results: &'r Results,
+    configuration: &ConfigurationResult,
+) -> Option<&'r ConfigurationResult> {
+    let target = baseline_plan(configuration.plan)?;
+    results.configurations.iter().find(|c| c.plan == target)
+}
+
+/// One query's metric under a configuration and its baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryDelta {
+    pub query: QueryId,
+    pub value: f64,
+    pub baseline: f64,
+    /// `value - baseline`.
+    pub delta: f64,
+}
+
+fn metric_of(query: &PerQueryResult, metric: &str) -> f64 {
+    query
+        .metrics
+        .get(metric)
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0)
+}
+
+/// Per-query `metric` of `configuration` against `baseline`, for the queries both
+/// evaluated, in `configuration`'s order.
+pub fn per_query_deltas(
+    configuration: &ConfigurationResult,
+    baseline: &ConfigurationResult,
+    metric: &str,
+) -> Vec<QueryDelta> {
+    let baseline_of: HashMap<&QueryId, &PerQueryResult> = baseline
+        .per_query
+        .iter()
+        .map(|query| (&query.query, query))
+        .collect();
+    configuration
+        .per_query
+        .iter()
+        .filter_map(|query| {
+            let other = baseline_of.get(&query.query)?;
+            let value = metric_of(query, metric);
+            let baseline = metric_of(other, metric);
+            Some(QueryDelta {
+                query: query.query.clone(),
+                value,
+                baseline,
+                delta: value - baseline,
+            })
+        })
+        .collect()
+}
+
+/// A relevant fact's rank under both configurations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelevantRanks {
+    pub fact: FactId,
+    pub grade: Grade,
+    pub rank: Option<usize>,
+    pub baseline_rank: Option<usize>,
+}
+
+/// A non-relevant fact ranked above the relevant ones by the configuration that did
+/// worse on the query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Displacer {
+    pub fact: FactId,
+    /// Its rank under the configuration that did worse.
+    pub rank: usize,
+    /// Its rank in the other configuration's top list, if there.
+    pub other_rank: Option<usize>,
+}
+
+/// Why a query moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryDiagnosis {
+    pub delta: QueryDelta,
+    pub relevant: Vec<RelevantRanks>,
+    /// Facts that took the places of the relevant facts in the worse ranking.
+    pub displaced_by: Vec<Displacer>,
+}
+
+/// A configuration against its baseline on one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub configuration: String,
+    pub baseline: String,
+    pub metric: String,
+    pub better: usize,
+    pub worse: usize,
+    pub tied: usize,
+    /// The largest gains, largest first.
+    pub wins: Vec<QueryDiagnosis>,
+    /// The largest losses, largest first.
+    pub losses: Vec<QueryDiagnosis>,
+}
+
+/// At most this many displacing facts are listed per query.
+const MAX_DISPLACERS: usize = 3;
+
+fn diagnose(
+    delta: &QueryDelta,
+    configuration: &ConfigurationResult,
+    baseline: &ConfigurationResult,
+    relevance_level: Grade,
+    query: Option<&QueryDetail>,
+) -> QueryDiagnosis {
+    let find =
+        |c: &ConfigurationResult| c.per_query.iter().find(|q| q.query == delta.query).cloned();
+    let (Some(ours), Some(theirs)) = (find(configuration), find(baseline)) else {
+        return QueryDiagnosis {
+            delta: delta.clone(),
+            relevant: Vec::new(),
+            displaced_by: Vec::new(),
+        };
+    };
+    let grade_of = |fact: &FactId| -> Grade {
+        query
+            .and_then(|q| q.judgments.get(fact).copied())
+            .unwrap_or(0)
+    };
+    let relevant = ours
+        .relevant_ranks
+        .iter()
+        .map(|(fact, rank)| RelevantRanks {
+            fact: fact.clone(),
+            grade: grade_of(fact),
+            rank: *rank,
+            baseline_rank: theirs.relevant_ranks.get(fact).copied().flatten(),
+        })
+        .collect();
+    let (worse, better) = if delta.delta < 0.0 {
+        (&ours, &theirs)
+    } else {
+        (&theirs, &ours)
+    };
+    let first_relevant = worse
+        .top
+        .iter()
+        .position(|fact| grade_of(fact) >= relevance_level)
+        .unwrap_or(worse.top.len());
+    let displaced_by = worse.top[..first_relevant]
+        .iter()
+        .enumerate()
+        .filter_map(|(position, fact)| {
+            let other_rank = better.top.iter().position(|f| f == fact).map(|p| p + 1);
+            // A fact the better ranking also placed at least as high displaced nothing.
+            let displaced = other_rank.is_none_or(|other| other > position + 1);
+            displaced.then(|| Displacer {
+                fact: fact.clone(),
+                rank: position + 1,
+                other_rank,
+            })
+        })
+        .take(MAX_DISPLACERS)
+        .collect();
+    QueryDiagnosis {
+        delta: delta.clone(),
+        relevant,
+        displaced_by,
+    }
+}
+
+/// Compares `configuration` with `baseline` on `metric`, keeping the `limit` largest
+/// wins and losses (ties in size keep query order).
+pub fn compare(
+    results: &Results,
+    configuration: &ConfigurationResult,
+    baseline: &ConfigurationResult,
+    metric: &str,
+    limit: usize,
+) -> Comparison {
+    let deltas = per_query_deltas(configuration, baseline, metric);
+    let query_of: HashMap<&QueryId, &QueryDetail> =
+        results.queries.iter().map(|q| (&q.id, q)).collect();
+    let level = results.evaluation.settings.relevance_level;
+    let pick = |wanted: fn(f64) -> bool| -> Vec<QueryDiagnosis> {
+        let mut chosen: Vec<&QueryDelta> = deltas.iter().filter(|d| wanted(d.delta)).collect();
+        chosen.sort_by(|a, b| b.delta.abs().total_cmp(&a.delta.abs()));
+        chosen
+            .into_iter()
+            .take(limit)
+            .map(|delta| {
+                diagnose(
+                    delta,
+                    configuration,
+                    baseline,
+                    level,
+                    query_of.get(&delta.query).copied(),
+                )
+            })
+            .collect()
+    };
+    Comparison {
+        configuration: configuration.name.clone(),
+        baseline: baseline.name.clone(),
+        metric: metric.to_owned(),
+        better: deltas.iter().filter(|d| d.delta > 0.0).count(),
+        worse: deltas.iter().filter(|d| d.delta < 0.0).count(),
+        tied: deltas.iter().filter(|d| d.delta == 0.0).count(),
+        wins: pick(|delta| delta > 0.0),
+        losses: pick(|delta| delta < 0.0),
+    }
+}

@@ -1,0 +1,570 @@
+//! The HTML report: one self-contained page (inline CSS, charts embedded as PNG data
+//! URIs, a Content-Security-Policy that forbids every network load) rendered from
+//! `results.json` and optional `sweep.json` files, plus the files written beside it:
+//! the charts as PNG, and the metric table as Markdown and CSV.
+//!
+//! Every piece of dataset text (queries, hypotheses, fact contents, names) goes through
+//! maud's escaping; nothing is inserted as raw HTML except the fixed stylesheet.
+
+use std::path::PathBuf;
+
+use base64::Engine;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::charts::{self, ChartError};
+use super::diagnostics::{self, Comparison, FactDetail, QueryDetail, QueryDiagnosis};
+use super::markdown::{best_printed, metric_value};
+use super::sweep::{file_slug, point_label, sweep_charts, sweep_headline, SUMMARY_NOTE};
+use super::{ConfigurationResult, Results};
+use crate::pipeline::config::Fusion;
+use crate::sweep::SweepResults;
+
+/// The page's file name.
+pub const PAGE: &str = "report.html";
+
+/// Largest wins and losses listed per comparison.
+const DIAGNOSED_QUERIES: usize = 5;
+
+/// Choices a reader of the report can make.
+#[derive(Debug, Clone, Default)]
+pub struct HtmlOptions {
+    /// Compare every other configuration with this one instead of each HyDE
+    /// configuration with its raw-query counterpart.
+    pub baseline: Option<String>,
+    /// The metric of the deltas and diagnostics [default: ndcg@<largest k>].
+    pub metric: Option<String>,
+}
+
+/// Why a report could not be built.
+#[derive(Debug)]
+pub enum ReportError {
+    /// An option names something the results do not have.
+    Usage(String),
+    Chart(ChartError),
+}
+
+impl From<ChartError> for ReportError {
+    fn from(error: ChartError) -> Self {
+        ReportError::Chart(error)
+    }
+}
+
+const STYLE: &str = r#"
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif;
+       margin: 0 auto; max-width: 1180px; padding: 24px; color: #1f2328; line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
+h3 { font-size: 1.05em; margin-top: 1.4em; }
+.muted { color: #59636e; font-size: 0.92em; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }
+th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.best { font-weight: 700; background: #dafbe1; }
+dl.summary { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
+dl.summary dt { font-weight: 600; }
+dl.summary dd { margin: 0; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; }
+img.chart { max-width: 100%; height: auto; border: 1px solid #eaeef2; margin: 6px 0; }
+div.charts { display: flex; flex-wrap: wrap; gap: 8px; }
+div.charts img.chart { max-width: calc(50% - 4px); }
+.win { color: #1a7f37; font-weight: 600; }
+.loss { color: #cf222e; font-weight: 600; }
+ul.compact { margin: 2px 0; padding-left: 18px; }
+details { margin: 4px 0; }
+.fact { color: #59636e; }
+"#;
+
+/// Embeds PNG bytes as a data URI.
+fn data_uri(png: &[u8]) -> String {
+    format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    )
+}
+
+fn chart(png: &[u8], alt: &str) -> Markup {
+    html! { img.chart src=(data_uri(png)) alt=(alt); }
+}
+
+/// The metric the report compares with: `requested`, or `ndcg@<largest k>`.
+fn headline_metric(results: &Results, requested: Option<&str>) -> Result<String, ReportError> {
+    let metrics = &results.evaluation.metrics;
+    if let Some(metric) = requested {
+        if !metrics.iter().any(|m| m == metric) {
+            let known: Vec<&str> = metrics.iter().map(String::as_str).collect();
+            return Err(ReportError::Usage(format!(
+                "--metric {metric:?}{} is not in these results; they hold: {}",
+                crate::settings::suggestion(metric, &known),
+                known.join(", ")
+            )));
+        }
+        return Ok(metric.to_owned());
+    }
+    let largest = results.evaluation.settings.cutoffs.last().copied();
+    Ok(largest
+        .map(|k| format!("ndcg@{k}"))
+        .filter(|metric| metrics.contains(metric))
+        .or_else(|| metrics.first().cloned())
+        .unwrap_or_default())
+}
+
+/// The pairs the diagnostics compare: each configuration against `baseline` when given,
+/// else each HyDE configuration against its raw-query counterpart.
+fn comparison_pairs<'r>(
+    results: &'r Results,
+    baseline: Option<&str>,
+) -> Result<Vec<(&'r ConfigurationResult, &'r ConfigurationResult)>, ReportError> {
+    match baseline {
+        Some(name) => {
+            let Some(base) = results.configurations.iter().find(|c| c.name == name) else {
+                let known: Vec<&str> = results
+                    .configurations
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect();
+                return Err(ReportError::Usage(format!(
+                    "--baseline {name:?}{} is not in these results; they hold: {}",
+                    crate::settings::suggestion(name, &known),
+                    known.join(", ")
+                )));
+            };
+            Ok(results
+                .configurations
+                .iter()
+                .filter(|c| c.name != name)
+                .map(|c| (c, base))
+                .collect())
+        }
+        None => Ok(results
+            .configurations
+            .iter()
+            .filter_map(|c| diagnostics::baseline_of(results, c).map(|base| (c, base)))
+            .collect()),
+    }
+}
+
+/// Every file of the report: `report.html`, `metrics.md`, `metrics.csv` and
+/// `charts/*.png`, as paths relative to the report directory.
+pub fn report_files(
+    results: &Results,
+    sweeps: &[SweepResults],
+    options: &HtmlOptions,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, ReportError> {
+    let metric = headline_metric(results, options.metric.as_deref())?;
+    let pairs = comparison_pairs(results, options.baseline.as_deref())?;
+    let mut bar_metrics = vec![metric.clone()];
+    if let Some(k) = results.evaluation.settings.cutoffs.last() {
+        bar_metrics.push(format!("recall@{k}"));
+    }
+    bar_metrics.push("mrr".to_owned());
+    bar_metrics.dedup();
+    bar_metrics.retain(|m| results.evaluation.metrics.contains(m));
+
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let bars = charts::metric_bars(results, &bar_metrics)?;
+    let curves = charts::cutoff_curves(results, &["recall", "ndcg"])?;
+    files.push(("charts/metrics.png".into(), bars.clone()));
+    files.push(("charts/cutoffs.png".into(), curves.clone()));
+
+    let mut comparisons = Vec::new();
+    for (configuration, baseline) in &pairs {
+        let png = charts::delta_plot(configuration, baseline, &metric)?;
+        files.push((
+            format!(
+                "charts/delta-{}-vs-{}.png",
+                file_slug(&configuration.name),
+                file_slug(&baseline.name)
+            )
+            .into(),
+            png.clone(),
+        ));
+        comparisons.push((
+            diagnostics::compare(results, configuration, baseline, &metric, DIAGNOSED_QUERIES),
+            png,
+        ));
+    }
+
+    let mut sweep_sections = Vec::new();
+    for (index, sweep) in sweeps.iter().enumerate() {
+        let pngs = sweep_charts(sweep)?;
+        for (name, png) in &pngs {
+            files.push((
+                format!("charts/sweep{}-{name}", index + 1).into(),
+                png.clone(),
+            ));
+        }
+        sweep_sections.push(sweep_section(sweep, &pngs, index + 1));
+    }
+
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta http-equiv="Content-Security-Policy"
+                    content="default-src 'none'; img-src data:; style-src 'unsafe-inline'";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "hyde-eval report: " (results.run_name) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { "hyde-eval report: " (results.run_name) }
+                p.muted {
+                    (results.tool.name) " " (results.tool.version)
+                    " · results schema " (results.schema_version)
+                    " · compared on " code { (metric) }
+                }
+                nav.muted {
+                    a href="#dataset" { "Dataset" } " · "
+                    a href="#metrics" { "Metrics" } " · "
+                    a href="#configurations" { "Configurations" } " · "
+                    a href="#accounting" { "Accounting" } " · "
+                    @if !sweep_sections.is_empty() { a href="#sweep-1" { "Sweeps" } " · " }
+                    a href="#diagnostics" { "Per-query diagnostics" }
+                }
+                (dataset_section(results))
+                h2 #metrics { "Metrics" }
+                p.muted { "Macro averages over the " (results.evaluation.evaluated_queries)
+                    " queries with at least one relevant fact. Green = best in column." }
+                (metric_table(results))
+                (chart(&bars, "bar chart of the headline metrics per configuration"))
+                (chart(&curves, "recall@k and nDCG@k over the cut-offs"))
+                (configuration_table(results))
+                (accounting_table(results))
+                @for section in &sweep_sections { (section) }
+                h2 #diagnostics { "Per-query diagnostics" }
+                p.muted {
+                    "Per query, " (metric) " of each configuration minus its baseline. The tables list the largest gains and losses: "
+                    "the ranks of the relevant facts under both configurations, and the non-relevant facts that the worse ranking "
+                    "placed above them (with their rank in the other ranking)."
+                }
+                @if results.queries.is_empty() {
+                    p { "This results.json predates per-query records (queries, top facts, relevant ranks); "
+                        "re-run hyde-eval to see the queries, ranks and displacing facts behind the plots below." }
+                }
+                @if comparisons.is_empty() {
+                    p { "No configuration pair to compare: none uses hypotheses and no --baseline was given." }
+                }
+                @for (comparison, png) in &comparisons {
+                    (comparison_section(results, comparison, png))
+                }
+            }
+        }
+    };
+    let csv = super::metrics_csv::metric_table(results)
+        .map_err(|error| ReportError::Chart(ChartError(error.to_string())))?;
+    files.push((
+        "metrics.md".into(),
+        super::markdown::metric_document(results).into_bytes(),
+    ));
+    files.push(("metrics.csv".into(), csv));
+    files.push((PAGE.into(), page.into_string().into_bytes()));
+    Ok(files)
+}
+
+fn dataset_section(results: &Results) -> Markup {
+    let dataset = &results.dataset;
+    let evaluation = &results.evaluation;
+    html! {
+        h2 #dataset { "Dataset" }
+        p { (dataset.description) }
+        dl.summary {
+            dt { "name" } dd { (dataset.name) }
+            dt { "facts" } dd { (dataset.facts) }
+            dt { "queries" } dd { (dataset.queries) " (" (evaluation.evaluated_queries) " evaluated, "
+                (evaluation.queries_without_relevant.len()) " without relevant facts)" }
+            dt { "judgments" } dd { (dataset.judgments) }
+            dt { "queries with hypotheses" } dd { (dataset.queries_with_hypotheses) }
+            dt { "now" } dd { (dataset.now) }
+            dt { "content hash" } dd.mono { (dataset.content_hash) }
+            dt { "files" } dd { (dataset.files.join(", ")) }
+            dt { "cut-offs" } dd { (evaluation.settings.cutoffs.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")) }
+            dt { "relevance level" } dd { (evaluation.settings.relevance_level) }
+            dt { "semantics" } dd { (format!("{:?}", evaluation.settings.semantics)) }
+            dt { "embedder" } dd {
+                @match &results.embedder {
+                    Some(embedder) => { (embedder.kind) " (" (embedder.model) ", " (embedder.dimension) " dimensions)" }
+                    None => { "none" }
+                }
+            }
+            dt { "hypotheses" } dd {
+                (results.generator.kind)
+                @for source in &results.generator.sources {
+                    br;
+                    span.muted {
+                        (source.generator)
+                        @if let Some(model) = &source.model { ", model " (model) }
+                        @if let Some(date) = &source.date { ", " (date) }
+                        @if let Some(note) = &source.note { ": " (note) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn metric_table(results: &Results) -> Markup {
+    let best = best_printed(results);
+    let many = results.configurations.len() > 1;
+    html! {
+        div.scroll { table {
+            thead { tr {
+                th { "configuration" }
+                @for metric in &results.evaluation.metrics { th { (metric) } }
+            } }
+            tbody {
+                @for (index, configuration) in results.configurations.iter().enumerate() {
+                    tr {
+                        td { (configuration.name) }
+                        @for (metric, best) in results.evaluation.metrics.iter().zip(&best) {
+                            @let shown = format!("{:.4}", metric_value(results, index, metric));
+                            @if many && shown == *best {
+                                td.num.best title="best in column" { (shown) }
+                            } @else {
+                                td.num { (shown) }
+                            }
+                        }
+                    }
+                }
+            }
+        } }
+    }
+}
+
+fn configuration_table(results: &Results) -> Markup {
+    html! {
+        h2 #configurations { "Configurations" }
+        div.scroll { table {
+            thead { tr { th { "configuration" } th { "what it does" } th { "reproduces" } th { "plan" } th { "parameters" } } }
+            tbody {
+                @for configuration in &results.configurations {
+                    @let plan = serde_json::to_value(configuration.plan).unwrap_or_default();
+                    @let params = serde_json::to_value(&configuration.params).unwrap_or_default();
+                    tr {
+                        td { (configuration.name) br; span.muted { "preset " (configuration.preset.name()) } }
+                        td { (configuration.description) }
+                        td { (configuration.source) }
+                        td.mono {
+                            @if let Some(fields) = plan.as_object() {
+                                @for (key, value) in fields { (key) ": " (compact(value)) br; }
+                            }
+                        }
+                        td {
+                            details {
+                                summary { (parameter_summary(configuration)) }
+                                ul.compact.mono {
+                                    @if let Some(fields) = params.as_object() {
+                                        @for (key, value) in fields { li { (key) " = " (compact(value)) } }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        } }
+    }
+}
+
+fn compact(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Null => "none".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The parameters that matter most for the plan, as the summary of the full list.
+fn parameter_summary(configuration: &ConfigurationResult) -> String {
+    let params = &configuration.params;
+    match configuration.plan.fusion {
+        Fusion::Blend => format!(
+            "weights {} / {} / {}, top-K {}, floor {}",
+            params.weights.semantic,
+            params.weights.lexical,
+            params.weights.temporal,
+            params.vector_top_k,
+            params.min_cosine
+        ),
+        Fusion::Hybrid => format!(
+            "vector {} / text {}, min score {}",
+            params.hybrid_vector_weight, params.hybrid_text_weight, params.hybrid_min_score
+        ),
+        Fusion::Bm25 => format!("k1 {}, b {}", params.bm25_k1, params.bm25_b),
+        Fusion::KeywordTimesTemporal => format!("half-life {} days", params.half_life_days),
+        Fusion::Cosine => "all parameters".to_owned(),
+    }
+}
+
+fn accounting_table(results: &Results) -> Markup {
+    let rows: Vec<_> = results
+        .configurations
+        .iter()
+        .filter_map(|c| c.hyde.as_ref().map(|hyde| (c, hyde)))
+        .collect();
+    html! {
+        h2 #accounting { "Accounting" }
+        table {
+            thead { tr { th { "configuration" } th { "returned nothing" } th { "abstained (no relevant facts)" }
+                th { "hypotheses used" } th { "usage" } th { "fallback (no hypothesis)" } th { "skipped (short)" } th { "skipped (code)" } } }
+            tbody {
+                @for configuration in &results.configurations {
+                    @let hyde = rows.iter().find(|(c, _)| c.name == configuration.name).map(|(_, hyde)| *hyde);
+                    tr {
+                        td { (configuration.name) }
+                        td.num { (configuration.counts.empty_rankings) " / " (configuration.counts.evaluated) }
+                        td.num { (configuration.counts.abstained_without_relevant) }
+                        @match hyde {
+                            Some(hyde) => {
+                                td.num { (hyde.hypotheses_used) " / " (hyde.eligible_queries) }
+                                td.num { (format!("{:.1}%", hyde.usage_rate * 100.0)) }
+                                td.num { (hyde.fallback_no_hypothesis) }
+                                td.num { (hyde.skipped_short_query) }
+                                td.num { (hyde.skipped_code_mention) }
+                            }
+                            None => { td.muted colspan="5" { "uses no hypotheses" } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn sweep_section(sweep: &SweepResults, pngs: &[(String, Vec<u8>)], number: usize) -> Markup {
+    html! {
+        h2 id=(format!("sweep-{number}")) { "Sweep " (number) }
+        p { (sweep_headline(sweep)) }
+        table {
+            thead { tr { th { "configuration" } th { "metric" } th { "own" } th { "best" } th { "best at" }
+                th { "tied" } th { "cross-validated" } } }
+            tbody {
+                @for configuration in &sweep.configurations {
+                    @for summary in &configuration.summaries {
+                        tr {
+                            td { (configuration.name) }
+                            td { (summary.metric) }
+                            td.num { (format!("{:.4}", summary.default)) }
+                            td.num { (format!("{:.4}", summary.best)) }
+                            td { (summary.best_points.first().map(|at| point_label(configuration, at)).unwrap_or_default()) }
+                            td.num { (summary.best_points.len()) }
+                            td.num { (format!("{:.4}", summary.cross_validated)) }
+                        }
+                    }
+                }
+            }
+        }
+        p.muted { (SUMMARY_NOTE) }
+        div.charts { @for (name, png) in pngs { (chart(png, name)) } }
+    }
+}
+
+fn fact_line(facts: &[FactDetail], id: &str) -> Markup {
+    let content = facts
+        .iter()
+        .find(|fact| fact.id.0 == id)
+        .map(|fact| fact.content.as_str())
+        .unwrap_or("");
+    html! { span.mono { (id) } " " span.fact { (shorten(content, 140)) } }
+}
+
+fn shorten(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(limit).collect::<String>())
+    }
+}
+
+fn rank_text(rank: Option<usize>) -> String {
+    rank.map_or_else(|| "not returned".to_owned(), |rank| rank.to_string())
+}
+
+fn comparison_section(results: &Results, comparison: &Comparison, png: &[u8]) -> Markup {
+    html! {
+        h3 { (comparison.configuration) " vs " (comparison.baseline) " on " (comparison.metric) }
+        p {
+            span.win { (comparison.better) " better" } ", "
+            span.loss { (comparison.worse) " worse" } ", "
+            (comparison.tied) " tied"
+        }
+        (chart(png, &format!("per-query {} of {} minus {}", comparison.metric, comparison.configuration, comparison.baseline)))
+        @if !comparison.wins.is_empty() {
+            p { b { "Largest gains" } }
+            (diagnosis_table(results, comparison, &comparison.wins))
+        }
+        @if !comparison.losses.is_empty() {
+            p { b { "Largest losses" } }
+            (diagnosis_table(results, comparison, &comparison.losses))
+        }
+    }
+}
+
+fn diagnosis_table(results: &Results, comparison: &Comparison, rows: &[QueryDiagnosis]) -> Markup {
+    let query_of = |id: &crate::dataset::QueryId| -> Option<&QueryDetail> {
+        results.queries.iter().find(|q| q.id == *id)
+    };
+    html! {
+        div.scroll { table {
+            thead { tr {
+                th { "query" }
+                th { (comparison.metric) }
+                th { "relevant facts: rank in " (comparison.configuration) " / " (comparison.baseline) }
+                th { "displaced by (in the worse ranking)" }
+            } }
+            tbody {
+                @for row in rows {
+                    @let query = query_of(&row.delta.query);
+                    tr {
+                        td {
+                            span.mono { (row.delta.query.0) } " "
+                            @if let Some(query) = query {
+                                (query.text)
+                                @if !query.hypotheses.is_empty() {
+                                    details {
+                                        summary { (query.hypotheses.len()) " recorded hypotheses" }
+                                        ol.compact { @for hypothesis in &query.hypotheses { li { (hypothesis) } } }
+                                    }
+                                }
+                            }
+                        }
+                        td.num {
+                            (format!("{:.3}", row.delta.value)) " vs " (format!("{:.3}", row.delta.baseline))
+                            br;
+                            @if row.delta.delta > 0.0 {
+                                span.win { (format!("{:+.3}", row.delta.delta)) }
+                            } @else {
+                                span.loss { (format!("{:+.3}", row.delta.delta)) }
+                            }
+                        }
+                        td { ul.compact {
+                            @for relevant in &row.relevant {
+                                li {
+                                    (rank_text(relevant.rank)) " / " (rank_text(relevant.baseline_rank))
+                                    " (grade " (relevant.grade) ") "
+                                    (fact_line(&results.facts, &relevant.fact.0))
+                                }
+                            }
+                        } }
+                        td {
+                            @if row.displaced_by.is_empty() {
+                                span.muted { "no non-relevant fact moved above them" }
+                            }
+                            ul.compact {
+                                @for displacer in &row.displaced_by {
+                                    li {
+                                        "rank " (displacer.rank)
+                                        " (other: " (displacer.other_rank.map_or_else(|| "not in top".to_owned(), |r| r.to_string())) ") "
+                                        (fact_line(&results.facts, &displacer.fact.0))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        } }
+    }
+}

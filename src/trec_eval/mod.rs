@@ -1,0 +1,818 @@
+//! `hyde-eval eval`: scores external TREC runs with trec_eval's semantics, using the
+//! metric definitions of [`crate::metrics`] (one [`RankingProfile`] per query).
+//!
+//! trec_eval's rules, followed exactly:
+//! - each query's results are sorted by score descending, then docno descending (the
+//!   rank column is ignored), then cut to `-M` results;
+//! - a document is relevant when its grade >= the relevance level `-l`; negative grades
+//!   (judged but unjudged) are never relevant and never counted; nDCG gains are the
+//!   positive grades whatever the level;
+//! - queries are those of the qrels, in byte order of their ids; a qrels query absent
+//!   from the run is left out (trec_eval 9), or scores 0 with `-c`; run queries without
+//!   judgments are ignored;
+//! - a document listed twice for a query, in the run or the qrels, is an error;
+//! - averages are means over the evaluated queries; `num_ret`, `num_rel` and
+//!   `num_rel_ret` are sums.
+//!
+//! Parsing borrows from the file bytes ([`parse`]); queries are evaluated in parallel and
+//! collected in qrels order, so output does not depend on the thread count.
+
+pub mod parse;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use crate::dataset::Grade;
+use crate::metrics::RankingProfile;
+use parse::{QrelsData, QueryResults, RunData};
+
+/// Grade of a retrieved document that the qrels do not judge (trec_eval's
+/// `RELVALUE_NONPOOL`); never relevant, never a gain.
+const NOT_JUDGED: Grade = -1;
+
+/// trec_eval's default cut-offs for `P`, `recall`, `ndcg_cut`, `map_cut`, `relative_P`.
+pub const DEFAULT_CUTOFFS: [f64; 9] = [5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0];
+/// trec_eval's default cut-offs for `success`.
+pub const DEFAULT_SUCCESS_CUTOFFS: [f64; 3] = [1.0, 5.0, 10.0];
+/// trec_eval's default recall levels for `iprec_at_recall` and `11pt_avg` (C literals,
+/// so the same doubles as trec_eval's).
+pub const DEFAULT_RECALL_LEVELS: [f64; 11] =
+    [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+/// trec_eval's floor for `gm_map` (`MIN_GEO_MEAN`).
+const MIN_GEOMETRIC_MEAN: f64 = 0.00001;
+
+/// One measure family, in trec_eval's output order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    RunId,
+    NumQ,
+    NumRet,
+    NumRel,
+    NumRelRet,
+    Map,
+    GmMap,
+    Rprec,
+    Bpref,
+    RecipRank,
+    IprecAtRecall,
+    P,
+    Recall,
+    ElevenPointAverage,
+    Ndcg,
+    NdcgCut,
+    MapCut,
+    RelativeP,
+    Success,
+    SetP,
+    SetRelativeP,
+    SetRecall,
+    SetMap,
+    SetF,
+    NumNonrelJudgedRet,
+}
+
+/// What a family's parameters are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ParameterKind {
+    None,
+    /// Positive integer ranks, printed as `_k`.
+    Cutoffs(&'static [f64]),
+    /// Recall levels in [0, 1], printed as `_0.10` (`iprec_at_recall`) or averaged into
+    /// one value (`11pt_avg`).
+    Levels(&'static [f64]),
+}
+
+impl Family {
+    const ALL: [Family; 25] = [
+        Family::RunId,
+        Family::NumQ,
+        Family::NumRet,
+        Family::NumRel,
+        Family::NumRelRet,
+        Family::Map,
+        Family::GmMap,
+        Family::Rprec,
+        Family::Bpref,
+        Family::RecipRank,
+        Family::IprecAtRecall,
+        Family::P,
+        Family::Recall,
+        Family::ElevenPointAverage,
+        Family::Ndcg,
+        Family::NdcgCut,
+        Family::MapCut,
+        Family::RelativeP,
+        Family::Success,
+        Family::SetP,
+        Family::SetRelativeP,
+        Family::SetRecall,
+        Family::SetMap,
+        Family::SetF,
+        Family::NumNonrelJudgedRet,
+    ];
+
+    /// trec_eval's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::RunId => "runid",
+            Family::NumQ => "num_q",
+            Family::NumRet => "num_ret",
+            Family::NumRel => "num_rel",
+            Family::NumRelRet => "num_rel_ret",
+            Family::Map => "map",
+            Family::GmMap => "gm_map",
+            Family::Rprec => "Rprec",
+            Family::Bpref => "bpref",
+            Family::RecipRank => "recip_rank",
+            Family::IprecAtRecall => "iprec_at_recall",
+            Family::P => "P",
+            Family::Recall => "recall",
+            Family::ElevenPointAverage => "11pt_avg",
+            Family::Ndcg => "ndcg",
+            Family::NdcgCut => "ndcg_cut",
+            Family::MapCut => "map_cut",
+            Family::RelativeP => "relative_P",
+            Family::Success => "success",
+            Family::SetP => "set_P",
+            Family::SetRelativeP => "set_relative_P",
+            Family::SetRecall => "set_recall",
+            Family::SetMap => "set_map",
+            Family::SetF => "set_F",
+            Family::NumNonrelJudgedRet => "num_nonrel_judged_ret",
+        }
+    }
+
+    fn parameter_kind(self) -> ParameterKind {
+        match self {
+            Family::P | Family::Recall | Family::NdcgCut | Family::MapCut | Family::RelativeP => {
+                ParameterKind::Cutoffs(&DEFAULT_CUTOFFS)
+            }
+            Family::Success => ParameterKind::Cutoffs(&DEFAULT_SUCCESS_CUTOFFS),
+            Family::IprecAtRecall | Family::ElevenPointAverage => {
+                ParameterKind::Levels(&DEFAULT_RECALL_LEVELS)
+            }
+            _ => ParameterKind::None,
+        }
+    }
+}
+
+/// trec_eval measures that hyde-eval does not compute; asking for one is an error that
+/// says so rather than a silent omission.
+const NOT_IMPLEMENTED: &[&str] = &[
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "binG",
+    "G",
+    "ndcg_rel",
+    "Rndcg",
+    "rbp",
+    "rbp_resid",
+    "unj",
+    "relstring",
+    "ndcg_p",
+    "yaap",
+];
+
+/// Which measures to compute, with their parameters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MeasureSet {
+    /// Requested families, each with its cut-offs or levels (empty for the others).
+    families: Vec<(Family, Vec<f64>)>,
+}
+
+impl MeasureSet {
+    /// trec_eval's default set (`official`), restricted to what hyde-eval computes.
+    pub fn official() -> MeasureSet {
+        let mut set = MeasureSet::default();
+        for family in [
+            Family::RunId,
+            Family::NumQ,
+            Family::NumRet,
+            Family::NumRel,
+            Family::NumRelRet,
+            Family::Map,
+            Family::GmMap,
+            Family::Rprec,
+            Family::Bpref,
+            Family::RecipRank,
+            Family::IprecAtRecall,
+            Family::P,
+        ] {
+            set.add(family, None);
+        }
+        set
+    }
+
+    /// Every measure hyde-eval computes, with default parameters (`all_trec`).
+    pub fn all_trec() -> MeasureSet {
+        let mut set = MeasureSet::default();
+        for family in Family::ALL {
+            set.add(family, None);
+        }
+        set
+    }
+
+    fn add(&mut self, family: Family, parameters: Option<Vec<f64>>) {
+        let parameters = parameters.unwrap_or_else(|| match family.parameter_kind() {
+            ParameterKind::None => Vec::new(),
+            ParameterKind::Cutoffs(defaults) | ParameterKind::Levels(defaults) => defaults.to_vec(),
+        });
+        match self.families.iter_mut().find(|(known, _)| *known == family) {
+            Some(entry) => entry.1 = parameters,
+            None => self.families.push((family, parameters)),
+        }
+        self.families.sort_by_key(|(family, _)| *family);
+    }
+
+    /// Parses trec_eval `-m` arguments: `official`, `all_trec`, a measure name, or a
+    /// measure with its parameters (`P.5,10`, `ndcg_cut.10`, `iprec_at_recall.0.25,0.5`).
+    pub fn parse(arguments: &[String]) -> Result<MeasureSet, String> {
+        let mut set = MeasureSet::default();
+        for argument in arguments {
+            let (name, parameters) = match argument.split_once('.') {
+                Some((name, parameters)) => (name, Some(parameters)),
+                None => (argument.as_str(), None),
+            };
+            match (name, parameters) {
+                ("official", None) => set.merge(MeasureSet::official()),
+                ("all_trec", None) => set.merge(MeasureSet::all_trec()),
+                _ => {
+                    let Some(family) = Family::ALL.into_iter().find(|f| f.name() == name) else {
+                        let implemented: Vec<&str> =
+                            Family::ALL.iter().map(|family| family.name()).collect();
+                        return Err(if NOT_IMPLEMENTED.contains(&name) {
+                            format!(
+                                "measure {name:?} is a trec_eval measure hyde-eval does not compute; it computes official, all_trec, {}",
+                                implemented.join(", ")
+                            )
+                        } else {
+                            format!(
+                                "unknown measure {name:?}{}; measures: official, all_trec, {}",
+                                crate::settings::suggestion(name, &implemented),
+                                implemented.join(", ")
+                            )
+                        });
+                    };
+                    let parameters = match (parameters, family.parameter_kind()) {
+                        (None, _) => None,
+                        (Some(_), ParameterKind::None) => {
+                            return Err(format!("measure {name} takes no parameters"))
+                        }
+                        (Some(list), ParameterKind::Cutoffs(_)) => Some(parse_cutoffs(name, list)?),
+                        (Some(list), ParameterKind::Levels(_)) => Some(parse_levels(name, list)?),
+                    };
+                    set.add(family, parameters);
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    fn merge(&mut self, other: MeasureSet) {
+        for (family, parameters) in other.families {
+            self.add(family, Some(parameters));
+        }
+    }
+
+    pub fn contains(&self, family: Family) -> bool {
+        self.families.iter().any(|(known, _)| *known == family)
+    }
+
+    /// The per-query columns, in output order (everything but `runid` and `num_q`).
+    pub fn columns(&self) -> Vec<Column> {
+        let mut columns = Vec::new();
+        for (family, parameters) in &self.families {
+            let column = |parameter: Option<f64>, levels: Vec<f64>| Column {
+                family: *family,
+                parameter,
+                levels,
+            };
+            match (family, family.parameter_kind()) {
+                (Family::RunId | Family::NumQ, _) => {}
+                (Family::ElevenPointAverage, _) => columns.push(column(None, parameters.clone())),
+                (_, ParameterKind::None) => columns.push(column(None, Vec::new())),
+                _ => columns.extend(
+                    parameters
+                        .iter()
+                        .map(|&parameter| column(Some(parameter), Vec::new())),
+                ),
+            }
+        }
+        columns
+    }
+}
+
+fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<f64>, String> {
+    let mut cutoffs = Vec::new();
+    for item in list.split(',') {
+        match item.trim().parse::<u32>() {
+            Ok(k) if k > 0 => cutoffs.push(f64::from(k)),
+            _ => {
+                return Err(format!(
+                "measure {name}: cut-off {item:?} is not a positive integer (e.g. -m {name}.5,10)"
+            ))
+            }
+        }
+    }
+    cutoffs.sort_by(f64::total_cmp);
+    cutoffs.dedup();
+    Ok(cutoffs)
+}
+
+fn parse_levels(name: &str, list: &str) -> Result<Vec<f64>, String> {
+    let mut levels = Vec::new();
+    for item in list.split(',') {
+        match item.trim().parse::<f64>() {
+            Ok(level) if (0.0..=1.0).contains(&level) => levels.push(level),
+            _ => {
+                return Err(format!(
+                    "measure {name}: recall level {item:?} is not a number in [0, 1] (e.g. -m {name}.0.25,0.5)"
+                ))
+            }
+        }
+    }
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    Ok(levels)
+}
+
+/// One per-query measure value, e.g. `P_10` or `map`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub family: Family,
+    /// The cut-off or recall level, for families printed with one.
+    pub parameter: Option<f64>,
+    /// The recall levels `11pt_avg` averages over.
+    levels: Vec<f64>,
+}
+
+impl Column {
+    /// trec_eval's printed name: `P_10`, `iprec_at_recall_0.10`, `map`.
+    pub fn name(&self) -> String {
+        match (self.parameter, self.family) {
+            (Some(level), Family::IprecAtRecall) => format!("{}_{level:.2}", self.family.name()),
+            (Some(k), _) => format!("{}_{}", self.family.name(), k as u64),
+            (None, _) => self.family.name().to_owned(),
+        }
+    }
+
+    /// Counts are summed over queries and printed as integers; the rest are means.
+    pub fn is_count(&self) -> bool {
+        matches!(
+            self.family,
+            Family::NumRet | Family::NumRel | Family::NumRelRet | Family::NumNonrelJudgedRet
+        )
+    }
+
+    /// trec_eval prints `gm_map` only averaged (a geometric mean), never per query.
+    pub fn is_printed_per_query(&self) -> bool {
+        self.family != Family::GmMap
+    }
+
+    /// The average over queries from the sum of per-query values, as trec_eval does.
+    fn summarize(&self, total: f64, queries: usize) -> f64 {
+        match self.family {
+            _ if self.is_count() => total,
+            _ if queries == 0 => 0.0,
+            Family::GmMap => (total / queries as f64).exp(),
+            _ => total / queries as f64,
+        }
+    }
+
+    fn value(&self, profile: &RankingProfile, query: &QueryFacts<'_>) -> f64 {
+        let k = self.parameter.map_or(usize::MAX, |k| k as usize);
+        let returned = profile.returned() as f64;
+        let relevant = profile.relevant_total() as f64;
+        let relevant_returned = profile.relevant_in_top(usize::MAX) as f64;
+        let ratio = |numerator: f64, denominator: f64| {
+            if denominator > 0.0 {
+                numerator / denominator
+            } else {
+                0.0
+            }
+        };
+        let set_precision = ratio(relevant_returned, returned);
+        let set_recall = ratio(relevant_returned, relevant);
+        match self.family {
+            Family::NumRet => returned,
+            Family::NumRel => relevant,
+            Family::NumRelRet => relevant_returned,
+            Family::NumNonrelJudgedRet => query.judged_nonrelevant_returned as f64,
+            Family::Map => profile.average_precision(),
+            Family::GmMap => profile.average_precision().max(MIN_GEOMETRIC_MEAN).ln(),
+            Family::Rprec => profile.r_precision(),
+            Family::Bpref => query.bpref(profile.relevant_total()),
+            Family::RecipRank => profile.reciprocal_rank(),
+            Family::IprecAtRecall => {
+                profile.interpolated_precision(self.parameter.unwrap_or_default())
+            }
+            Family::ElevenPointAverage => {
+                // trec_eval adds the levels from the highest down.
+                let sum = self
+                    .levels
+                    .iter()
+                    .rev()
+                    .map(|&level| profile.interpolated_precision(level))
+                    .fold(0.0, |total, value| total + value);
+                ratio(sum, self.levels.len() as f64)
+            }
+            Family::P => profile.precision(k),
+            Family::Recall => profile.recall(k),
+            Family::Ndcg => profile.ndcg(usize::MAX),
+            Family::NdcgCut => profile.ndcg(k),
+            Family::MapCut => profile.average_precision_at(k),
+            Family::RelativeP => ratio(profile.relevant_in_top(k) as f64, relevant.min(k as f64)),
+            Family::Success => profile.success(k),
+            Family::SetP => set_precision,
+            Family::SetRelativeP => ratio(relevant_returned, returned.min(relevant)),
+            Family::SetRecall => set_recall,
+            Family::SetMap => set_precision * set_recall,
+            Family::SetF => ratio(2.0 * set_precision * set_recall, set_precision + set_recall),
+            Family::RunId | Family::NumQ => unreachable!("not a per-query column"),
+        }
+    }
+}
+
+/// What the judgment-based measures need besides the [`RankingProfile`].
+struct QueryFacts<'g> {
+    /// Grades in rank order; negative for unjudged results.
+    grades: &'g [Grade],
+    level: Grade,
+    /// Judged results (grade >= 0) below the relevance level.
+    judged_nonrelevant_returned: usize,
+    /// Judgments below the relevance level (grade >= 0).
+    judged_nonrelevant: usize,
+}
+
+impl QueryFacts<'_> {
+    /// trec_eval's `bpref`: over judged results only, each relevant one scores
+    /// 1 - min(nonrelevant above it, R) / min(judged nonrelevant, R); the sum over R.
+    fn bpref(&self, relevant: usize) -> f64 {
+        let mut nonrelevant_so_far = 0usize;
+        let mut sum = 0.0;
+        for &grade in self.grades {
+            if grade < 0 {
+                continue;
+            }
+            if grade < self.level {
+                nonrelevant_so_far += 1;
+            } else if nonrelevant_so_far > 0 {
+                sum += 1.0
+                    - nonrelevant_so_far.min(relevant) as f64
+                        / self.judged_nonrelevant.min(relevant) as f64;
+            } else {
+                sum += 1.0;
+            }
+        }
+        if relevant > 0 {
+            sum / relevant as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// How to evaluate (trec_eval's flags).
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// `-l`: minimum grade that counts as relevant.
+    pub relevance_level: Grade,
+    /// `-c`: average over every qrels query; queries missing from the run score 0.
+    pub complete: bool,
+    /// `-M`: results kept per query after sorting.
+    pub max_results: usize,
+    pub measures: MeasureSet,
+}
+
+/// One evaluated query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryScores {
+    pub query: String,
+    /// Aligned with [`RunEvaluation::columns`].
+    pub values: Vec<f64>,
+}
+
+/// A run's scores.
+#[derive(Debug, Clone)]
+pub struct RunEvaluation {
+    pub run_id: String,
+    pub columns: Vec<Column>,
+    /// Evaluated queries, in qrels order.
+    pub per_query: Vec<QueryScores>,
+    /// Sums (counts) and means (the rest) over `per_query`, aligned with `columns`.
+    pub summary: Vec<f64>,
+    /// Qrels queries with no results in the run (left out unless `-c`).
+    pub missing_from_run: Vec<String>,
+    /// Run queries that have no judgments (ignored, as by trec_eval).
+    pub unjudged_queries: usize,
+}
+
+/// A run defect found while evaluating: a document listed twice for a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateResult {
+    pub query: String,
+    pub document: String,
+}
+
+/// A score as an integer with the same order (for non-NaN values, -0.0 equal to 0.0),
+/// so sorting compares integers instead of floats.
+fn order_key(score: f64) -> u64 {
+    let bits = (score + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// Orders one query's results the trec_eval way (score descending, then docno
+/// descending), cuts them to `max_results` and returns their grades; `Err` names a
+/// duplicated document.
+fn ranked_grades(
+    results: &QueryResults<'_>,
+    judgments: &parse::QueryJudgments<'_>,
+    max_results: usize,
+) -> Result<Vec<Grade>, DuplicateResult> {
+    let mut seen: FxHashSet<&str> =
+        FxHashSet::with_capacity_and_hasher(results.results.len(), Default::default());
+    for (document, _) in &results.results {
+        if !seen.insert(document) {
+            return Err(DuplicateResult {
+                query: results.query.to_owned(),
+                document: (*document).to_owned(),
+            });
+        }
+    }
+    // Sort (key, position) pairs: integer comparisons on 16-byte items; score ties,
+    // rare in real runs, are then ordered by docno descending.
+    let documents = &results.results;
+    let mut order: Vec<(u64, u32)> = documents
+        .iter()
+        .enumerate()
+        .map(|(position, &(_, score))| (!order_key(score), position as u32))
+        .collect();
+    order.sort_unstable_by_key(|&(descending_key, _)| descending_key);
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && order[end].0 == order[start].0 {
+            end += 1;
+        }
+        if end - start > 1 {
+            order[start..end]
+                .sort_unstable_by(|a, b| documents[b.1 as usize].0.cmp(documents[a.1 as usize].0));
+        }
+        start = end;
+    }
+    Ok(order[..order.len().min(max_results)]
+        .iter()
+        .map(|&(_, position)| {
+            judgments
+                .grades
+                .get(documents[position as usize].0)
+                .copied()
+                .unwrap_or(NOT_JUDGED)
+        })
+        .collect())
+}
+
+/// Evaluates `run` against `qrels`. Runs on the current rayon pool.
+pub fn evaluate_run(
+    qrels: &QrelsData<'_>,
+    run: RunData<'_>,
+    options: &EvalOptions,
+) -> Result<RunEvaluation, DuplicateResult> {
+    let columns = options.measures.columns();
+    let judgments_of: FxHashMap<&str, &parse::QueryJudgments<'_>> = qrels
+        .queries
+        .iter()
+        .map(|judgments| (judgments.query, judgments))
+        .collect();
+    let level = options.relevance_level;
+    let scores_of = |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> Vec<f64> {
+        let judged: Vec<Grade> = judgments.grades.values().copied().collect();
+        let profile = RankingProfile::new(grades, &judged, level);
+        let below_level = |grade: &&Grade| (0..level).contains(*grade);
+        let facts = QueryFacts {
+            grades,
+            level,
+            judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
+            judged_nonrelevant: judged.iter().filter(below_level).count(),
+        };
+        columns
+            .iter()
+            .map(|column| column.value(&profile, &facts))
+            .collect()
+    };
+    let evaluated: Vec<Option<(&str, Vec<f64>)>> = run
+        .queries
+        .par_iter()
+        .map(|results| {
+            let Some(judgments) = judgments_of.get(results.query) else {
+                return Ok(None);
+            };
+            let grades = ranked_grades(results, judgments, options.max_results)?;
+            Ok(Some((results.query, scores_of(&grades, judgments))))
+        })
+        .collect::<Result<_, DuplicateResult>>()?;
+    let unjudged_queries = evaluated.iter().filter(|scores| scores.is_none()).count();
+    let mut scores_by_query: FxHashMap<&str, Vec<f64>> = evaluated.into_iter().flatten().collect();
+    let mut per_query = Vec::with_capacity(qrels.queries.len());
+    let mut missing_from_run = Vec::new();
+    for judgments in &qrels.queries {
+        let values = match scores_by_query.remove(judgments.query) {
+            Some(values) => values,
+            None => {
+                missing_from_run.push(judgments.query.to_owned());
+                if !options.complete {
+                    continue;
+                }
+                scores_of(&[], judgments)
+            }
+        };
+        per_query.push(QueryScores {
+            query: judgments.query.to_owned(),
+            values,
+        });
+    }
+    let mut summary = vec![0.0; columns.len()];
+    for scores in &per_query {
+        for (total, value) in summary.iter_mut().zip(&scores.values) {
+            *total += value;
+        }
+    }
+    for (total, column) in summary.iter_mut().zip(&columns) {
+        *total = column.summarize(*total, per_query.len());
+    }
+    Ok(RunEvaluation {
+        run_id: run.run_id.to_owned(),
+        columns,
+        per_query,
+        summary,
+        missing_from_run,
+        unjudged_queries,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn options(measures: &[&str]) -> EvalOptions {
+        EvalOptions {
+            relevance_level: 1,
+            complete: false,
+            max_results: usize::MAX,
+            measures: MeasureSet::parse(
+                &measures.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        }
+    }
+
+    fn value(evaluation: &RunEvaluation, query: &str, name: &str) -> f64 {
+        let column = evaluation
+            .columns
+            .iter()
+            .position(|column| column.name() == name)
+            .unwrap();
+        if query == "all" {
+            return evaluation.summary[column];
+        }
+        evaluation
+            .per_query
+            .iter()
+            .find(|scores| scores.query == query)
+            .unwrap()
+            .values[column]
+    }
+
+    #[test]
+    fn measures_worked_by_hand_with_trec_eval_ordering() {
+        // Query 1 judged: a=2, b=0, c=1, d=1 (3 relevant), e=-1 (judged-unjudged).
+        // Run scores: x 0.9, c 0.5, a 0.5, e 0.4, b 0.1 -> ties by docno descending:
+        // x(unjudged) c(1) a(2) e(-1) b(0). Relevant at ranks 2 and 3.
+        let qrels = parse::parse_qrels(
+            Path::new("q"),
+            "1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d 1\n1 0 e -1\n2 0 z 1\n",
+        )
+        .unwrap();
+        let run = parse::parse_run(
+            Path::new("r"),
+            b"1 Q0 a 1 0.5 t\n1 Q0 b 2 0.1 t\n1 Q0 c 3 0.5 t\n1 Q0 e 4 0.4 t\n1 Q0 x 5 0.9 t\n",
+        )
+        .unwrap();
+        let evaluation = evaluate_run(
+            &qrels,
+            run,
+            &options(&["all_trec", "P.2,5", "success.1,3", "map_cut.2"]),
+        )
+        .unwrap();
+        assert_eq!(evaluation.missing_from_run, vec!["2".to_owned()]);
+        assert_eq!(evaluation.per_query.len(), 1);
+        assert_eq!(value(&evaluation, "1", "num_ret"), 5.0);
+        assert_eq!(value(&evaluation, "1", "num_rel"), 3.0);
+        assert_eq!(value(&evaluation, "1", "num_rel_ret"), 2.0);
+        assert_eq!(value(&evaluation, "1", "P_2"), 0.5);
+        assert_eq!(value(&evaluation, "1", "P_5"), 0.4);
+        assert_eq!(value(&evaluation, "1", "recip_rank"), 0.5);
+        assert_eq!(value(&evaluation, "1", "success_1"), 0.0);
+        assert_eq!(value(&evaluation, "1", "success_3"), 1.0);
+        // AP = (1/2 + 2/3) / 3; map_cut_2 = (1/2) / 3; Rprec = 2 relevant in top 3 / 3.
+        assert!((value(&evaluation, "1", "map") - (0.5 + 2.0 / 3.0) / 3.0).abs() < 1e-12);
+        assert!((value(&evaluation, "1", "map_cut_2") - 0.5 / 3.0).abs() < 1e-12);
+        assert!((value(&evaluation, "1", "Rprec") - 2.0 / 3.0).abs() < 1e-12);
+        // bpref: judged results only (x unjudged, e judged-unjudged skipped); c and a come
+        // before the one judged nonrelevant b, so each scores 1: 2 / 3.
+        assert!((value(&evaluation, "1", "bpref") - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(value(&evaluation, "1", "num_nonrel_judged_ret"), 1.0);
+        // nDCG@5: gains 1 (rank 2), 2 (rank 3); ideal 2, 1, 1.
+        let dcg = 1.0 / 3f64.log2() + 2.0 / 4f64.log2();
+        let ideal = 2.0 + 1.0 / 3f64.log2() + 1.0 / 4f64.log2();
+        assert!((value(&evaluation, "1", "ndcg_cut_5") - dcg / ideal).abs() < 1e-12);
+    }
+
+    #[test]
+    fn complete_flag_scores_missing_queries_as_zero_and_max_results_cuts() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n2 0 b 1\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let mut complete = options(&["map", "num_ret", "num_rel_ret"]);
+        complete.complete = true;
+        let evaluation = evaluate_run(&qrels, run, &complete).unwrap();
+        assert_eq!(evaluation.per_query.len(), 2);
+        assert_eq!(value(&evaluation, "all", "map"), 0.25);
+        assert_eq!(value(&evaluation, "2", "num_ret"), 0.0);
+        assert_eq!(value(&evaluation, "all", "num_ret"), 2.0);
+        complete.max_results = 1;
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 c 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let cut = evaluate_run(&qrels, run, &complete).unwrap();
+        assert_eq!(value(&cut, "all", "num_rel_ret"), 0.0);
+        assert_eq!(value(&cut, "all", "num_ret"), 1.0);
+    }
+
+    #[test]
+    fn relevance_level_changes_binary_measures_only() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 2\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n").unwrap();
+        let mut level_two = options(&["recip_rank", "ndcg_cut.2", "num_rel"]);
+        level_two.relevance_level = 2;
+        let evaluation = evaluate_run(&qrels, run, &level_two).unwrap();
+        assert_eq!(value(&evaluation, "1", "recip_rank"), 0.5);
+        assert_eq!(value(&evaluation, "1", "num_rel"), 1.0);
+        let expected = (1.0 + 2.0 / 3f64.log2()) / (2.0 + 1.0 / 3f64.log2());
+        assert!((value(&evaluation, "1", "ndcg_cut_2") - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn duplicate_run_documents_are_errors() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
+        let error = evaluate_run(&qrels, run, &options(&["map"])).unwrap_err();
+        assert_eq!(
+            error,
+            DuplicateResult {
+                query: "1".into(),
+                document: "a".into()
+            }
+        );
+    }
+
+    #[test]
+    fn measure_selection_errors_are_helpful() {
+        let parse = |names: &[&str]| {
+            MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        assert!(parse(&["infAP"]).unwrap_err().contains("does not compute"));
+        let names: Vec<String> = parse(&["iprec_at_recall.0.25,0.5", "11pt_avg"])
+            .unwrap()
+            .columns()
+            .iter()
+            .map(Column::name)
+            .collect();
+        assert_eq!(
+            names,
+            vec!["iprec_at_recall_0.25", "iprec_at_recall_0.50", "11pt_avg"]
+        );
+        assert!(parse(&["ndcg_cutt"])
+            .unwrap_err()
+            .contains("did you mean \"ndcg_cut\"?"));
+        assert!(parse(&["P.0"]).unwrap_err().contains("positive integer"));
+        assert!(parse(&["map.5"])
+            .unwrap_err()
+            .contains("takes no parameters"));
+        assert!(parse(&["iprec_at_recall.1.5"])
+            .unwrap_err()
+            .contains("in [0, 1]"));
+        let names: Vec<String> = parse(&["success.10,1", "map"])
+            .unwrap()
+            .columns()
+            .iter()
+            .map(Column::name)
+            .collect();
+        assert_eq!(names, vec!["map", "success_1", "success_10"]);
+    }
+}

@@ -1,0 +1,588 @@
+//! Fast readers for TREC qrels and run files, as trec_eval reads them, borrowing every
+//! field from the file's bytes: no allocation per line, runs parsed in parallel chunks.
+//!
+//! - Qrels lines: `qid iteration docno grade` (whitespace-separated; the iteration is
+//!   ignored). A negative grade marks a document as judged but unjudged (trec_eval's
+//!   `RELVALUE_UNJUDGED`): it is never relevant and never counted. A (query, document)
+//!   pair judged twice is an error, as in trec_eval.
+//! - Run lines: `qid Q0 docno rank score tag`; the rank column is ignored and fields
+//!   after the tag are ignored (trec_eval's rules). Lines starting with `#` are comments.
+//!   The run id is the tag of the last line, as trec_eval reports it.
+//!
+//! Blank lines, CRLF line endings, a UTF-8 byte-order mark and a missing final newline
+//! are accepted. Every defect is reported with file and line.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::dataset::Grade;
+use crate::error::{Error, Problem, Problems};
+
+/// The judgments of one query.
+#[derive(Debug)]
+pub struct QueryJudgments<'a> {
+    pub query: &'a str,
+    /// Grade of every judged document.
+    pub grades: FxHashMap<&'a str, Grade>,
+}
+
+/// Parsed qrels, queries sorted by id in byte order (trec_eval's order).
+#[derive(Debug)]
+pub struct QrelsData<'a> {
+    pub queries: Vec<QueryJudgments<'a>>,
+}
+
+/// One query's results in file order: (docno, score).
+#[derive(Debug)]
+pub struct QueryResults<'a> {
+    pub query: &'a str,
+    pub results: Vec<(&'a str, f64)>,
+}
+
+/// A parsed run: queries in first-seen order.
+#[derive(Debug)]
+pub struct RunData<'a> {
+    /// The tag of the last line (trec_eval's `runid`).
+    pub run_id: &'a str,
+    pub queries: Vec<QueryResults<'a>>,
+}
+
+/// Strips a UTF-8 byte-order mark and checks the text is UTF-8, naming the first bad line.
+pub fn as_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Error> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|error| {
+        let line = bytes[..error.valid_up_to()]
+            .iter()
+            .filter(|&&byte| byte == b'\n')
+            .count()
+            + 1;
+        Error::problem(
+            Problem::new(path, Some(line), "invalid UTF-8").with_hint("save the file as UTF-8"),
+        )
+    })
+}
+
+/// Lines of `text` (a final line without newline included), found with memchr.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes());
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let end = ends.next().unwrap_or(text.len());
+        let line = &text[start..end];
+        start = end + 1;
+        Some(line)
+    })
+}
+
+/// Lines of `text` with their 1-based numbers.
+fn numbered_lines(text: &str, first_number: usize) -> impl Iterator<Item = (usize, &str)> {
+    lines(text)
+        .enumerate()
+        .map(move |(index, line)| (first_number + index, line))
+}
+
+/// C's `isspace`, which trec_eval splits on (ASCII whitespace plus vertical tab), as a
+/// lookup table: field splitting is the innermost loop of run parsing.
+const SEPARATORS: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b' ' as usize] = true;
+    table[b'\t' as usize] = true;
+    table[b'\n' as usize] = true;
+    table[b'\r' as usize] = true;
+    table[0x0b] = true;
+    table[0x0c] = true;
+    table
+};
+
+fn is_separator(byte: u8) -> bool {
+    SEPARATORS[byte as usize]
+}
+
+/// Position of the first separator at or after `from`, or `bytes.len()`. Scans eight
+/// bytes at a time: a word without a byte below 0x21 holds no separator. In the bit trick
+/// the lowest flagged byte is exact (later ones may be false positives), and UTF-8
+/// continuation bytes (>= 0x80) are never flagged.
+#[inline]
+fn separator_from(bytes: &[u8], mut from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    while from + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[from..from + 8]);
+        let word = u64::from_le_bytes(word);
+        let below_0x21 = word.wrapping_sub(ONES * 0x21) & !word & HIGH_BITS;
+        if below_0x21 == 0 {
+            from += 8;
+            continue;
+        }
+        from += (below_0x21.trailing_zeros() / 8) as usize;
+        if is_separator(bytes[from]) {
+            return from;
+        }
+        from += 1;
+    }
+    while from < bytes.len() && !is_separator(bytes[from]) {
+        from += 1;
+    }
+    from
+}
+
+/// The first six fields of a run line and how many there are (fields after the sixth
+/// are not looked at, as in trec_eval). One pass, no iterator state: this is the
+/// innermost loop of run parsing.
+#[inline]
+fn first_six_fields(line: &str) -> ([&str; 6], usize) {
+    let bytes = line.as_bytes();
+    let mut fields = [""; 6];
+    let mut count = 0;
+    let mut position = 0;
+    while count < 6 {
+        while position < bytes.len() && is_separator(bytes[position]) {
+            position += 1;
+        }
+        if position == bytes.len() {
+            break;
+        }
+        let end = separator_from(bytes, position + 1);
+        // Separators are ASCII, so both ends sit on character boundaries.
+        fields[count] = &line[position..end];
+        count += 1;
+        position = end;
+    }
+    (fields, count)
+}
+
+/// The whitespace-separated fields of one line, borrowed.
+struct Fields<'a> {
+    line: &'a str,
+    position: usize,
+}
+
+fn split_fields(line: &str) -> Fields<'_> {
+    Fields { line, position: 0 }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.line.as_bytes();
+        let mut start = self.position;
+        while start < bytes.len() && is_separator(bytes[start]) {
+            start += 1;
+        }
+        if start == bytes.len() {
+            self.position = start;
+            return None;
+        }
+        let end = separator_from(bytes, start + 1);
+        self.position = end;
+        // Separators are ASCII, so both ends sit on character boundaries.
+        Some(&self.line[start..end])
+    }
+}
+
+/// Calls `visit(line, query, document, grade)` for every judgment of qrels `text`;
+/// malformed lines, and lines `visit` rejects with a message, go to `problems`. The one
+/// qrels line reader: `eval`, [`crate::trec`] and the TREC importer all use it.
+pub fn for_each_judgment<'a>(
+    path: &Path,
+    text: &'a str,
+    problems: &mut Problems,
+    mut visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
+) {
+    for (number, line) in numbered_lines(text, 1) {
+        let mut fields = split_fields(line);
+        let Some(query) = fields.next() else {
+            continue;
+        };
+        let (Some(_iteration), Some(document), Some(grade_text), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            problems.push(
+                Problem::new(
+                    path,
+                    Some(number),
+                    format!(
+                        "expected 4 fields (qid iteration docno grade), found {}",
+                        split_fields(line).count()
+                    ),
+                )
+                .with_hint("TREC qrels lines look like `301 0 FBIS3-10082 1`"),
+            );
+            continue;
+        };
+        let Ok(grade) = grade_text.parse::<Grade>() else {
+            problems.push(
+                Problem::new(
+                    path,
+                    Some(number),
+                    format!("grade {grade_text:?} is not an integer"),
+                )
+                .with_hint("grades are integers; negative means judged but unjudged"),
+            );
+            continue;
+        };
+        if let Err(message) = visit(number, query, document, grade) {
+            problems.push(Problem::new(path, Some(number), message));
+        }
+    }
+}
+
+/// The message for a (query, document) pair judged twice, naming the first line.
+pub fn judged_twice(text: &str, query: &str, document: &str) -> String {
+    let first = lines_naming(text, query, document)[0];
+    format!("document {document} is judged twice for query {query} (first on line {first})")
+}
+
+/// Reads qrels text for `eval`.
+pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
+    let mut problems = Problems::default();
+    let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut queries: Vec<QueryJudgments<'a>> = Vec::new();
+    let mut current: Option<(&str, usize)> = None;
+    for_each_judgment(path, text, &mut problems, |_, query, document, grade| {
+        let slot = match current {
+            Some((id, slot)) if id == query => slot,
+            _ => {
+                let slot = *slot_of.entry(query).or_insert_with(|| {
+                    queries.push(QueryJudgments {
+                        query,
+                        grades: FxHashMap::default(),
+                    });
+                    queries.len() - 1
+                });
+                current = Some((query, slot));
+                slot
+            }
+        };
+        match queries[slot].grades.insert(document, grade) {
+            Some(_) => Err(judged_twice(text, query, document)),
+            None => Ok(()),
+        }
+    });
+    if queries.is_empty() && problems.is_empty() {
+        problems.push(
+            Problem::new(path, None, "no judgments")
+                .with_hint("a qrels file has one `qid iteration docno grade` line per judgment"),
+        );
+    }
+    problems.into_result()?;
+    queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
+    Ok(QrelsData { queries })
+}
+
+/// What one chunk of a run file holds: consecutive-query blocks and the last tag.
+struct Chunk<'a> {
+    blocks: Vec<QueryResults<'a>>,
+    run_id: Option<&'a str>,
+}
+
+/// A defect in a chunk: line number within the chunk (0-based) and message.
+type ChunkProblem = (usize, String, &'static str);
+
+fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        let line = memchr::memchr_iter(b'\n', &bytes[..error.valid_up_to()]).count();
+        (line, "invalid UTF-8".to_owned(), "save the file as UTF-8")
+    })?;
+    let mut blocks: Vec<QueryResults<'_>> = Vec::new();
+    let mut run_id = None;
+    for (index, line) in lines(text).enumerate() {
+        let (fields, count) = first_six_fields(line);
+        if count == 0 || fields[0].starts_with('#') {
+            continue;
+        }
+        let [query, _q0, document, _rank, score_text, tag] = fields;
+        if count < 6 {
+            return Err((
+                index,
+                format!(
+                    "expected at least 6 fields (qid Q0 docno rank score tag), found {}",
+                    split_fields(line).count()
+                ),
+                "TREC run lines look like `301 Q0 FBIS3-10082 1 12.5 myrun`",
+            ));
+        }
+        let score = match parse_score(score_text) {
+            Some(score) => score,
+            _ => {
+                return Err((
+                    index,
+                    format!("score {score_text:?} is not a number"),
+                    "the fifth field is the retrieval score; higher ranks first",
+                ))
+            }
+        };
+        run_id = Some(tag);
+        match blocks.last_mut() {
+            Some(block) if block.query == query => block.results.push((document, score)),
+            previous => {
+                // Queries of one run tend to have the same depth: reserve that much.
+                let mut results =
+                    Vec::with_capacity(previous.map_or(16, |block| block.results.len()));
+                results.push((document, score));
+                blocks.push(QueryResults { query, results });
+            }
+        }
+    }
+    Ok(Chunk { blocks, run_id })
+}
+
+/// Powers of ten that are exact in an f64.
+const EXACT_POWERS_OF_TEN: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// Parses a score; `None` for anything that is not a number, and for NaN.
+///
+/// Scores are almost always plain decimals (`-12.345678`); for those with at most 15
+/// digits the value is `digits / 10^fraction_digits`, one division of two exactly
+/// represented numbers, which IEEE 754 rounds correctly: the same f64 as `str::parse`
+/// and C's `atof` (Clinger's fast path). Everything else goes to `str::parse`.
+#[inline]
+fn parse_score(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    let (negative, digits) = match bytes.first() {
+        Some(b'-') => (true, &bytes[1..]),
+        Some(b'+') => (false, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    let mut mantissa: u64 = 0;
+    let mut digit_count = 0;
+    let mut fraction_digits = None;
+    for (position, &byte) in digits.iter().enumerate() {
+        match byte {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(byte - b'0');
+                digit_count += 1;
+            }
+            b'.' if fraction_digits.is_none() => {
+                fraction_digits = Some(digits.len() - position - 1)
+            }
+            _ => {
+                digit_count = usize::MAX;
+                break;
+            }
+        }
+        if digit_count > 15 {
+            break;
+        }
+    }
+    if digit_count == 0 || digit_count > 15 {
+        return text.parse::<f64>().ok().filter(|score| !score.is_nan());
+    }
+    let value = mantissa as f64 / EXACT_POWERS_OF_TEN[fraction_digits.unwrap_or(0)];
+    Some(if negative { -value } else { value })
+}
+
+/// Splits `bytes` into about `pieces` chunks that end at line ends.
+fn line_aligned_chunks(bytes: &[u8], pieces: usize) -> Vec<&[u8]> {
+    let target = (bytes.len() / pieces.max(1)).max(1 << 16);
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        let mut end = (start + target).min(bytes.len());
+        if end < bytes.len() {
+            end = match memchr::memchr(b'\n', &bytes[end..]) {
+                Some(offset) => end + offset + 1,
+                None => bytes.len(),
+            };
+        }
+        chunks.push(&bytes[start..end]);
+        start = end;
+    }
+    chunks
+}
+
+/// Reads a run from its bytes (UTF-8 is checked chunk by chunk, in parallel). Results
+/// of a query may be spread over the file; they are gathered in file order.
+pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let chunks = line_aligned_chunks(bytes, rayon::current_num_threads() * 4);
+    let parsed: Vec<Result<Chunk<'a>, ChunkProblem>> = chunks
+        .par_iter()
+        .map(|chunk| parse_run_chunk(chunk))
+        .collect();
+    let mut queries: Vec<QueryResults<'a>> = Vec::new();
+    let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut run_id = None;
+    for (number, chunk) in parsed.into_iter().enumerate() {
+        let chunk = chunk.map_err(|(index, message, hint)| {
+            let lines_before: usize = chunks[..number]
+                .iter()
+                .map(|chunk| memchr::memchr_iter(b'\n', chunk).count())
+                .sum();
+            Error::problem(
+                Problem::new(path, Some(lines_before + index + 1), message).with_hint(hint),
+            )
+        })?;
+        run_id = chunk.run_id.or(run_id);
+        for block in chunk.blocks {
+            match slot_of.get(block.query) {
+                Some(&slot) => queries[slot].results.extend(block.results),
+                None => {
+                    slot_of.insert(block.query, queries.len());
+                    queries.push(block);
+                }
+            }
+        }
+    }
+    let Some(run_id) = run_id else {
+        return Err(Error::problem(
+            Problem::new(path, None, "no results").with_hint(
+                "a TREC run has one `qid Q0 docno rank score tag` line per retrieved document",
+            ),
+        ));
+    };
+    Ok(RunData { run_id, queries })
+}
+
+/// Lines of a run or qrels `text` that name `document` for `query` (the docno is the
+/// third field of both), for duplicate reports.
+pub fn lines_naming(text: &str, query: &str, document: &str) -> Vec<usize> {
+    numbered_lines(text, 1)
+        .filter(|(_, line)| {
+            let mut fields = split_fields(line);
+            fields.next() == Some(query) && fields.nth(1) == Some(document)
+        })
+        .map(|(number, _)| number)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_lines_follow_trec_eval_rules() {
+        let text =
+            "# comment\r\n1 Q0 a 1 0.5 first extra junk\r\n\r\n2 Q0 b 1 2 mid\n1 Q0 c 9 0.7 last";
+        let run = parse_run(Path::new("r"), text.as_bytes()).unwrap();
+        assert_eq!(run.run_id, "last");
+        assert_eq!(run.queries.len(), 2);
+        assert_eq!(run.queries[0].query, "1");
+        assert_eq!(run.queries[0].results, vec![("a", 0.5), ("c", 0.7)]);
+        assert_eq!(run.queries[1].results, vec![("b", 2.0)]);
+    }
+
+    #[test]
+    fn fields_split_on_c_isspace_only() {
+        // Long fields cross the 8-byte fast path; \x01 is not a separator, \x0b is;
+        // UTF-8 bytes never are.
+        let line = "q\x01longer-than-eight\x0bd\u{e9}j\u{e0}-vu-\u{2003}-wide\t\r 7";
+        let fields: Vec<&str> = split_fields(line).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "q\x01longer-than-eight",
+                "d\u{e9}j\u{e0}-vu-\u{2003}-wide",
+                "7"
+            ]
+        );
+        for end in 0..=20 {
+            let word = "x".repeat(end);
+            assert_eq!(separator_from(format!("{word} tail").as_bytes(), 0), end);
+            assert_eq!(separator_from(word.as_bytes(), 0), end);
+        }
+    }
+
+    #[test]
+    fn fast_score_parsing_equals_the_standard_library() {
+        for text in [
+            "2.129133",
+            "-0.5",
+            "+3",
+            "0",
+            "-0",
+            "1.",
+            ".5",
+            "123456789012345",
+            "0.000000000000001",
+            "1234567890123456",
+            "1e5",
+            "-1.5E-3",
+            "inf",
+            "-infinity",
+            "12.345678901234567",
+            "0.30000000000000004",
+            "9007199254740993",
+        ] {
+            let expected: f64 = text.parse().unwrap();
+            let parsed = parse_score(text).unwrap();
+            assert_eq!(parsed.to_bits(), expected.to_bits(), "{text}");
+        }
+        for text in ["", "-", ".", "1.2.3", "1,5", "nan", "NaN", "0x10", "--1"] {
+            assert_eq!(parse_score(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn run_errors_name_the_line() {
+        let error = parse_run(Path::new("r.run"), b"1 Q0 a 1 0.5 t\n\n1 Q0 b 2 high t\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("r.run:3: score \"high\" is not a number"),
+            "{error}"
+        );
+        let error = parse_run(Path::new("r.run"), b"1 Q0 a 1 0.5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("r.run:1: expected at least 6 fields"),
+            "{error}"
+        );
+        let error = parse_run(Path::new("r.run"), b"\n# only a comment\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("r.run: no results"), "{error}");
+    }
+
+    #[test]
+    fn chunked_parsing_matches_line_numbers_across_chunks() {
+        // Enough lines for several chunks; a bad line near the end.
+        let mut text = String::new();
+        for index in 0..20_000 {
+            text.push_str(&format!("q{} Q0 d{index} 1 {index} tag\n", index % 7));
+        }
+        text.push_str("q1 Q0 bad 1 x tag\n");
+        let error = parse_run(Path::new("big"), text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("big:20001: score \"x\""), "{error}");
+        text.truncate(text.len() - "q1 Q0 bad 1 x tag\n".len());
+        let run = parse_run(Path::new("big"), text.as_bytes()).unwrap();
+        assert_eq!(run.queries.len(), 7);
+        let total: usize = run.queries.iter().map(|query| query.results.len()).sum();
+        assert_eq!(total, 20_000);
+        // File order within a query survives chunking.
+        let q0 = &run.queries[0].results;
+        assert!(q0.windows(2).all(|pair| pair[0].1 < pair[1].1));
+    }
+
+    #[test]
+    fn qrels_sorted_by_query_with_duplicates_reported() {
+        let qrels = parse_qrels(Path::new("q"), "b 0 d1 1\na 0 d2 -1\nb 0 d3 0").unwrap();
+        let ids: Vec<&str> = qrels.queries.iter().map(|query| query.query).collect();
+        assert_eq!(ids, vec!["a", "b"]);
+        assert_eq!(qrels.queries[0].grades["d2"], -1);
+        let error = parse_qrels(Path::new("q"), "a 0 d 1\na 0 d 2\na 0 e one\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("q:2: document d is judged twice for query a (first on line 1)"),
+            "{error}"
+        );
+        assert!(
+            error.contains("q:3: grade \"one\" is not an integer"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! `hyde-eval eval` against trec_eval's own outputs: every line of `out.test`,
+//! `out.test.a`, `out.test.aq`, `out.test.aqc`, `out.test.aqcM` and `out.test.aql` whose
+//! measure hyde-eval computes is reproduced exactly (same lines, same order) with the
+//! matching flags; the CACM Solr runs score as their stored trec_eval output says; and
+//! input defects exit with code 2 naming file and line.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hyde_eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        .arg("eval")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let output = hyde_eval(args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Compares hyde-eval's output with the expected trec_eval output restricted to the
+/// measures hyde-eval printed; returns how many lines matched.
+fn assert_same_lines(expected_file: &Path, ours: &str) -> usize {
+    let expected = std::fs::read_to_string(expected_file).unwrap();
+    let measure = |line: &str| line.split('\t').next().unwrap_or("").trim().to_owned();
+    let ours: Vec<&str> = ours.lines().collect();
+    let printed: HashSet<String> = ours.iter().map(|line| measure(line)).collect();
+    let expected: Vec<&str> = expected
+        .lines()
+        .filter(|line| printed.contains(&measure(line)))
+        .collect();
+    assert_eq!(ours, expected, "{}", expected_file.display());
+    ours.len()
+}
+
+fn fixture(name: &str) -> Option<std::path::PathBuf> {
+    common::shared_datasets(name).map(|datasets| datasets.join("runs/trec_eval_test"))
+}
+
+macro_rules! trec_eval_fixture {
+    ($test:ident, $expected:literal, $lines:literal, [$($flag:literal),*], $qrels:literal, $run:literal) => {
+        #[test]
+        fn $test() {
+            let Some(directory) = fixture(stringify!($test)) else {
+                return;
+            };
+            let qrels = directory.join($qrels);
+            let run = directory.join($run);
+            let ours = stdout_of(&[
+                $($flag,)*
+                qrels.to_str().unwrap(),
+                run.to_str().unwrap(),
+            ]);
+            assert_eq!(assert_same_lines(&directory.join($expected), &ours), $lines);
+        }
+    };
+}
+
+// Line counts: out.test has 30 lines, all of which hyde-eval computes (runid, num_q,
+// 3 counts, map, gm_map, Rprec, bpref, recip_rank, 11 iprec_at_recall, 9 P_k); all_trec
+// adds recall, ndcg_cut, map_cut and relative_P (9 each), 11pt_avg, ndcg, success (3),
+// set_P, set_relative_P, set_recall, set_map, set_F and num_nonrel_judged_ret: 77; per
+// query (3 queries) 74 more each (everything but runid, num_q and gm_map): 299.
+trec_eval_fixture!(out_test, "out.test", 30, [], "qrels.test", "results.test");
+trec_eval_fixture!(
+    out_test_a,
+    "out.test.a",
+    77,
+    ["-m", "all_trec"],
+    "qrels.test",
+    "results.test"
+);
+trec_eval_fixture!(
+    out_test_aq,
+    "out.test.aq",
+    299,
+    ["-m", "all_trec", "-q"],
+    "qrels.test",
+    "results.test"
+);
+trec_eval_fixture!(
+    out_test_aqc,
+    "out.test.aqc",
+    299,
+    ["-m", "all_trec", "-q", "-c"],
+    "qrels.test",
+    "results.trunc"
+);
+trec_eval_fixture!(
+    out_test_aqcm,
+    "out.test.aqcM",
+    299,
+    ["-m", "all_trec", "-q", "-c", "-M100"],
+    "qrels.test",
+    "results.trunc"
+);
+trec_eval_fixture!(
+    out_test_aql,
+    "out.test.aql",
+    299,
+    ["-m", "all_trec", "-q", "-l2"],
+    "qrels.rel_level",
+    "results.test"
+);
+
+/// The CACM Solr runs against their stored (old-style) `trec_eval -q` output: every
+/// value of every measure hyde-eval computes, per query and averaged.
+#[test]
+fn cacm_solr_runs_match_stored_trec_eval_output() {
+    let Some(datasets) = common::shared_datasets("cacm_solr_runs_match_stored_trec_eval_output")
+    else {
+        return;
+    };
+    let directory = datasets.join("runs/cacm_solr");
+    let qrels = directory.join("cacm.qrels");
+    // Old trec_eval names -> trec_eval 9 names.
+    let rename = |name: &str| -> Option<String> {
+        match name {
+            "num_q" | "num_ret" | "num_rel" | "num_rel_ret" | "map" | "recip_rank" => {
+                Some(name.to_owned())
+            }
+            "R-prec" => Some("Rprec".into()),
+            _ => name
+                .strip_prefix('P')
+                .filter(|k| k.parse::<usize>().is_ok())
+                .map(|k| format!("P_{k}")),
+        }
+    };
+    for (run, stored, expected_map) in [
+        ("cacm_core_1", "trec_eval_result_1.txt", "0.2208"),
+        ("cacm_core_2", "trec_eval_result_2.txt", "0.2681"),
+    ] {
+        let ours = stdout_of(&[
+            "-q",
+            qrels.to_str().unwrap(),
+            directory.join(run).to_str().unwrap(),
+        ]);
+        let ours: HashSet<(String, String, String)> = ours
+            .lines()
+            .map(|line| {
+                let fields: Vec<&str> = line.split('\t').collect();
+                (
+                    fields[0].trim().to_owned(),
+                    fields[1].to_owned(),
+                    fields[2].to_owned(),
+                )
+            })
+            .collect();
+        assert!(ours.contains(&("map".into(), "all".into(), expected_map.into())));
+        let stored = std::fs::read_to_string(directory.join(stored)).unwrap();
+        let mut compared = 0;
+        for line in stored.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let Some(name) = rename(fields[0]) else {
+                continue;
+            };
+            let key = (name, fields[1].to_owned(), fields[2].to_owned());
+            assert!(ours.contains(&key), "{run}: {key:?} not reproduced");
+            compared += 1;
+        }
+        // 52 judged queries in the stored files x 15 per-query measures + 16 averages;
+        // run 1 has no query 64, so its stored file lists 51 queries.
+        let queries = if run == "cacm_core_1" { 51 } else { 52 };
+        assert_eq!(compared, queries * 15 + 16, "{run}");
+    }
+}
+
+#[test]
+fn json_and_csv_carry_the_same_numbers() {
+    let directory = tempfile::tempdir().unwrap();
+    let qrels = directory.path().join("qrels");
+    let run = directory.path().join("run");
+    std::fs::write(&qrels, "1 0 a 1\n1 0 b 0\n2 0 c 2\n").unwrap();
+    std::fs::write(
+        &run,
+        "1 Q0 b 1 2.0 mine\n1 Q0 a 2 1.0 mine\n2 Q0 c 1 5 mine\n",
+    )
+    .unwrap();
+    let paths = [qrels.to_str().unwrap(), run.to_str().unwrap()];
+    let json = stdout_of(&[
+        "-m", "map", "-m", "P.1", "-q", "--format", "json", paths[0], paths[1],
+    ]);
+    let document: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let first = &document["runs"][0];
+    assert_eq!(first["runid"], "mine");
+    assert_eq!(first["num_q"], 2);
+    assert_eq!(first["all"]["map"], 0.75);
+    assert_eq!(first["all"]["P_1"], 0.5);
+    assert_eq!(first["per_query"]["1"]["map"], 0.5);
+    let csv = stdout_of(&["-m", "map", "--format", "csv", paths[0], paths[1]]);
+    assert_eq!(
+        csv,
+        format!(
+            "run,runid,query,measure,value\n{},mine,all,map,0.75\n",
+            paths[1]
+        )
+    );
+}
+
+#[test]
+fn input_defects_exit_2_with_file_and_line() {
+    let directory = tempfile::tempdir().unwrap();
+    let qrels = directory.path().join("qrels");
+    let run = directory.path().join("run");
+    std::fs::write(&qrels, "1 0 a 1\n").unwrap();
+    let check = |run_text: &str, expected: &str| {
+        std::fs::write(&run, run_text).unwrap();
+        let output = hyde_eval(&[qrels.to_str().unwrap(), run.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    };
+    check(
+        "1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n1 Q0 a 3 0 t\n",
+        "run:3: document a appears twice for query 1 (first on line 1)",
+    );
+    check("1 Q0 a 1 2.x t\n", "run:1: score \"2.x\" is not a number");
+    check("2 Q0 a 1 2 t\n", "no query of this run is judged");
+    let output = hyde_eval(&[
+        "-m",
+        "infAP",
+        qrels.to_str().unwrap(),
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("does not compute"));
+}
+
+#[test]
+fn missing_queries_are_noted_and_results_identical_at_any_thread_count() {
+    let directory = tempfile::tempdir().unwrap();
+    let qrels = directory.path().join("qrels");
+    let run = directory.path().join("run");
+    let mut qrels_text = String::new();
+    let mut run_text = String::new();
+    for query in 0..200 {
+        for doc in 0..30 {
+            if (query + doc) % 4 == 0 {
+                qrels_text.push_str(&format!("q{query} 0 d{doc} {}\n", (query * doc) % 3));
+            }
+            if query % 10 != 0 {
+                run_text.push_str(&format!(
+                    "q{query} Q0 d{doc} 0 {} t\n",
+                    (query * 7 + doc * 13) % 17
+                ));
+            }
+        }
+    }
+    std::fs::write(&qrels, qrels_text).unwrap();
+    std::fs::write(&run, run_text).unwrap();
+    let paths = [qrels.to_str().unwrap(), run.to_str().unwrap()];
+    let one = hyde_eval(&["-m", "all_trec", "-q", "-j", "1", paths[0], paths[1]]);
+    let two = hyde_eval(&["-m", "all_trec", "-q", "-j", "2", paths[0], paths[1]]);
+    assert_eq!(one.stdout, two.stdout);
+    let stderr = String::from_utf8_lossy(&one.stderr);
+    assert!(
+        stderr
+            .contains("20 qrels queries without results (q0, q10, q100, q110, q120, ...) left out"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        stdout.contains("num_q                 \tall\t180\n"),
+        "{stdout}"
+    );
+}

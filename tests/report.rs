@@ -1,0 +1,339 @@
+//! `hyde-eval report` and `run --html`: results.json reads back byte-identically, the
+//! per-query records agree with the TREC run files, the exports agree with the
+//! results, dataset text is escaped, and the page passes the headless-Chromium check
+//! (no console messages, no network requests) when Chromium is installed.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use hyde_eval::report::Results;
+use hyde_eval::trec::read_trec_run;
+
+fn hyde_eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        .current_dir(common::repo_path(""))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn succeed(args: &[&str]) -> String {
+    let output = hyde_eval(args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Runs devmem with --html into a temporary directory; returns it.
+fn run_with_html() -> tempfile::TempDir {
+    let output_dir = tempfile::tempdir().unwrap();
+    let stdout = succeed(&[
+        "run",
+        "--quiet",
+        "--html",
+        "--output-dir",
+        output_dir.path().to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("HTML report written to"), "{stdout}");
+    output_dir
+}
+
+fn load(path: &Path) -> (Vec<u8>, Results) {
+    let bytes = std::fs::read(path).unwrap();
+    let results = serde_json::from_slice(&bytes).unwrap();
+    (bytes, results)
+}
+
+#[test]
+fn results_json_reads_back_byte_identically() {
+    let output_dir = run_with_html();
+    let (bytes, results) = load(&output_dir.path().join("devmem/results.json"));
+    let mut again = serde_json::to_vec_pretty(&results).unwrap();
+    again.push(b'\n');
+    if let Some(at) = bytes.iter().zip(&again).position(|(a, b)| a != b) {
+        let context = |text: &[u8]| {
+            String::from_utf8_lossy(&text[at.saturating_sub(80)..(at + 80).min(text.len())])
+                .into_owned()
+        };
+        panic!(
+            "results.json changes when read back, at byte {at}:\n{}\n---\n{}",
+            context(&bytes),
+            context(&again)
+        );
+    }
+    assert_eq!(bytes.len(), again.len());
+    assert_eq!(results.queries.len(), 90);
+    assert!(results.queries.iter().all(|q| q.hypotheses.len() == 3));
+}
+
+/// `top` and `relevant_ranks` in results.json are what the TREC run files hold: the
+/// first 10 fact ids, and the 1-based position of every relevant fact.
+#[test]
+fn per_query_records_match_the_run_files() {
+    let output_dir = run_with_html();
+    let directory = output_dir.path().join("devmem");
+    let (_, results) = load(&directory.join("results.json"));
+    let judgments: std::collections::HashMap<_, _> = results
+        .queries
+        .iter()
+        .map(|q| (q.id.clone(), &q.judgments))
+        .collect();
+    for configuration in &results.configurations {
+        let path = directory.join(format!("runs/{}.run", configuration.name));
+        let run = read_trec_run(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
+        for query in &configuration.per_query {
+            let ranking = run
+                .iter()
+                .find(|r| r.query == query.query)
+                .map(|r| {
+                    r.results
+                        .iter()
+                        .map(|(fact, _)| fact.clone())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default();
+            let top: Vec<_> = ranking.iter().take(10).cloned().collect();
+            assert_eq!(query.top, top, "{} {}", configuration.name, query.query);
+            let relevant: Vec<_> = judgments[&query.query]
+                .iter()
+                .filter(|(_, &grade)| grade >= 1)
+                .map(|(fact, _)| fact.clone())
+                .collect();
+            assert_eq!(query.relevant_ranks.len(), relevant.len());
+            for fact in relevant {
+                let position = ranking.iter().position(|f| *f == fact).map(|p| p + 1);
+                assert_eq!(
+                    query.relevant_ranks[&fact], position,
+                    "{} {}",
+                    configuration.name, query.query
+                );
+            }
+        }
+    }
+}
+
+/// The report files exist; metrics.md and metrics.csv carry results.json's numbers,
+/// the best of each column marked as in the terminal table; the page embeds every
+/// chart and references nothing outside itself.
+#[test]
+fn report_writes_page_charts_and_metric_exports() {
+    let output_dir = run_with_html();
+    let directory = output_dir.path().join("devmem");
+    let (_, results) = load(&directory.join("results.json"));
+    for file in [
+        "report.html",
+        "metrics.md",
+        "metrics.csv",
+        "charts/metrics.png",
+        "charts/cutoffs.png",
+        "charts/delta-hyde-3b-hyp-vs-blend.png",
+        "charts/delta-hyde-3a-vs-keyword.png",
+    ] {
+        assert!(directory.join(file).is_file(), "{file}");
+    }
+    let csv = std::fs::read_to_string(directory.join("metrics.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "configuration");
+    assert_eq!(
+        header[1..],
+        results
+            .evaluation
+            .metrics
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()[..]
+    );
+    for (line, configuration) in lines.zip(&results.configurations) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells[0], configuration.name);
+        for (cell, metric) in cells[1..].iter().zip(&results.evaluation.metrics) {
+            assert_eq!(
+                cell.parse::<f64>().unwrap(),
+                configuration.macro_metrics[metric].as_f64().unwrap()
+            );
+        }
+    }
+    // README figures: hyde-3b-hyp has the best P@1 (0.8889), multi-hyde the best MAP.
+    let markdown = std::fs::read_to_string(directory.join("metrics.md")).unwrap();
+    let row = |name: &str| {
+        markdown
+            .lines()
+            .find(|line| line.starts_with(&format!("| {name} |")))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        row("hyde-3b-hyp").contains("**0.8889**"),
+        "{}",
+        row("hyde-3b-hyp")
+    );
+    assert!(
+        row("multi-hyde").ends_with("**0.7038** |"),
+        "{}",
+        row("multi-hyde")
+    );
+    assert!(!row("keyword").contains("**"));
+
+    let page = std::fs::read_to_string(directory.join("report.html")).unwrap();
+    assert_eq!(page.matches("src=\"data:image/png;base64,").count(), 2 + 5);
+    for external in ["src=\"http", "href=\"http", "src=\"//", "url(", "@import"] {
+        assert!(!page.contains(external), "{external}");
+    }
+    assert!(page.contains("default-src 'none'"));
+    assert!(page.contains("hyde-3b-hyp vs blend on ndcg@10"));
+}
+
+/// Dataset text is escaped: a query, a hypothesis and a fact with markup in them come
+/// out as text.
+#[test]
+fn dataset_text_is_escaped() {
+    let output_dir = run_with_html();
+    let directory = output_dir.path().join("devmem");
+    let (_, mut results) = load(&directory.join("results.json"));
+    let injected = "<script>alert(1)</script><img src=x onerror=alert(2)>";
+    // The largest hyde-3b-hyp loss is diagnosed, so its query text is shown.
+    for query in &mut results.queries {
+        query.text = format!("{injected} {}", query.text);
+        for hypothesis in &mut query.hypotheses {
+            *hypothesis = injected.to_owned();
+        }
+    }
+    for fact in &mut results.facts {
+        fact.content = injected.to_owned();
+    }
+    results.dataset.description = injected.to_owned();
+    let path = directory.join("injected.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&results).unwrap()).unwrap();
+    let report_dir = output_dir.path().join("injected");
+    succeed(&[
+        "report",
+        path.to_str().unwrap(),
+        "--output-dir",
+        report_dir.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
+    assert!(!page.contains("<script"), "raw script tag in the page");
+    assert!(!page.contains("<img src=x"));
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+#[test]
+fn report_input_errors_exit_2() {
+    let output_dir = run_with_html();
+    let directory = output_dir.path().join("devmem");
+    let results = directory.join("results.json");
+    let results = results.to_str().unwrap();
+    let output = hyde_eval(&["report", results, "--baseline", "blnd"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("did you mean \"blend\""));
+    let output = hyde_eval(&["report", results, "--metric", "ndcg@7"]);
+    assert_eq!(output.status.code(), Some(2));
+    let not_results = directory.join("timings.json");
+    let output = hyde_eval(&["report", not_results.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("timings.json:") && stderr.contains("not a hyde-eval results.json"),
+        "{stderr}"
+    );
+    // A sweep of another dataset is refused.
+    let sweep_dir = output_dir.path().join("sweeps");
+    succeed(&[
+        "sweep",
+        "--quiet",
+        "--dataset",
+        "datasets/chatcli-ab",
+        "--configurations",
+        "blend",
+        "--steps",
+        "4",
+        "--folds",
+        "2",
+        "--output-dir",
+        sweep_dir.to_str().unwrap(),
+    ]);
+    let sweep = sweep_dir.join("chatcli-ab-sweep/sweep.json");
+    let output = hyde_eval(&["report", results, "--sweep", sweep.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("this sweep ran on dataset chatcli-ab")
+    );
+}
+
+/// The page opens in headless Chromium with no console message and no network
+/// request (scripts/html_check.sh), and the check itself fails on a page that loads
+/// a remote image. Skips when Chromium is not installed.
+#[test]
+fn html_report_passes_the_headless_chromium_check() {
+    let script = common::repo_path("scripts/html_check.sh");
+    let available = ["chromium", "chromium-browser"].iter().any(|name| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .is_ok_and(|output| output.status.success())
+    });
+    if !available {
+        eprintln!("SKIPPED html_report_passes_the_headless_chromium_check: chromium not installed (apt-get install chromium)");
+        return;
+    }
+    let output_dir = tempfile::tempdir().unwrap();
+    succeed(&[
+        "sweep",
+        "--quiet",
+        "--output-dir",
+        output_dir.path().to_str().unwrap(),
+    ]);
+    succeed(&[
+        "run",
+        "--quiet",
+        "--output-dir",
+        output_dir.path().to_str().unwrap(),
+    ]);
+    let directory = output_dir.path().join("devmem");
+    succeed(&[
+        "report",
+        directory.join("results.json").to_str().unwrap(),
+        "--sweep",
+        output_dir
+            .path()
+            .join("devmem-sweep/sweep.json")
+            .to_str()
+            .unwrap(),
+    ]);
+    let check = |page: &Path, screenshot: &Path| {
+        Command::new("bash")
+            .arg(&script)
+            .arg(page)
+            .arg(screenshot)
+            .output()
+            .unwrap()
+    };
+    let screenshot = output_dir.path().join("report.png");
+    let output = check(&directory.join("report.html"), &screenshot);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
+
+    let bad = output_dir.path().join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><p>x</p><img src=\"http://127.0.0.1:9/x.png\">",
+    )
+    .unwrap();
+    let output = check(&bad, &output_dir.path().join("bad.png"));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr)
+        .contains("network request from the page: http://127.0.0.1:9/x.png"));
+}

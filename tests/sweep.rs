@@ -1,0 +1,466 @@
+//! `hyde-eval sweep`: the grid, agreement with `run`, parameter sweeps checked against
+//! runs with `--set`, the configurations a parameter affects, and the CLI outputs.
+
+mod common;
+
+use std::process::Command;
+
+use hyde_eval::cli::RunArgs;
+use hyde_eval::commands::{execute, execute_sweep, Execution};
+use hyde_eval::dataset::Dataset;
+use hyde_eval::pipeline::config::{Preset, PARAM_NAMES};
+use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
+use hyde_eval::sweep::grid::ParamRange;
+use hyde_eval::sweep::{SweepKind, SweepResults, SweepSettings};
+
+fn devmem() -> Dataset {
+    Dataset::load(&common::repo_path("datasets/devmem")).unwrap()
+}
+
+fn settings(dataset: &Dataset, args: RunArgs) -> RunSettings {
+    resolve(
+        &RunArgs {
+            quiet: true,
+            ..args
+        },
+        &ConfigFile::default(),
+        &dataset.manifest,
+    )
+    .unwrap()
+}
+
+fn sweep(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    kind: SweepKind,
+    metrics: &[&str],
+) -> SweepResults {
+    execute_sweep(
+        dataset,
+        settings,
+        &SweepSettings {
+            kind,
+            metrics: metrics.iter().map(|m| m.to_string()).collect(),
+            folds: 5,
+            seed: 42,
+        },
+    )
+    .unwrap()
+}
+
+fn run_value(execution: &Execution, configuration: &str, metric: &str) -> f64 {
+    execution
+        .results
+        .configurations
+        .iter()
+        .find(|c| c.name == configuration)
+        .unwrap()
+        .macro_metrics[metric]
+        .as_f64()
+        .unwrap()
+}
+
+const METRICS: [&str; 4] = ["ndcg@10", "mrr", "recall@5", "precision@1"];
+
+/// The grid has exactly C(m + 2, 2) blend points (m + 1 hybrid points), and the value
+/// at a configuration's own weights, both the `own` point and the grid point that
+/// equals it, is exactly `run`'s value, for every blending configuration and metric.
+#[test]
+fn grid_size_and_agreement_with_run() {
+    let dataset = devmem();
+    let settings = settings(&dataset, RunArgs::default());
+    let results = sweep(
+        &dataset,
+        &settings,
+        SweepKind::Weights { steps: 20 },
+        &METRICS,
+    );
+    let run = execute(&dataset, &settings).unwrap();
+    let names: Vec<&str> = results
+        .configurations
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "blend",
+            "hyde-3b",
+            "hyde-3b-hyp",
+            "hyde-mean",
+            "multi-hyde",
+            "hybrid"
+        ]
+    );
+    for configuration in &results.configurations {
+        let expected_points = if configuration.name == "hybrid" {
+            21
+        } else {
+            231
+        };
+        assert_eq!(
+            configuration.points.len(),
+            expected_points,
+            "{}",
+            configuration.name
+        );
+        // chatcli's 0.55 / 0.30 / 0.15 (and the hybrid's 0.7 / 0.3) are grid points.
+        let own_on_grid = configuration
+            .points
+            .iter()
+            .find(|point| point.at == configuration.default.at)
+            .unwrap_or_else(|| panic!("{}: own weights not on the grid", configuration.name));
+        for metric in METRICS {
+            let expected = run_value(&run, &configuration.name, metric);
+            assert_eq!(
+                configuration.default.value(metric),
+                expected,
+                "{} {metric}",
+                configuration.name
+            );
+            assert_eq!(
+                own_on_grid.value(metric),
+                expected,
+                "{} {metric}",
+                configuration.name
+            );
+            let summary = configuration
+                .summaries
+                .iter()
+                .find(|s| s.metric == metric)
+                .unwrap();
+            assert_eq!(summary.default, expected);
+            let best = configuration
+                .points
+                .iter()
+                .map(|p| p.value(metric))
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(summary.best, best);
+            assert!(summary.best >= expected);
+            // Every listed best point scores the best value, and no other point does.
+            let tied = configuration
+                .points
+                .iter()
+                .filter(|p| p.value(metric) >= best - 1e-12)
+                .count();
+            assert_eq!(summary.best_points.len(), tied);
+        }
+    }
+
+    let small = sweep(
+        &dataset,
+        &settings,
+        SweepKind::Weights { steps: 7 },
+        &["mrr"],
+    );
+    assert_eq!(small.configurations[0].points.len(), 36, "C(9, 2)");
+    assert_eq!(small.configurations[5].points.len(), 8);
+}
+
+/// A weight point equals a run with those weights set on the command line, including
+/// a point that is not the default (checks the re-fusion, not just the default path).
+#[test]
+fn grid_points_equal_runs_with_those_weights() {
+    let dataset = devmem();
+    let base = settings(
+        &dataset,
+        RunArgs {
+            configurations: vec!["multi-hyde".into()],
+            ..RunArgs::default()
+        },
+    );
+    let results = sweep(
+        &dataset,
+        &base,
+        SweepKind::Weights { steps: 20 },
+        &["ndcg@10", "map"],
+    );
+    let configuration = &results.configurations[0];
+    for at in [[0.2, 0.7, 0.1], [1.0, 0.0, 0.0], [0.0, 0.05, 0.95]] {
+        let point = configuration.points.iter().find(|p| p.at == at).unwrap();
+        let run = execute(
+            &dataset,
+            &settings(
+                &dataset,
+                RunArgs {
+                    configurations: vec!["multi-hyde".into()],
+                    weights: at.to_vec(),
+                    ..RunArgs::default()
+                },
+            ),
+        )
+        .unwrap();
+        for metric in ["ndcg@10", "map"] {
+            assert_eq!(
+                point.value(metric),
+                run_value(&run, "multi-hyde", metric),
+                "{at:?} {metric}"
+            );
+        }
+    }
+}
+
+/// A parameter sweep's value at each step equals `run --set CONFIG.NAME=VALUE`.
+#[test]
+fn param_sweep_values_equal_runs_with_set() {
+    let dataset = devmem();
+    let base = settings(
+        &dataset,
+        RunArgs {
+            configurations: vec!["hyde-3b".into(), "bm25".into(), "keyword".into()],
+            ..RunArgs::default()
+        },
+    );
+    for (argument, configurations) in [
+        ("min_cosine=0.1:0.4:0.15", vec!["hyde-3b"]),
+        ("bm25_k1=0.5:1.5:0.5", vec!["bm25"]),
+        ("half_life_days=7:28:21", vec!["keyword", "hyde-3b"]),
+    ] {
+        let range = ParamRange::parse(argument).unwrap();
+        let results = sweep(
+            &dataset,
+            &base,
+            SweepKind::Param(range.clone()),
+            &["ndcg@10"],
+        );
+        let swept: Vec<&str> = results
+            .configurations
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        let mut expected_names = configurations.clone();
+        expected_names.sort_by_key(|name| {
+            ["hyde-3b", "bm25", "keyword"]
+                .iter()
+                .position(|n| n == name)
+        });
+        assert_eq!(swept, expected_names, "{argument}");
+        for configuration in &results.configurations {
+            assert_eq!(configuration.points.len(), range.values.len());
+            for (point, value) in configuration.points.iter().zip(&range.values) {
+                let run = execute(
+                    &dataset,
+                    &settings(
+                        &dataset,
+                        RunArgs {
+                            configurations: vec![configuration.name.clone()],
+                            set: vec![format!("{}={}", range.name, value.text)],
+                            ..RunArgs::default()
+                        },
+                    ),
+                )
+                .unwrap();
+                assert_eq!(
+                    point.value("ndcg@10"),
+                    run_value(&run, &configuration.name, "ndcg@10"),
+                    "{} {}={}",
+                    configuration.name,
+                    range.name,
+                    value.text
+                );
+            }
+        }
+    }
+}
+
+/// `Plan::reads` decides which configurations a parameter sweep covers. It must never
+/// leave out a configuration the parameter affects: for every preset and every
+/// parameter it claims the preset ignores, changing the parameter leaves every ranking
+/// of devmem unchanged.
+#[test]
+fn parameters_a_plan_ignores_do_not_change_its_rankings() {
+    let dataset = devmem();
+    let perturbed = [
+        (
+            "weights",
+            "{ semantic = 0.1, lexical = 0.1, temporal = 0.8 }",
+        ),
+        ("vector_top_k", "3"),
+        ("min_cosine", "0.6"),
+        ("hyde_keywords", "1"),
+        ("num_hypotheses", "2"),
+        ("half_life_days", "2"),
+        ("bm25_k1", "2.5"),
+        ("bm25_b", "1.0"),
+        ("bm25_analyzer", "\"english\""),
+        ("hybrid_vector_weight", "0.1"),
+        ("hybrid_text_weight", "0.9"),
+        ("hybrid_candidate_multiplier", "1"),
+        ("hybrid_min_score", "0.05"),
+        ("hybrid_limit", "3"),
+        ("adaptive_floor_start", "0.7"),
+        ("adaptive_floor_step", "0.2"),
+        ("skip_short_queries", "6"),
+        ("skip_code_mentions", "true"),
+        ("depth", "4"),
+    ];
+    assert_eq!(
+        perturbed.len(),
+        PARAM_NAMES.len(),
+        "every parameter is covered"
+    );
+    let all = settings(&dataset, RunArgs::default());
+    let reference = execute(&dataset, &all).unwrap();
+    let mut checked = 0;
+    for (name, value) in perturbed {
+        let ignoring: Vec<String> = Preset::ALL
+            .iter()
+            .filter(|preset| !preset.plan().reads(name))
+            .map(|preset| preset.name().to_owned())
+            .collect();
+        if ignoring.is_empty() {
+            continue;
+        }
+        let changed = execute(
+            &dataset,
+            &settings(
+                &dataset,
+                RunArgs {
+                    configurations: ignoring.clone(),
+                    set: vec![format!("{name}={value}")],
+                    ..RunArgs::default()
+                },
+            ),
+        )
+        .unwrap();
+        for output in &changed.output.configurations {
+            let original = reference
+                .output
+                .configurations
+                .iter()
+                .find(|o| o.configuration.name == output.configuration.name)
+                .unwrap();
+            assert!(
+                original.rankings == output.rankings,
+                "{name}={value} changed {} although its plan claims not to read it",
+                output.configuration.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "{checked} preset/parameter pairs checked");
+}
+
+fn hyde_eval(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        .current_dir(common::repo_path(""))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The command on datasets/devmem prints the best weights and writes sweep.json,
+/// sweep.csv (one row per point) and a heatmap per blend configuration; the CSV's best
+/// rows agree with the JSON; the JSON is identical at 1 and 4 threads.
+#[test]
+fn sweep_command_writes_csv_json_and_heatmaps() {
+    let output_dir = tempfile::tempdir().unwrap();
+    let directory = output_dir.path().to_str().unwrap();
+    let run = |threads: &str| {
+        let output = hyde_eval(&[
+            "sweep",
+            "--quiet",
+            "--threads",
+            threads,
+            "--output-dir",
+            directory,
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let json = std::fs::read(output_dir.path().join("devmem-sweep/sweep.json")).unwrap();
+        (stdout, json)
+    };
+    let (stdout, json) = run("1");
+    for expected in [
+        "best at",
+        "cross-validated",
+        "hyde-3b-hyp",
+        "sweep written to",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "{expected} missing from\n{stdout}"
+        );
+    }
+    let (_, json_four_threads) = run("4");
+    assert!(
+        json == json_four_threads,
+        "sweep.json differs between 1 and 4 threads"
+    );
+
+    let results: SweepResults = serde_json::from_slice(&json).unwrap();
+    assert_eq!(results.schema_version, 1);
+    let directory = output_dir.path().join("devmem-sweep");
+    let csv = std::fs::read_to_string(directory.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "configuration,point,semantic,lexical,temporal,hybrid_vector_weight,hybrid_text_weight,ndcg@10"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|line| line.split(',').collect()).collect();
+    assert_eq!(rows.len(), 5 * (231 + 1) + (21 + 1));
+    for configuration in &results.configurations {
+        let summary = &configuration.summaries[0];
+        // The best value from the CSV's grid rows, and the JSON's best.
+        let csv_best = rows
+            .iter()
+            .filter(|row| row[0] == configuration.name && row[1] == "grid")
+            .map(|row| row[7].parse::<f64>().unwrap())
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(csv_best, summary.best, "{}", configuration.name);
+        // The printed best weights are the first best point.
+        let printed = hyde_eval::report::sweep::point_label(configuration, &summary.best_points[0]);
+        assert!(
+            stdout.contains(&printed),
+            "{printed} missing from\n{stdout}"
+        );
+        let chart = if configuration.name == "hybrid" {
+            directory.join("line-hybrid-ndcg-10.png")
+        } else {
+            directory.join(format!("heatmap-{}-ndcg-10.png", configuration.name))
+        };
+        let png = std::fs::read(&chart).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{}", chart.display());
+    }
+}
+
+#[test]
+fn bad_sweep_arguments_exit_2_with_a_hint() {
+    let output_dir = tempfile::tempdir().unwrap();
+    let directory = output_dir.path().to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["sweep", "--param", "min_cosin=0:1:0.1"],
+            "did you mean \"min_cosine\"",
+        ),
+        (
+            vec!["sweep", "--steps", "0"],
+            "--steps must be between 1 and 200",
+        ),
+        (
+            vec!["sweep", "--configurations", "bm25"],
+            "none of the selected configurations blends",
+        ),
+        (
+            vec!["sweep", "--param", "min_cosine=0.5:1.0:0.25"],
+            "min_cosine must be in [0, 1), got 1",
+        ),
+        (
+            vec!["sweep", "--metrics", "ndcg@7"],
+            "unknown metric \"ndcg@7\"",
+        ),
+        (vec!["sweep", "--folds", "1"], "--folds must be at least 2"),
+    ] {
+        let mut full = args.clone();
+        full.extend(["--output-dir", directory]);
+        let output = hyde_eval(&full);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
