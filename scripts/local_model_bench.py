@@ -84,7 +84,7 @@ def main():
     ours_rate, theirs_rate = docs / min(ours), docs / min(theirs)
     print(f"SciFact corpus: {docs} abstracts; best of {repeats} run(s) each; "
           f"torch {torch.__version__} with {torch.get_num_threads()} threads")
-    print(f"hyde-eval local (candle):        {ours_rate:8.1f} docs/s  ({min(ours):.1f} s; dense nDCG@10 {ndcg:.4f})")
+    print(f"hyde-eval local (packed BERT):   {ours_rate:8.1f} docs/s  ({min(ours):.1f} s; dense nDCG@10 {ndcg:.4f})")
     print(f"sentence-transformers (torch):   {theirs_rate:8.1f} docs/s  ({min(theirs):.1f} s)")
     print(f"ratio hyde-eval / sentence-transformers: {ours_rate / theirs_rate:.2f}")
 
