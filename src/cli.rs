@@ -43,7 +43,8 @@ come from the same dataset (content hash), else the run stops with exit code 2.
 
 Exit codes: 0 success (gate passed); 1 regression (the gate failed); 2 usage or input
 error (bad flag, config, dataset or baseline); 3 embedding/generation backend failure;
-4 reports could not be written.";
+4 reports could not be written; 130/143 interrupted by SIGINT/SIGTERM (unfinished
+outputs removed).";
 
 /// Evaluate keyword, embedding and HyDE retrieval configurations on labeled data.
 #[derive(Debug, Parser)]

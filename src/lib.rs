@@ -17,6 +17,7 @@ pub mod expectations;
 pub mod gate;
 pub mod generate;
 pub mod index;
+pub mod interrupt;
 pub mod metrics;
 pub mod models;
 pub mod pipeline;

@@ -1,5 +1,6 @@
 //! The `hyde-eval` binary: parse the command line, run the command, map errors to the
-//! documented exit codes (see `hyde-eval run --help`).
+//! documented exit codes (see `hyde-eval run --help`); SIGINT and SIGTERM exit with 130
+//! and 143 after removing unfinished outputs (see `interrupt`).
 
 use std::process::ExitCode;
 
@@ -9,6 +10,9 @@ use hyde_eval::commands;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = hyde_eval::interrupt::install() {
+        eprintln!("warning: cannot install the SIGINT/SIGTERM handler: {error}");
+    }
     let outcome = match &cli.command {
         Command::Run(command) => commands::run(command),
         Command::Baseline {

@@ -62,8 +62,8 @@ fn default_run_prints_the_table_and_writes_reports() {
 }
 
 #[test]
-fn results_json_is_byte_identical_at_one_and_four_threads_and_across_runs() {
-    let runs: Vec<Vec<u8>> = ["1", "4", "4"]
+fn results_json_is_byte_identical_at_one_two_and_eight_threads_and_across_runs() {
+    let runs: Vec<Vec<u8>> = ["1", "2", "8", "8"]
         .iter()
         .map(|threads| {
             let output_dir = tempfile::tempdir().unwrap();
@@ -73,8 +73,9 @@ fn results_json_is_byte_identical_at_one_and_four_threads_and_across_runs() {
         })
         .collect();
     assert!(runs[0].len() > 100_000);
-    assert!(runs[0] == runs[1], "1 vs 4 threads differ");
-    assert!(runs[1] == runs[2], "two runs at 4 threads differ");
+    assert!(runs[0] == runs[1], "1 vs 2 threads differ");
+    assert!(runs[0] == runs[2], "1 vs 8 threads differ");
+    assert!(runs[2] == runs[3], "two runs at 8 threads differ");
 }
 
 #[test]

@@ -190,14 +190,10 @@ fn report_writes_page_charts_and_metric_exports() {
     assert!(page.contains("hyde-3b-hyp vs blend on ndcg@10"));
 }
 
-/// Dataset text is escaped: a query, a hypothesis and a fact with markup in them come
-/// out as text.
-#[test]
-fn dataset_text_is_escaped() {
-    let output_dir = run_with_html();
-    let directory = output_dir.path().join("devmem");
+/// Writes a copy of `directory`'s results.json whose queries, hypotheses, facts and
+/// dataset description carry `injected`, and returns its path.
+fn write_injected_results(directory: &Path, injected: &str) -> std::path::PathBuf {
     let (_, mut results) = load(&directory.join("results.json"));
-    let injected = "<script>alert(1)</script><img src=x onerror=alert(2)>";
     // The largest hyde-3b-hyp loss is diagnosed, so its query text is shown.
     for query in &mut results.queries {
         query.text = format!("{injected} {}", query.text);
@@ -211,6 +207,17 @@ fn dataset_text_is_escaped() {
     results.dataset.description = injected.to_owned();
     let path = directory.join("injected.json");
     std::fs::write(&path, serde_json::to_vec_pretty(&results).unwrap()).unwrap();
+    path
+}
+
+/// Dataset text is escaped: a query, a hypothesis and a fact with markup in them come
+/// out as text.
+#[test]
+fn dataset_text_is_escaped() {
+    let output_dir = run_with_html();
+    let directory = output_dir.path().join("devmem");
+    let injected = "<script>alert(1)</script><img src=x onerror=alert(2)>";
+    let path = write_injected_results(&directory, injected);
     let report_dir = output_dir.path().join("injected");
     succeed(&[
         "report",
@@ -325,6 +332,35 @@ fn html_report_passes_the_headless_chromium_check() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
+
+    // Markup in dataset text does not execute: each payload would log to the console
+    // (which fails the check) if the page let it run.
+    let injected = "<script>console.log('x1')</script>\"'><img src=x onerror=console.log('x2')>\
+                    </script><script>console.log('x3')</script><svg onload=console.log('x4')>";
+    let injected_results = write_injected_results(&directory, injected);
+    let injected_dir = output_dir.path().join("injected");
+    succeed(&[
+        "report",
+        injected_results.to_str().unwrap(),
+        "--output-dir",
+        injected_dir.to_str().unwrap(),
+    ]);
+    let output = check(
+        &injected_dir.join("report.html"),
+        &output_dir.path().join("injected.png"),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "injected markup ran or logged: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The same payload unescaped does log, so the check above can fail.
+    let unescaped = output_dir.path().join("unescaped.html");
+    std::fs::write(&unescaped, format!("<!DOCTYPE html><p>{injected}</p>")).unwrap();
+    let output = check(&unescaped, &output_dir.path().join("unescaped.png"));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("x1"));
 
     let bad = output_dir.path().join("bad.html");
     std::fs::write(

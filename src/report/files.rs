@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::Results;
 use crate::dataset::{Dataset, Grade, Judgment, Qrels, QueryId};
 use crate::error::Error;
+use crate::interrupt::{critical, Temporary};
 use crate::pipeline::{ConfigurationOutput, StageTimings};
 use crate::trec::{write_trec_qrels, write_trec_run};
 
@@ -79,6 +80,7 @@ pub fn write_directory(
     std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
     let destination = output_dir.join(name);
     let partial = output_dir.join(format!(".{name}.partial-{}", std::process::id()));
+    let _registered = Temporary::register(&partial);
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
     }
@@ -91,14 +93,16 @@ pub fn write_directory(
     }
     flush_directory(&partial);
     let previous = output_dir.join(format!(".{name}.previous-{}", std::process::id()));
-    if destination.exists() {
-        std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
-    }
-    std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
-    if previous.exists() {
-        std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
-    }
-    Ok(destination)
+    critical(|| {
+        if destination.exists() {
+            std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
+        }
+        std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
+        if previous.exists() {
+            std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
+        }
+        Ok(destination)
+    })
 }
 
 /// Writes one file atomically: a temporary sibling, flushed, renamed over `path`.
@@ -114,6 +118,7 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temporary = path.with_file_name(format!(".{file_name}.partial-{}", std::process::id()));
+    let _registered = Temporary::register(&temporary);
     write_file(&temporary, bytes)?;
     let _ = std::fs::File::open(&temporary).and_then(|file| file.sync_all());
     std::fs::rename(&temporary, path).map_err(write_error(path))

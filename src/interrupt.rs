@@ -1,0 +1,76 @@
+//! Interruption: SIGINT and SIGTERM end the process with exit code 130 or 143
+//! (128 + the signal number, the shell's convention), after removing the temporary files
+//! and directories that the atomic writers have registered.
+//!
+//! Reports and caches are written under temporary names and renamed into place, so an
+//! interrupted run never leaves a half-written report: what is in place is complete,
+//! and the temporaries are removed here. A directory swap (old report out, new report
+//! in) runs as a [`critical`] section that the signal handler waits for, so the
+//! destination never goes missing either.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+/// Temporary paths being written, removed if the process is interrupted.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Held while a report directory is swapped into place.
+static SWAP: Mutex<()> = Mutex::new(());
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Installs the SIGINT/SIGTERM handler (a thread that waits for either signal).
+pub fn install() -> std::io::Result<()> {
+    let mut signals = Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let _swap = lock(&SWAP);
+                for path in lock(&TEMPORARIES).iter() {
+                    let _ = if path.is_dir() {
+                        std::fs::remove_dir_all(path)
+                    } else {
+                        std::fs::remove_file(path)
+                    };
+                }
+                let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
+                eprintln!("hyde-eval: interrupted by {name}; outputs of this run that were not complete were removed");
+                std::process::exit(128 + signal);
+            }
+        })?;
+    Ok(())
+}
+
+/// A temporary path registered for removal on interruption while the guard lives.
+pub struct Temporary {
+    path: PathBuf,
+}
+
+impl Temporary {
+    pub fn register(path: &Path) -> Temporary {
+        lock(&TEMPORARIES).push(path.to_path_buf());
+        Temporary {
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        let mut temporaries = lock(&TEMPORARIES);
+        if let Some(position) = temporaries.iter().position(|path| *path == self.path) {
+            temporaries.swap_remove(position);
+        }
+    }
+}
+
+/// Runs `work` so that an interruption waits until it is done.
+pub fn critical<T>(work: impl FnOnce() -> T) -> T {
+    let _swap = lock(&SWAP);
+    work()
+}

@@ -1,0 +1,146 @@
+//! Interruption: SIGINT or SIGTERM during a long `run` exits with 130 or 143, leaves no
+//! temporary (`.partial-*`, `.previous-*`) entries and no half-written report, and the
+//! next run over the same output directory succeeds.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// A dataset big enough that `run` takes a few seconds: `facts` facts of 40 words drawn
+/// from a 2,000-word vocabulary, `queries` queries of 6 words, 3 judgments each.
+fn write_large_dataset(directory: &Path, facts: usize, queries: usize) {
+    std::fs::create_dir_all(directory).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let words = |count: usize, next: &mut dyn FnMut(usize) -> usize| {
+        (0..count)
+            .map(|_| format!("w{}", next(2_000)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut facts_jsonl = String::new();
+    for fact in 0..facts {
+        facts_jsonl.push_str(&format!(
+            "{{\"id\":\"f{fact}\",\"content\":\"{}\"}}\n",
+            words(40, &mut next)
+        ));
+    }
+    let mut queries_jsonl = String::new();
+    let mut qrels = String::from("query_id\tfact_id\tgrade\n");
+    for query in 0..queries {
+        queries_jsonl.push_str(&format!(
+            "{{\"id\":\"q{query}\",\"text\":\"{}\"}}\n",
+            words(6, &mut next)
+        ));
+        for judged in 0..3 {
+            qrels.push_str(&format!(
+                "q{query}\tf{}\t{}\n",
+                (query * 7 + judged * 1_001) % facts,
+                1 + judged % 2
+            ));
+        }
+    }
+    std::fs::write(directory.join("facts.jsonl"), facts_jsonl).unwrap();
+    std::fs::write(directory.join("queries.jsonl"), queries_jsonl).unwrap();
+    std::fs::write(directory.join("qrels.tsv"), qrels).unwrap();
+}
+
+/// Entries of `output_dir` (recursively) whose names mark unfinished writes.
+fn leftovers(output_dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![output_dir.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&directory) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.contains(".partial-") || name.contains(".previous-") {
+                found.push(entry.path().display().to_string());
+            }
+            if entry.path().is_dir() {
+                pending.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+#[test]
+fn sigint_and_sigterm_exit_with_documented_codes_and_leave_no_partial_output() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = work.path().join("large");
+    write_large_dataset(&dataset, 5_000, 500);
+    let output_dir = work.path().join("reports");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+            .args(["run", "--quiet", "--dataset"])
+            .arg(&dataset)
+            .arg("--output-dir")
+            .arg(&output_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+
+    // One complete run first: how long it takes sets the interruption points, and it
+    // leaves a report that an interrupted run must not damage.
+    let started = Instant::now();
+    let complete = run().wait_with_output().unwrap();
+    assert_eq!(
+        complete.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&complete.stderr)
+    );
+    let full = started.elapsed();
+    let report = output_dir.join("large/results.json");
+    let complete_results = std::fs::read(&report).unwrap();
+
+    let mut interrupted = 0;
+    for (tenth, (name, code)) in [(1, ("INT", 130)), (5, ("TERM", 143)), (9, ("TERM", 143))] {
+        let child = run();
+        std::thread::sleep(full * tenth / 10);
+        signal(child.id(), name);
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match output.status.code() {
+            Some(0) => {} // finished before the signal arrived
+            Some(got) => {
+                assert_eq!(got, code, "SIG{name}: {stderr}");
+                assert!(
+                    stderr.contains(&format!("interrupted by SIG{name}")),
+                    "{stderr}"
+                );
+                interrupted += 1;
+            }
+            None => panic!("SIG{name} killed the process without the handler: {stderr}"),
+        }
+        assert_eq!(leftovers(&output_dir), Vec::<String>::new());
+        // Whatever is in place is a complete report of the same inputs.
+        assert_eq!(std::fs::read(&report).unwrap(), complete_results);
+    }
+    assert!(
+        interrupted >= 2,
+        "only {interrupted} of 3 signals arrived before the run ended ({full:?})"
+    );
+
+    // The next run over the same directory succeeds and writes the same results.
+    let output = run().wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(std::fs::read(&report).unwrap(), complete_results);
+}
