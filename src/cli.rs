@@ -379,7 +379,12 @@ pub struct RunArgs {
     pub semantics: Option<Semantics>,
 
     /// Blend weights semantic,lexical,temporal for every blending configuration
-    #[arg(long, value_name = "S,L,T", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "S,L,T",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
     pub weights: Vec<f64>,
 
     /// Vector hits kept per search (chatcli VectorTopK)

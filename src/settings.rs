@@ -75,7 +75,12 @@ impl ConfigFile {
             let line = error
                 .span()
                 .map(|span| text[..span.start].matches('\n').count() + 1);
-            Error::problem(Problem::new(path, line, error.message().trim().to_owned()))
+            let message = error.message().trim();
+            let mut problem = Problem::new(path, line, message.to_owned());
+            if let Some(hint) = unknown_field_hint(message) {
+                problem = problem.with_hint(hint);
+            }
+            Error::problem(problem)
         })?;
         file.directory = path.parent().map(Path::to_path_buf).unwrap_or_default();
         file.path = path.to_path_buf();
@@ -282,6 +287,20 @@ pub fn suggestion(name: &str, known: &[&str]) -> String {
         .min()
         .map(|(_, candidate)| format!(" (did you mean {candidate:?}?)"))
         .unwrap_or_default()
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`, ..." (or "expected `a` or
+/// `b`"), the closest expected name as a hint, when one is within two edits.
+pub fn unknown_field_hint(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (field, expected) = rest.split_once('`')?;
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    known
+        .iter()
+        .map(|candidate| (edit_distance(field, candidate), *candidate))
+        .filter(|(distance, _)| *distance <= 2)
+        .min()
+        .map(|(_, candidate)| format!("did you mean `{candidate}`?"))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -579,6 +598,23 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unknown_fields_get_the_closest_expected_name() {
+        let message = "unknown field `bm25_kk`, expected one of `weights`, `bm25_k1`, `bm25_b`";
+        assert_eq!(
+            super::unknown_field_hint(message).as_deref(),
+            Some("did you mean `bm25_k1`?")
+        );
+        let message = "unknown field `halflife`, expected `name` or `half_life_days`";
+        assert_eq!(super::unknown_field_hint(message), None);
+        let message = "unknown field `nme`, expected `name` or `now`";
+        assert_eq!(
+            super::unknown_field_hint(message).as_deref(),
+            Some("did you mean `name`?")
+        );
+        assert_eq!(super::unknown_field_hint("invalid type: string"), None);
+    }
+
     use super::*;
 
     fn manifest() -> Manifest {

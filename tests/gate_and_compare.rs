@@ -4,15 +4,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn hyde_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .current_dir(common::repo_path(""))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::hyde_eval;
 
 /// A config file whose only configuration, `candidate`, is the given preset.
 fn config(directory: &Path, name: &str, preset: &str) -> String {

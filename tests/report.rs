@@ -6,18 +6,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use hyde_eval::report::Results;
 use hyde_eval::trec::read_trec_run;
 
-fn hyde_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .current_dir(common::repo_path(""))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::hyde_eval;
 
 fn succeed(args: &[&str]) -> String {
     let output = hyde_eval(args);

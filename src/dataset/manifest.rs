@@ -48,10 +48,10 @@ pub(super) fn parse(path: &Path, text: &str, directory_name: &str) -> Result<Man
         let line = error
             .span()
             .map(|span| super::lines::line_of_offset(text, span.start));
-        Error::problem(
-            Problem::new(path, line, error.message().to_owned())
-                .with_hint("allowed keys: name, description, now, k, embedder, concept_lexicon"),
-        )
+        let hint = crate::settings::unknown_field_hint(error.message()).unwrap_or_else(|| {
+            "allowed keys: name, description, now, k, embedder, concept_lexicon".into()
+        });
+        Error::problem(Problem::new(path, line, error.message().to_owned()).with_hint(hint))
     })?;
     let mut manifest = Manifest::defaults(directory_name);
     if let Some(name) = file.name {

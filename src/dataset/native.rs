@@ -3,7 +3,7 @@
 //! `hypotheses.jsonl` (optional). See the README's "Dataset format" section.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Component, Path};
 
 use serde::Deserialize;
 
@@ -109,6 +109,19 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     let hypotheses = load_hypotheses(root, &query_ids, &mut hasher, &mut problems)?;
     let concept_lexicon = match &manifest.concept_lexicon {
         Some(relative) => {
+            let inside = Path::new(relative)
+                .components()
+                .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
+            if !inside {
+                return Err(Error::problem(
+                    Problem::new(
+                        &manifest_path,
+                        None,
+                        format!("concept_lexicon {relative:?} points outside the dataset directory"),
+                    )
+                    .with_hint("name a file inside the dataset directory, e.g. concept_lexicon = \"concepts.toml\""),
+                ));
+            }
             let path = root.join(relative);
             let bytes = read_bytes(&path)?;
             hasher.add(relative, &bytes);

@@ -80,3 +80,72 @@ pub fn embed_checked(
     }
     Ok(vectors)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A provider that answers with fixed vectors, standing in for a misbehaving backend.
+    struct Scripted {
+        dimension: usize,
+        answer: Vec<Vec<f32>>,
+    }
+
+    impl EmbeddingProvider for Scripted {
+        fn identity(&self) -> ProviderIdentity {
+            ProviderIdentity {
+                kind: "scripted".into(),
+                model: "test".into(),
+                dimension: self.dimension,
+            }
+        }
+
+        fn embed(&self, _texts: &[&str], _kind: TextKind) -> Result<Vec<Vec<f32>>, Error> {
+            Ok(self.answer.clone())
+        }
+    }
+
+    fn check(answer: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>, String> {
+        let provider = Scripted {
+            dimension: 3,
+            answer,
+        };
+        embed_checked(&provider, &["a", "b"], TextKind::Document).map_err(|error| {
+            assert_eq!(error.exit_code(), crate::error::exit_code::BACKEND);
+            error.to_string()
+        })
+    }
+
+    #[test]
+    fn nan_and_infinite_values_are_backend_errors_naming_the_text() {
+        let error = check(vec![vec![0.1, 0.2, 0.3], vec![0.1, f32::NAN, 0.3]]).unwrap_err();
+        assert!(
+            error.contains("NaN or infinite values for text 2"),
+            "{error}"
+        );
+        let error = check(vec![vec![f32::INFINITY, 0.2, 0.3], vec![0.1; 3]]).unwrap_err();
+        assert!(
+            error.contains("NaN or infinite values for text 1"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_dimension_or_count_is_a_backend_error() {
+        let error = check(vec![vec![0.1, 0.2, 0.3], vec![0.1, 0.2]]).unwrap_err();
+        assert!(
+            error.contains("a 2-dimensional vector for text 2 (expected 3)"),
+            "{error}"
+        );
+        let error = check(vec![vec![0.1, 0.2, 0.3]]).unwrap_err();
+        assert!(error.contains("returned 1 vectors for 2 texts"), "{error}");
+    }
+
+    #[test]
+    fn zero_vectors_pass_and_score_zero_against_everything() {
+        let vectors = check(vec![vec![0.0; 3], vec![1.0, 0.0, 0.0]]).unwrap();
+        let index = crate::index::FlatIndex::build(3, &vectors);
+        assert_eq!(index.cosine_all(&[1.0, 0.0, 0.0]), vec![0.0, 1.0]);
+        assert_eq!(index.cosine_all(&[0.0, 0.0, 0.0]), vec![0.0, 0.0]);
+    }
+}

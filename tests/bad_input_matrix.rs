@@ -1,0 +1,310 @@
+//! The rows of the README's bad-input matrix that are not a fixture under
+//! `fixtures/malformed/` (those are checked by `tests/malformed_datasets.rs`): inputs
+//! generated at test time (a 100 MB line), accepted variants (BOM, CRLF, Unicode), and
+//! command-line and config-file values. Each asserts the exit code and the message or
+//! the documented handling.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::hyde_eval;
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A copy of `fixtures/datasets/tiny` (2 facts, 2 queries) in a temporary directory.
+fn tiny_copy(work: &Path, name: &str) -> PathBuf {
+    let source = common::repo_path("fixtures/datasets/tiny");
+    let target = work.join(name);
+    std::fs::create_dir_all(&target).unwrap();
+    for entry in std::fs::read_dir(source).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), target.join(entry.file_name())).unwrap();
+    }
+    target
+}
+
+fn append(path: &Path, text: &str) {
+    let mut content = std::fs::read(path).unwrap();
+    content.extend_from_slice(text.as_bytes());
+    std::fs::write(path, content).unwrap();
+}
+
+/// The report directory that a run into `reports` wrote (named after the dataset's
+/// `name`, which for these copies is `tiny`).
+fn report_dir(reports: &Path) -> PathBuf {
+    reports.join("tiny")
+}
+
+/// Runs `run` on `dataset` into a fresh `work/reports-<dataset>` and returns (output,
+/// per_query.csv).
+fn run_dataset(work: &Path, dataset: &Path, extra: &[&str]) -> (Output, String) {
+    let name = dataset.file_name().unwrap().to_str().unwrap();
+    let reports = work.join(format!("reports-{name}"));
+    let mut args = vec![
+        "run",
+        "--quiet",
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--output-dir",
+        reports.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let output = hyde_eval(&args);
+    let csv =
+        std::fs::read_to_string(report_dir(&reports).join("per_query.csv")).unwrap_or_default();
+    (output, csv)
+}
+
+/// Runs bm25 on `dataset` and asserts success with `note` on stderr.
+fn assert_runs_with_note(dataset: &Path, note: &str) {
+    let output = hyde_eval(&[
+        "run",
+        "--no-report",
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--configurations",
+        "bm25",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains(note), "{}", stderr(&output));
+}
+
+#[test]
+fn bom_crlf_and_a_missing_final_newline_load_like_the_plain_files() {
+    let work = tempfile::tempdir().unwrap();
+    let plain = tiny_copy(work.path(), "plain");
+    let variant = tiny_copy(work.path(), "variant");
+    for file in [
+        "facts.jsonl",
+        "queries.jsonl",
+        "qrels.tsv",
+        "hypotheses.jsonl",
+    ] {
+        let text = std::fs::read_to_string(variant.join(file)).unwrap();
+        let crlf = format!("\u{feff}{}", text.trim_end().replace('\n', "\r\n"));
+        std::fs::write(variant.join(file), crlf).unwrap();
+    }
+    let (output, plain_csv) = run_dataset(work.path(), &plain, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (output, variant_csv) = run_dataset(work.path(), &variant, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(plain_csv.lines().count() > 2);
+    assert_eq!(plain_csv, variant_csv);
+}
+
+#[test]
+fn a_100_mb_single_line_is_reported_by_file_line_and_column_without_echoing_it() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "huge-line");
+    append(
+        &dataset.join("facts.jsonl"),
+        &format!(
+            "{{\"id\": \"f9\", \"content\": \"{}\n",
+            "x".repeat(100_000_000)
+        ),
+    );
+    let (output, _) = run_dataset(work.path(), &dataset, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("facts.jsonl:3: EOF while parsing a string (column 100000025)"),
+        "{message}"
+    );
+    assert!(message.len() < 2_000, "the error echoes the line");
+}
+
+#[test]
+fn unknown_config_keys_are_refused_with_the_closest_name() {
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("hyde-eval.toml");
+    std::fs::write(
+        &config,
+        "configurations = [\"bm25\"]\n[params]\nbm25_kk = 1.2\n",
+    )
+    .unwrap();
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("hyde-eval.toml:3: unknown field `bm25_kk`"),
+        "{message}"
+    );
+    assert!(message.contains("did you mean `bm25_k1`?"), "{message}");
+}
+
+#[test]
+fn negative_nan_and_all_zero_weights_are_refused() {
+    for (weights, expected) in [
+        (
+            "-1,0.5,0.5",
+            "weights must be finite and >= 0, got [-1.0, 0.5, 0.5]",
+        ),
+        (
+            "NaN,0.5,0.5",
+            "weights must be finite and >= 0, got [NaN, 0.5, 0.5]",
+        ),
+        ("0,0,0", "weights are all zero"),
+    ] {
+        let output = hyde_eval(&["run", "--quiet", "--no-report", "--weights", weights]);
+        assert_eq!(output.status.code(), Some(2), "{weights}");
+        assert!(
+            stderr(&output).contains(expected),
+            "{weights}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn k_zero_is_refused_and_k_beyond_the_corpus_counts_missing_ranks_as_misses() {
+    let output = hyde_eval(&["run", "--quiet", "--no-report", "--k", "0"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("cut-offs must be positive integers"));
+
+    // tiny has 2 facts: at k = 1000, trec_eval's P@1000 divides by 1000 anyway.
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let (output, csv) = run_dataset(
+        work.path(),
+        &dataset,
+        &["--k", "1000", "--configurations", "bm25"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let precision = header
+        .iter()
+        .position(|&name| name == "precision@1000")
+        .unwrap();
+    let recall = header
+        .iter()
+        .position(|&name| name == "recall@1000")
+        .unwrap();
+    for row in csv.lines().skip(1) {
+        let fields: Vec<f64> = row
+            .split(',')
+            .map(|field| field.parse().unwrap_or(f64::NAN))
+            .collect();
+        assert_eq!(fields[precision], 0.001, "{row}");
+        assert_eq!(fields[recall], 1.0, "{row}");
+    }
+}
+
+#[test]
+fn queries_without_judgments_are_counted_and_left_out_of_the_means() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "unjudged");
+    append(
+        &dataset.join("queries.jsonl"),
+        "{\"id\": \"q3\", \"text\": \"nothing is judged for this\"}\n",
+    );
+    let reports = work.path().join("reports");
+    let output = hyde_eval(&[
+        "run",
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--configurations",
+        "bm25",
+        "--output-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("3 queries (2 evaluated, 1 without relevant facts)"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(report_dir(&reports).join("per_query.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2, "{csv}");
+}
+
+#[test]
+fn combining_characters_rtl_text_and_emoji_load_and_retrieve_unchanged() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "unicode");
+    let content = "e\u{301}cole שלום עולם 🚀 launch מבחן";
+    append(
+        &dataset.join("facts.jsonl"),
+        &format!("{{\"id\": \"f3\", \"content\": \"{content}\"}}\n"),
+    );
+    append(
+        &dataset.join("queries.jsonl"),
+        "{\"id\": \"q3\", \"text\": \"שלום 🚀\"}\n",
+    );
+    append(&dataset.join("qrels.tsv"), "q3\tf3\t1\n");
+    let (output, csv) = run_dataset(work.path(), &dataset, &["--configurations", "bm25"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let q3 = csv.lines().find(|row| row.starts_with("bm25,q3,")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let mrr = header.iter().position(|&name| name == "mrr").unwrap();
+    assert_eq!(
+        q3.split(',').nth(mrr).map(str::parse),
+        Some(Ok(1.0)),
+        "{q3}"
+    );
+    let results = std::fs::read_to_string(
+        report_dir(&work.path().join("reports-unicode")).join("results.json"),
+    )
+    .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&results).unwrap();
+    let stored = json["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|fact| fact["id"] == "f3")
+        .unwrap();
+    assert_eq!(stored["content"], content, "text is stored byte for byte");
+}
+
+#[test]
+fn timestamps_after_the_datasets_now_are_noted_and_count_as_age_zero() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "future");
+    std::fs::write(
+        dataset.join("dataset.toml"),
+        "name = \"future\"\nnow = \"2026-06-01T00:00:00Z\"\n",
+    )
+    .unwrap();
+    append(
+        &dataset.join("facts.jsonl"),
+        "{\"id\": \"f3\", \"content\": \"from the future\", \"last_accessed\": \"2099-01-01T00:00:00Z\"}\n",
+    );
+    assert_runs_with_note(
+        &dataset,
+        "1 fact(s) were last used after the dataset's now (2026-06-01T00:00:00+00:00); their age counts as 0 days",
+    );
+}
+
+#[test]
+fn run_names_that_would_leave_the_output_directory_are_refused() {
+    for name in ["../escape", "a/b", ".."] {
+        let output = hyde_eval(&["run", "--quiet", "--no-report", "--run-name", name]);
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        assert!(
+            stderr(&output).contains(&format!("run name {name:?} must be a plain directory name")),
+            "{name}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_dataset_without_now_measures_ages_from_its_latest_fact_and_says_so() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "no-now");
+    std::fs::write(dataset.join("dataset.toml"), "name = \"no-now\"\n").unwrap();
+    // tiny's latest timestamp is f1's last_accessed.
+    assert_runs_with_note(
+        &dataset,
+        "dataset.toml sets no `now`; fact ages are measured from the latest fact timestamp, 2026-02-01T00:00:00+00:00",
+    );
+}
