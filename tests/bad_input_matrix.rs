@@ -295,6 +295,31 @@ fn run_names_that_would_leave_the_output_directory_are_refused() {
             stderr(&output)
         );
     }
+    // `compare` of stored results names its directory from --run-name too; the writer
+    // itself refuses any name that is not a plain directory name.
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let (output, _) = run_dataset(work.path(), &dataset, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = report_dir(&work.path().join("reports-tiny")).join("results.json");
+    let results = results.to_str().unwrap();
+    let output_dir = work.path().join("out");
+    let output = hyde_eval(&[
+        "compare",
+        results,
+        results,
+        "--run-name",
+        "../escaped",
+        "--output-dir",
+        output_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("output name \"../escaped\" must be a plain directory name"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!work.path().join("escaped").exists());
 }
 
 #[test]

@@ -79,6 +79,45 @@ fn results_json_is_byte_identical_at_one_two_and_eight_threads_and_across_runs()
 }
 
 #[test]
+fn synthetic_results_json_is_byte_identical_at_one_two_and_eight_threads_and_across_runs() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = work.path().join("synthetic");
+    common::write_synthetic_dataset(&dataset, 2_000, 200);
+    let runs: Vec<Vec<u8>> = ["1", "2", "8", "8"]
+        .iter()
+        .map(|threads| {
+            let output_dir = tempfile::tempdir().unwrap();
+            let output = hyde_eval(
+                &[
+                    "run",
+                    "--quiet",
+                    "--dataset",
+                    dataset.to_str().unwrap(),
+                    "--threads",
+                    threads,
+                ],
+                output_dir.path(),
+            );
+            assert_eq!(output.status.code(), Some(0));
+            std::fs::read(output_dir.path().join("synthetic/results.json")).unwrap()
+        })
+        .collect();
+    let text = String::from_utf8_lossy(&runs[0]);
+    for configuration in [
+        "\"keyword\"",
+        "\"bm25\"",
+        "\"dense\"",
+        "\"multi-hyde\"",
+        "\"hybrid\"",
+    ] {
+        assert!(text.contains(configuration), "{configuration} missing");
+    }
+    assert!(runs[0] == runs[1], "1 vs 2 threads differ");
+    assert!(runs[0] == runs[2], "1 vs 8 threads differ");
+    assert!(runs[2] == runs[3], "two runs at 8 threads differ");
+}
+
+#[test]
 fn usage_errors_exit_2_with_a_hint() {
     let output_dir = tempfile::tempdir().unwrap();
     let output = hyde_eval(&["run", "--configurations", "hyde3a"], output_dir.path());

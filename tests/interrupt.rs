@@ -2,53 +2,11 @@
 //! temporary (`.partial-*`, `.previous-*`) entries and no half-written report, and the
 //! next run over the same output directory succeeds.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
-
-/// A dataset big enough that `run` takes a few seconds: `facts` facts of 40 words drawn
-/// from a 2,000-word vocabulary, `queries` queries of 6 words, 3 judgments each.
-fn write_large_dataset(directory: &Path, facts: usize, queries: usize) {
-    std::fs::create_dir_all(directory).unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |bound: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % bound as u64) as usize
-    };
-    let words = |count: usize, next: &mut dyn FnMut(usize) -> usize| {
-        (0..count)
-            .map(|_| format!("w{}", next(2_000)))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut facts_jsonl = String::new();
-    for fact in 0..facts {
-        facts_jsonl.push_str(&format!(
-            "{{\"id\":\"f{fact}\",\"content\":\"{}\"}}\n",
-            words(40, &mut next)
-        ));
-    }
-    let mut queries_jsonl = String::new();
-    let mut qrels = String::from("query_id\tfact_id\tgrade\n");
-    for query in 0..queries {
-        queries_jsonl.push_str(&format!(
-            "{{\"id\":\"q{query}\",\"text\":\"{}\"}}\n",
-            words(6, &mut next)
-        ));
-        for judged in 0..3 {
-            qrels.push_str(&format!(
-                "q{query}\tf{}\t{}\n",
-                (query * 7 + judged * 1_001) % facts,
-                1 + judged % 2
-            ));
-        }
-    }
-    std::fs::write(directory.join("facts.jsonl"), facts_jsonl).unwrap();
-    std::fs::write(directory.join("queries.jsonl"), queries_jsonl).unwrap();
-    std::fs::write(directory.join("qrels.tsv"), qrels).unwrap();
-}
 
 /// Entries of `output_dir` (recursively) whose names mark unfinished writes.
 fn leftovers(output_dir: &Path) -> Vec<String> {
@@ -83,7 +41,7 @@ fn signal(pid: u32, name: &str) {
 fn sigint_and_sigterm_exit_with_documented_codes_and_leave_no_partial_output() {
     let work = tempfile::tempdir().unwrap();
     let dataset = work.path().join("large");
-    write_large_dataset(&dataset, 5_000, 500);
+    common::write_synthetic_dataset(&dataset, 5_000, 500);
     let output_dir = work.path().join("reports");
     let run = || {
         Command::new(env!("CARGO_BIN_EXE_hyde-eval"))

@@ -77,6 +77,13 @@ pub fn write_directory(
     name: &str,
     files: &[(String, Vec<u8>)],
 ) -> Result<PathBuf, Error> {
+    // Names come from flags, dataset.toml and stored results: none may leave output_dir.
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+        return Err(Error::Usage(format!(
+            "output name {name:?} must be a plain directory name (it would be written outside {})",
+            output_dir.display()
+        )));
+    }
     std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
     let destination = output_dir.join(name);
     let partial = output_dir.join(format!(".{name}.partial-{}", std::process::id()));

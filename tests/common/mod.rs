@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `../shared/datasets` beside the repository (or `$HYDE_EVAL_SHARED/datasets`), when
@@ -38,4 +38,55 @@ pub fn hyde_eval(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
+}
+
+/// A seeded synthetic dataset: `facts` facts of 40 words drawn from a 2,000-word
+/// vocabulary, `queries` queries of 6 words with 3 judgments and 2 hypotheses each.
+pub fn write_synthetic_dataset(directory: &Path, facts: usize, queries: usize) {
+    std::fs::create_dir_all(directory).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let words = |count: usize, next: &mut dyn FnMut(usize) -> usize| {
+        (0..count)
+            .map(|_| format!("w{}", next(2_000)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut facts_jsonl = String::new();
+    for fact in 0..facts {
+        facts_jsonl.push_str(&format!(
+            "{{\"id\":\"f{fact}\",\"content\":\"{}\"}}\n",
+            words(40, &mut next)
+        ));
+    }
+    let mut queries_jsonl = String::new();
+    let mut qrels = String::from("query_id\tfact_id\tgrade\n");
+    let mut hypotheses_jsonl = String::new();
+    for query in 0..queries {
+        queries_jsonl.push_str(&format!(
+            "{{\"id\":\"q{query}\",\"text\":\"{}\"}}\n",
+            words(6, &mut next)
+        ));
+        hypotheses_jsonl.push_str(&format!(
+            "{{\"query_id\":\"q{query}\",\"hypotheses\":[\"{}\",\"{}\"]}}\n",
+            words(20, &mut next),
+            words(20, &mut next)
+        ));
+        for judged in 0..3 {
+            qrels.push_str(&format!(
+                "q{query}\tf{}\t{}\n",
+                (query * 7 + judged * 1_001) % facts,
+                1 + judged % 2
+            ));
+        }
+    }
+    std::fs::write(directory.join("facts.jsonl"), facts_jsonl).unwrap();
+    std::fs::write(directory.join("queries.jsonl"), queries_jsonl).unwrap();
+    std::fs::write(directory.join("qrels.tsv"), qrels).unwrap();
+    std::fs::write(directory.join("hypotheses.jsonl"), hypotheses_jsonl).unwrap();
 }
