@@ -610,6 +610,37 @@ pub enum DatasetCommand {
     /// Load and validate a dataset; report every defect (exit code 2) or a summary line
     #[command(after_long_help = DATASET_HELP)]
     Validate(InspectArgs),
+    /// Write a seeded synthetic dataset (Zipfian vocabulary, topical clusters, planted
+    /// graded qrels, synonym-shifted queries, hypotheses) for scale tests
+    Synth(SynthArgs),
+}
+
+/// Options of `hyde-eval dataset synth`.
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Facts to generate
+    #[arg(long, value_name = "N")]
+    pub facts: usize,
+
+    /// Queries to generate
+    #[arg(long, value_name = "Q")]
+    pub queries: usize,
+
+    /// Random seed: the same arguments give byte-identical files
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Topical clusters [default: facts / 500, at least 4]
+    #[arg(long, value_name = "T")]
+    pub topics: Option<usize>,
+
+    /// Background vocabulary size
+    #[arg(long, value_name = "V", default_value_t = 20_000)]
+    pub vocabulary: usize,
+
+    /// New dataset directory [default: synth-N]
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
 }
 
 /// Options of `hyde-eval dataset import`.

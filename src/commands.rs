@@ -867,6 +867,27 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
         }
     };
     match command {
+        DatasetCommand::Synth(args) => {
+            let mut options =
+                crate::dataset::synth::SynthOptions::new(args.facts, args.queries, args.seed);
+            options.vocabulary = args.vocabulary;
+            if let Some(topics) = args.topics {
+                options.topics = topics;
+            }
+            let destination = args
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("synth-{}", args.facts)));
+            crate::dataset::synth::write(&options, &destination)?;
+            print_to_stdout(&format!(
+                "wrote {} facts, {} queries ({} topics, seed {}) into {}\n",
+                options.facts,
+                options.queries,
+                options.topics,
+                options.seed,
+                destination.display()
+            ))?;
+        }
         DatasetCommand::Import(args) => {
             if args.from == import::Format::Native {
                 return Err(Error::Usage(

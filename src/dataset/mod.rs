@@ -16,6 +16,7 @@ pub mod manifest;
 mod native;
 mod smart;
 pub mod stats;
+pub mod synth;
 mod trec;
 
 use std::collections::HashMap;
