@@ -4,9 +4,11 @@
 //!
 //! Reports and caches are written under temporary names and renamed into place, so an
 //! interrupted run never leaves a half-written report: what is in place is complete,
-//! and the temporaries are removed here. A directory swap (old report out, new report
-//! in) runs as a [`critical`] section that the signal handler waits for, so the
-//! destination never goes missing either.
+//! and the temporaries are removed here. Every write of a temporary and every directory
+//! swap (old report out, new report in) runs as a [`critical`] section: the signal
+//! handler waits for the one in progress, then holds the lock until the process exits,
+//! so no write can recreate a temporary it has removed and the destination never goes
+//! missing.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -16,8 +18,8 @@ use signal_hook::iterator::Signals;
 
 /// Temporary paths being written, removed if the process is interrupted.
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-/// Held while a report directory is swapped into place.
-static SWAP: Mutex<()> = Mutex::new(());
+/// Held by critical sections, and by the signal handler from clean-up until exit.
+static CRITICAL: Mutex<()> = Mutex::new(());
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -30,7 +32,7 @@ pub fn install() -> std::io::Result<()> {
         .name("signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                let _swap = lock(&SWAP);
+                let _critical = lock(&CRITICAL);
                 for path in lock(&TEMPORARIES).iter() {
                     let _ = if path.is_dir() {
                         std::fs::remove_dir_all(path)
@@ -69,8 +71,9 @@ impl Drop for Temporary {
     }
 }
 
-/// Runs `work` so that an interruption waits until it is done.
+/// Runs `work` so that an interruption waits until it is done, and no `work` starts
+/// once an interruption has begun its clean-up.
 pub fn critical<T>(work: impl FnOnce() -> T) -> T {
-    let _swap = lock(&SWAP);
+    let _critical = lock(&CRITICAL);
     work()
 }

@@ -93,10 +93,14 @@ pub fn write_directory(
     }
     for (relative, bytes) in files {
         let path = partial.join(relative);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(write_error(parent))?;
-        }
-        write_file(&path, bytes)?;
+        // Each write is a critical section: once an interruption has removed the
+        // temporary directory, no write may recreate it.
+        critical(|| {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+            }
+            write_file(&path, bytes)
+        })?;
     }
     flush_directory(&partial);
     let previous = output_dir.join(format!(".{name}.previous-{}", std::process::id()));
@@ -126,9 +130,11 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .unwrap_or_default();
     let temporary = path.with_file_name(format!(".{file_name}.partial-{}", std::process::id()));
     let _registered = Temporary::register(&temporary);
-    write_file(&temporary, bytes)?;
-    let _ = std::fs::File::open(&temporary).and_then(|file| file.sync_all());
-    std::fs::rename(&temporary, path).map_err(write_error(path))
+    critical(|| {
+        write_file(&temporary, bytes)?;
+        let _ = std::fs::File::open(&temporary).and_then(|file| file.sync_all());
+        std::fs::rename(&temporary, path).map_err(write_error(path))
+    })
 }
 
 /// Pretty JSON with a final newline.
