@@ -90,6 +90,70 @@ pub enum Command {
     /// Import, summarize or validate datasets (BEIR, TREC, CSV, SMART, native).
     #[command(subcommand)]
     Dataset(DatasetCommand),
+    /// Generate hypotheses with an LLM ([generators.NAME]) and write them, with their
+    /// provenance, into the dataset's hypotheses.jsonl for replay.
+    #[command(after_long_help = RECORD_EXAMPLES)]
+    Record(RecordArgs),
+    /// Inspect or clear the cache of backend answers (embeddings, hypotheses).
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
+}
+
+const RECORD_EXAMPLES: &str = "\
+Examples:
+  hyde-eval record --config hyde-eval.toml --generator gpt
+      writes datasets/devmem/hypotheses.jsonl (replacing it) with the generator's
+      hypotheses for every query, as many as the configurations use (or --n)
+  hyde-eval record --config hyde-eval.toml --generator local-llm --dataset my-data --n 3 \\
+      --output my-data/hypotheses-llama.jsonl
+
+Each line carries its provenance (generator, model, prompt, temperature, date). Answers
+come from the cache when present, so recording after a run costs nothing; a run with the
+default `recorded` generator then replays them, in CI, offline. Queries whose generation
+failed are left out and counted.";
+
+/// `hyde-eval record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Hypotheses per query [default: the most any selected configuration uses]
+    #[arg(long, value_name = "N")]
+    pub n: Option<usize>,
+
+    /// Where the hypotheses go [default: DATASET/hypotheses.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `hyde-eval cache ...`.
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Entries, size and damaged entries per provider and generator
+    Stats(CacheArgs),
+    /// Remove every cached answer, or one provider's (--provider KIND or directory name)
+    Clear(CacheClearArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// The cache [default: $HYDE_EVAL_CACHE/cache, else ~/.cache/hyde-eval/cache]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheClearArgs {
+    #[command(flatten)]
+    pub cache: CacheArgs,
+
+    /// Only this provider or generator: a kind (openai, voyage, cohere, local,
+    /// openai-chat) or a directory name from `cache stats`
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
 }
 
 const SWEEP_EXAMPLES: &str = "\
@@ -348,10 +412,25 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub configurations: Vec<String>,
 
-    /// Embedding provider: hash, concept or local [default: the dataset's, else hash];
-    /// `compare` takes it several times
+    /// Embedding provider: hash, concept, local or an [embedders.NAME] table of the
+    /// config file [default: the dataset's, else hash]; `compare` takes it several times
     #[arg(short, long, value_name = "NAME")]
     pub embedder: Vec<String>,
+
+    /// Hypothesis generator: recorded (the dataset's hypotheses.jsonl) or a
+    /// [generators.NAME] table of the config file [default: recorded]
+    #[arg(long, value_name = "NAME")]
+    pub generator: Option<String>,
+
+    /// Use only cached embeddings and hypotheses: a miss is an error (exit 3), no request
+    /// is made and no API key is needed
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Cache of backend answers [default: $HYDE_EVAL_CACHE/cache, else
+    /// ~/.cache/hyde-eval/cache]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 
     /// sentence-transformers model directory for the local embedder [default: the
     /// cache's all-minilm-l6-v2, see `hyde-eval models fetch`]

@@ -7,16 +7,21 @@ use std::path::{Path, PathBuf};
 
 use comfy_table::{presets, Table};
 
+use crate::backend_config::GeneratorChoice;
+use crate::cache;
 use crate::cli::{
-    BaselineUpdateArgs, CompareArgs, ModelsFetchArgs, OutputFormat, ReportArgs, RunArgs,
-    RunCommand, SweepArgs,
+    BaselineUpdateArgs, CacheArgs, CacheClearArgs, CompareArgs, ModelsFetchArgs, OutputFormat,
+    RecordArgs, ReportArgs, RunArgs, RunCommand, SweepArgs,
 };
 use crate::compare::{self, Accounting};
 use crate::dataset::Dataset;
-use crate::embed::{ConceptProvider, EmbeddingProvider, HashProvider, LocalProvider};
+use crate::embed::{
+    CachedProvider, ConceptProvider, EmbeddingProvider, HashProvider, LocalProvider, RemoteProvider,
+};
 use crate::error::{exit_code, Error, Problem};
 use crate::gate::{run_gate, GateReport};
-use crate::generate::{HypothesisGenerator, RecordedGenerator};
+use crate::generate::{ChatGenerator, HypothesisGenerator, RecordedGenerator};
+use crate::http::{HttpClient, Secret};
 use crate::metrics::{evaluate, Evaluation};
 use crate::models::{self, Fetched};
 use crate::pipeline::config::Preset;
@@ -31,12 +36,33 @@ use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
 use crate::sweep::grid::{self, ParamRange};
 use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
 
-/// Builds the embedding provider a run asked for.
+/// The API key an HTTP backend needs: none without `api_key_env` or under `--offline`
+/// (no request is made then).
+fn backend_secret(
+    table: &str,
+    http: &crate::http::HttpSettings,
+    offline: bool,
+) -> Result<Option<Secret>, Error> {
+    match (&http.api_key_env, offline) {
+        (Some(variable), false) => Secret::from_env(variable).map(Some).map_err(|problem| {
+            Error::Usage(format!(
+                "{table}: {problem}\n    hint: export {variable}=..., or pass --offline to use only cached answers"
+            ))
+        }),
+        _ => Ok(None),
+    }
+}
+
+fn cache_root(settings: &RunSettings) -> Result<PathBuf, Error> {
+    cache::cache_root(settings.cache_dir.as_deref())
+}
+
+/// Builds the embedding provider a run asked for; slow and paid ones behind the cache.
 fn build_embedder(
-    choice: &EmbedderChoice,
+    settings: &RunSettings,
     dataset: &Dataset,
 ) -> Result<Box<dyn EmbeddingProvider>, Error> {
-    match choice {
+    match &settings.embedder {
         EmbedderChoice::Hash { dimension } => Ok(Box::new(HashProvider::new(*dimension)?)),
         EmbedderChoice::Concept { lexicon: Some(path) } => {
             let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.clone(), source })?;
@@ -48,7 +74,46 @@ fn build_embedder(
                 "the concept embedder needs a lexicon: pass --lexicon FILE or set concept_lexicon in the dataset's dataset.toml".into(),
             )),
         },
-        EmbedderChoice::Local { model_dir } => Ok(Box::new(LocalProvider::load(model_dir)?)),
+        EmbedderChoice::Local { model_dir } => Ok(Box::new(CachedProvider::new(
+            Box::new(LocalProvider::load(model_dir)?),
+            &cache_root(settings)?,
+            settings.offline,
+        )?)),
+        EmbedderChoice::Remote(choice) => {
+            let secret = backend_secret(&format!("[embedders.{}]", choice.name), &choice.http, settings.offline)?;
+            let provider = RemoteProvider::new(
+                choice.remote.clone(),
+                HttpClient::new(choice.http.clone(), secret),
+            );
+            Ok(Box::new(CachedProvider::new(
+                Box::new(provider),
+                &cache_root(settings)?,
+                settings.offline,
+            )?))
+        }
+    }
+}
+
+/// Builds the hypothesis generator a run asked for.
+fn build_generator(
+    settings: &RunSettings,
+    dataset: &Dataset,
+) -> Result<Box<dyn HypothesisGenerator>, Error> {
+    match &settings.generator {
+        GeneratorChoice::Recorded => Ok(Box::new(RecordedGenerator::from_dataset(dataset))),
+        GeneratorChoice::Chat(choice) => {
+            let secret = backend_secret(
+                &format!("[generators.{}]", choice.name),
+                &choice.http,
+                settings.offline,
+            )?;
+            Ok(Box::new(ChatGenerator::new(
+                choice.chat.clone(),
+                HttpClient::new(choice.http.clone(), secret),
+                &cache_root(settings)?,
+                settings.offline,
+            )?))
+        }
     }
 }
 
@@ -103,15 +168,15 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
         .iter()
         .any(|configuration| configuration.plan().vector.is_some());
     let embedder = if needs_vectors {
-        Some(build_embedder(&settings.embedder, dataset)?)
+        Some(build_embedder(settings, dataset)?)
     } else {
         None
     };
-    let generator = RecordedGenerator::from_dataset(dataset);
+    let generator = build_generator(settings, dataset)?;
     let output = pipeline::run(&PipelineInputs {
         dataset,
         embedder: embedder.as_deref(),
-        generator: &generator,
+        generator: generator.as_ref(),
         configurations: &settings.configurations,
         progress: !settings.quiet,
     })?;
@@ -132,7 +197,7 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
             )
         })
         .collect();
-    let results = build_results(
+    let mut results = build_results(
         &settings.run_name,
         dataset,
         &settings.metrics,
@@ -141,6 +206,12 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
         &output.configurations,
         &evaluations,
     );
+    results.backend = output.backend.clone();
+    if results.generator.kind != "recorded" {
+        for (detail, hypotheses) in results.queries.iter_mut().zip(&output.hypotheses) {
+            detail.hypotheses = hypotheses.clone();
+        }
+    }
     Ok(Execution { results, output })
 }
 
@@ -184,6 +255,7 @@ fn terminal_summary(
     sections.extend(
         [
             table::hyde_table(results),
+            table::backend_table(results),
             table::abstention_line(results),
             table::scenario_table(results),
             table::expectation_failures(results),
@@ -193,6 +265,28 @@ fn terminal_summary(
         .flatten(),
     );
     sections
+}
+
+/// Notes on stderr about hypotheses that fell back and cache entries that were replaced.
+fn backend_notes(output: &PipelineOutput) {
+    if let Some(first) = output.backend_failures.first() {
+        eprintln!(
+            "note: {} queries fell back for want of a hypothesis (counted per configuration); first: {first}",
+            output.backend_failures.len()
+        );
+    }
+    let corrupt = output.backend.as_ref().map_or(0, |backend| {
+        backend
+            .embedding
+            .map_or(0, |usage| usage.corrupt_entries_ignored)
+            + backend
+                .generation
+                .as_ref()
+                .map_or(0, |generation| generation.corrupt_entries_ignored)
+    });
+    if corrupt > 0 {
+        eprintln!("note: {corrupt} damaged cache entries were ignored and replaced");
+    }
 }
 
 /// `hyde-eval run`: returns the process exit code (1 when the gate fails).
@@ -212,6 +306,9 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     };
     let Execution { results, output } =
         in_pool(settings.threads, || execute(&dataset, &settings))??;
+    if !settings.quiet {
+        backend_notes(&output);
+    }
     let gate = match (&gate_settings, &baseline) {
         (Some((path, options)), Some(baseline)) => {
             let failed_expectations = results
@@ -462,6 +559,174 @@ pub fn models_fetch(args: &ModelsFetchArgs) -> Result<u8, Error> {
     Ok(exit_code::OK)
 }
 
+/// `hyde-eval record`: generates hypotheses for every query and writes them, with
+/// their provenance, as a `hypotheses.jsonl`.
+pub fn record(args: &RecordArgs) -> Result<u8, Error> {
+    let (file, dataset) = load_inputs(&args.run)?;
+    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let GeneratorChoice::Chat(choice) = &settings.generator else {
+        return Err(Error::Usage(
+            "record needs a live generator: --generator NAME naming a [generators.NAME] table of the --config file".into(),
+        ));
+    };
+    let n = match args.n {
+        Some(0) => return Err(Error::Usage("--n must be at least 1".into())),
+        Some(n) => n,
+        None => settings
+            .configurations
+            .iter()
+            .filter(|configuration| configuration.plan().uses_hypotheses())
+            .map(|configuration| configuration.params.num_hypotheses)
+            .max()
+            .unwrap_or(1),
+    };
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| settings::dataset_path(&args.run, &file).join("hypotheses.jsonl"));
+    let generator = build_generator(&settings, &dataset)?;
+    let generations = in_pool(settings.threads, || {
+        generator.generate_all(&dataset.queries, n)
+    })??;
+    let source = crate::dataset::HypothesisSource {
+        generator: format!("openai-chat ({})", choice.name),
+        model: Some(choice.chat.model.clone()),
+        prompt: Some(choice.chat.prompt.name.clone()),
+        temperature: Some(choice.chat.temperature),
+        date: Some(chrono::Utc::now().format("%Y-%m-%d").to_string()),
+        note: None,
+    };
+    let mut lines = Vec::new();
+    let mut failures = Vec::new();
+    let mut cost = crate::generate::GenerationCost::default();
+    for (query, generation) in dataset.queries.iter().zip(&generations) {
+        cost.requests += generation.cost.requests;
+        cost.hypotheses_generated += generation.cost.hypotheses_generated;
+        cost.hypotheses_from_cache += generation.cost.hypotheses_from_cache;
+        match &generation.hypotheses {
+            Ok(texts) => {
+                let line = serde_json::json!({"query_id": query.id.0, "hypotheses": texts, "source": source});
+                lines.push(serde_json::to_string(&line).expect("serializes"));
+            }
+            Err(failure) => failures.push((query.id.0.clone(), failure.clone())),
+        }
+    }
+    if lines.is_empty() {
+        let reason = failures
+            .first()
+            .map(|(query, failure)| format!("{query}: {failure}"))
+            .unwrap_or_else(|| "the dataset has no queries".into());
+        return Err(Error::Backend(format!(
+            "no hypothesis was generated for any query ({reason}); nothing written"
+        )));
+    }
+    let mut bytes = lines.join("\n").into_bytes();
+    bytes.push(b'\n');
+    write_file_atomically(&output, &bytes)?;
+    if !args.run.quiet {
+        for (query, failure) in failures.iter().take(5) {
+            eprintln!("note: no hypothesis for query {query}: {failure}");
+        }
+    }
+    print_line(&format!(
+        "recorded {} hypotheses for {} of {} queries into {} ({} requests, {} new, {} from the cache{})",
+        generations
+            .iter()
+            .filter_map(|generation| generation.hypotheses.as_ref().ok())
+            .map(Vec::len)
+            .sum::<usize>(),
+        lines.len(),
+        dataset.queries.len(),
+        output.display(),
+        cost.requests,
+        cost.hypotheses_generated,
+        cost.hypotheses_from_cache,
+        if failures.is_empty() {
+            String::new()
+        } else {
+            format!("; {} queries failed and were left out", failures.len())
+        }
+    ))?;
+    Ok(exit_code::OK)
+}
+
+/// `hyde-eval cache stats`.
+pub fn cache_stats(args: &CacheArgs) -> Result<u8, Error> {
+    let root = cache::cache_root(args.cache_dir.as_deref())?;
+    let namespaces = cache::stats(&root)?;
+    if namespaces.is_empty() {
+        print_line(&format!("the cache in {} is empty", root.display()))?;
+        return Ok(exit_code::OK);
+    }
+    let mut table = Table::new();
+    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    table.set_header(vec![
+        "family",
+        "kind",
+        "model",
+        "endpoint",
+        "dims",
+        "entries",
+        "size",
+        "damaged",
+        "unfinished",
+        "directory",
+    ]);
+    for namespace in &namespaces {
+        let description = namespace
+            .description
+            .clone()
+            .unwrap_or(cache::NamespaceDescription {
+                family: "?".into(),
+                kind: "?".into(),
+                endpoint: "?".into(),
+                model: "?".into(),
+                dimension: None,
+            });
+        table.add_row(vec![
+            description.family,
+            description.kind,
+            description.model,
+            description.endpoint,
+            description
+                .dimension
+                .map_or("native".into(), |dimension| dimension.to_string()),
+            namespace.entries.to_string(),
+            format!("{:.1} MB", namespace.bytes as f64 / 1e6),
+            namespace.corrupt.to_string(),
+            namespace.unfinished_writes.to_string(),
+            namespace
+                .directory
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ]);
+    }
+    print_line(&format!("cache: {}\n{table}", root.display()))?;
+    Ok(exit_code::OK)
+}
+
+/// `hyde-eval cache clear`.
+pub fn cache_clear(args: &CacheClearArgs) -> Result<u8, Error> {
+    let root = cache::cache_root(args.cache.cache_dir.as_deref())?;
+    let removed = cache::clear(&root, args.provider.as_deref())?;
+    if removed.is_empty() {
+        if let Some(provider) = &args.provider {
+            return Err(Error::Usage(format!(
+                "nothing in {} matches {provider:?}; `hyde-eval cache stats` lists the kinds and directories",
+                root.display()
+            )));
+        }
+    }
+    let entries: usize = removed.iter().map(|namespace| namespace.entries).sum();
+    print_line(&format!(
+        "removed {entries} entries in {} namespaces from {}",
+        removed.len(),
+        root.display()
+    ))?;
+    Ok(exit_code::OK)
+}
+
 /// Writes `text` and a newline to stdout; a closed pipe only stops the printing.
 fn print_line(text: &str) -> Result<(), Error> {
     Printer::new().print(text)
@@ -509,16 +774,16 @@ pub fn execute_sweep(
 ) -> Result<SweepResults, Error> {
     let (selected, _) = sweep::select(&settings.configurations, &sweep_settings.kind);
     let embedder = if selected.iter().any(|c| c.plan().vector.is_some()) {
-        Some(build_embedder(&settings.embedder, dataset)?)
+        Some(build_embedder(settings, dataset)?)
     } else {
         None
     };
-    let generator = RecordedGenerator::from_dataset(dataset);
+    let generator = build_generator(settings, dataset)?;
     sweep::run(
         &SweepInputs {
             dataset,
             embedder: embedder.as_deref(),
-            generator: &generator,
+            generator: generator.as_ref(),
             run_name: &settings.run_name,
             metrics: &settings.metrics,
             configurations: &settings.configurations,

@@ -141,9 +141,14 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// An embedding provider or hypothesis generator failed.
+    /// An embedding provider or hypothesis generator failed. Hypothesis work that fails
+    /// this way falls back (see [`crate::generate`]); everything else stops the run.
     #[error("{0}")]
     Backend(String),
+    /// A backend failure that no fallback may hide: rejected credentials, or a cache miss
+    /// under `--offline`.
+    #[error("{0}")]
+    BackendFatal(String),
     /// A report or run file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {
@@ -165,7 +170,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Invalid(_) | Error::Usage(_) | Error::Read { .. } => exit_code::INPUT,
-            Error::Backend(_) => exit_code::BACKEND,
+            Error::Backend(_) | Error::BackendFatal(_) => exit_code::BACKEND,
             Error::Write { .. } => exit_code::OUTPUT,
         }
     }

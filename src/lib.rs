@@ -6,6 +6,8 @@
 //! pipeline's candidate tables over parameter grids. The CLI in `cli` only wires these
 //! together.
 
+pub mod backend_config;
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod compare;
@@ -16,6 +18,7 @@ pub mod error;
 pub mod expectations;
 pub mod gate;
 pub mod generate;
+pub mod http;
 pub mod index;
 pub mod interrupt;
 pub mod metrics;

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use hyde_eval::cli::{BaselineAction, Cli, Command, ModelsAction};
+use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, ModelsAction};
 use hyde_eval::commands;
 
 fn main() -> ExitCode {
@@ -30,6 +30,13 @@ fn main() -> ExitCode {
         }
         Command::Eval(args) => commands::eval(args),
         Command::Dataset(command) => commands::dataset(command),
+        Command::Record(args) => commands::record(args),
+        Command::Cache {
+            action: CacheAction::Stats(args),
+        } => commands::cache_stats(args),
+        Command::Cache {
+            action: CacheAction::Clear(args),
+        } => commands::cache_clear(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -5,7 +5,9 @@
 //! ```toml
 //! dataset = "datasets/devmem"
 //! configurations = ["keyword", "hyde-3b", "my-blend"]
-//! embedder = "hash"        # or "concept" (with lexicon = "..."), or "local" (model_dir = "...")
+//! embedder = "hash"        # or "concept" (with lexicon = "..."), "local" (model_dir = "..."),
+//!                          # or the name of an [embedders.NAME] table
+//! generator = "gpt"        # a [generators.NAME] table [default: the recorded hypotheses]
 //! k = [1, 5, 10]
 //!
 //! [params]                 # every configuration
@@ -18,12 +20,18 @@
 //! preset = "blend"
 //! vector_top_k = 20
 //! ```
+//!
+//! `[embedders.NAME]` and `[generators.NAME]` tables are described in
+//! [`crate::backend_config`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::backend_config::{
+    self, EmbedderTableChoice, EmbedderTables, GeneratorChoice, GeneratorTables, RemoteChoice,
+};
 use crate::cli::{GateArgs, RunArgs, SignificanceArgs};
 use crate::comparison::SignificanceSettings;
 use crate::dataset::manifest::normalize_cutoffs;
@@ -43,6 +51,12 @@ pub struct ConfigFile {
     dataset: Option<PathBuf>,
     configurations: Option<Vec<String>>,
     embedder: Option<String>,
+    generator: Option<String>,
+    cache_dir: Option<PathBuf>,
+    #[serde(default)]
+    embedders: EmbedderTables,
+    #[serde(default)]
+    generators: GeneratorTables,
     dimension: Option<usize>,
     lexicon: Option<PathBuf>,
     model_dir: Option<PathBuf>,
@@ -77,7 +91,9 @@ impl ConfigFile {
                 .map(|span| text[..span.start].matches('\n').count() + 1);
             let message = error.message().trim();
             let mut problem = Problem::new(path, line, message.to_owned());
-            if let Some(hint) = unknown_field_hint(message) {
+            if let Some(hint) =
+                unknown_field_hint(message).or_else(|| backend_config::field_hint(message))
+            {
                 problem = problem.with_hint(hint);
             }
             Error::problem(problem)
@@ -187,13 +203,23 @@ pub enum EmbedderChoice {
     Local {
         model_dir: PathBuf,
     },
+    /// An HTTP embedding API (`[embedders.NAME]`).
+    Remote(Box<RemoteChoice>),
 }
+
+/// The built-in embedder names (config tables add their own).
+const BUILTIN_EMBEDDERS: [&str; 3] = ["hash", "concept", "local"];
 
 /// Everything a run needs, resolved.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
     pub configurations: Vec<Configuration>,
     pub embedder: EmbedderChoice,
+    pub generator: GeneratorChoice,
+    /// `--cache-dir` or the config's `cache_dir` (else the default, resolved when used).
+    pub cache_dir: Option<PathBuf>,
+    /// Cache misses that would need the network are errors.
+    pub offline: bool,
     pub metrics: MetricSettings,
     /// Metric columns of the terminal table.
     pub table_metrics: Vec<String>,
@@ -502,35 +528,82 @@ pub fn resolve(
         .or_else(|| file.embedder.clone())
         .or_else(|| manifest.embedder.clone())
         .unwrap_or_else(|| "hash".into());
-    let embedder = match embedder_name.as_str() {
-        "hash" => EmbedderChoice::Hash {
-            dimension: args
-                .dimension
-                .or(file.dimension)
-                .unwrap_or(crate::embed::DEFAULT_HASH_DIMENSION),
-        },
-        "concept" => EmbedderChoice::Concept {
-            lexicon: args
-                .lexicon
-                .clone()
-                .or_else(|| file.relative(&file.lexicon)),
-        },
-        "local" => EmbedderChoice::Local {
-            model_dir: match args
-                .model_dir
-                .clone()
-                .or_else(|| file.relative(&file.model_dir))
-            {
-                Some(path) => path,
-                None => crate::models::model_dir(crate::models::DEFAULT_LOCAL_MODEL)?,
+    let local_default = || crate::models::model_dir(crate::models::DEFAULT_LOCAL_MODEL);
+    let embedder = if let Some(table) = file.embedders.get(&embedder_name) {
+        match backend_config::embedder_choice(&file.path, &embedder_name, table)? {
+            EmbedderTableChoice::Remote(remote) => EmbedderChoice::Remote(remote),
+            EmbedderTableChoice::Local { model_dir } => EmbedderChoice::Local {
+                model_dir: match args.model_dir.clone().or(model_dir) {
+                    Some(path) => path,
+                    None => local_default()?,
+                },
             },
-        },
-        other => {
-            return Err(Error::Usage(format!(
-                "unknown embedder {other:?}{}; available: hash, concept, local",
-                suggestion(other, &["hash", "concept", "local"])
-            )))
+            EmbedderTableChoice::Hash { dimension } => EmbedderChoice::Hash {
+                dimension: args
+                    .dimension
+                    .or(dimension)
+                    .unwrap_or(crate::embed::DEFAULT_HASH_DIMENSION),
+            },
+            EmbedderTableChoice::Concept { lexicon } => EmbedderChoice::Concept {
+                lexicon: args.lexicon.clone().or(lexicon),
+            },
         }
+    } else {
+        match embedder_name.as_str() {
+            "hash" => EmbedderChoice::Hash {
+                dimension: args
+                    .dimension
+                    .or(file.dimension)
+                    .unwrap_or(crate::embed::DEFAULT_HASH_DIMENSION),
+            },
+            "concept" => EmbedderChoice::Concept {
+                lexicon: args
+                    .lexicon
+                    .clone()
+                    .or_else(|| file.relative(&file.lexicon)),
+            },
+            "local" => EmbedderChoice::Local {
+                model_dir: match args
+                    .model_dir
+                    .clone()
+                    .or_else(|| file.relative(&file.model_dir))
+                {
+                    Some(path) => path,
+                    None => local_default()?,
+                },
+            },
+            other => {
+                let mut known: Vec<&str> = BUILTIN_EMBEDDERS.to_vec();
+                known.extend(file.embedders.keys().map(String::as_str));
+                let hint = if file.embedders.is_empty() {
+                    "; an HTTP provider is an [embedders.NAME] table in the --config file"
+                } else {
+                    ""
+                };
+                return Err(Error::Usage(format!(
+                    "unknown embedder {other:?}{}; available: {}{hint}",
+                    suggestion(other, &known),
+                    known.join(", ")
+                )));
+            }
+        }
+    };
+
+    let generator_name = args.generator.clone().or_else(|| file.generator.clone());
+    let generator = match generator_name.as_deref() {
+        None | Some("recorded") => GeneratorChoice::Recorded,
+        Some(name) => match file.generators.get(name) {
+            Some(table) => backend_config::generator_choice(&file.path, name, table)?,
+            None => {
+                let mut known = vec!["recorded"];
+                known.extend(file.generators.keys().map(String::as_str));
+                return Err(Error::Usage(format!(
+                    "unknown generator {name:?}{}; available: {} (a generator is a [generators.NAME] table in the --config file)",
+                    suggestion(name, &known),
+                    known.join(", ")
+                )));
+            }
+        },
     };
 
     let metric_names = metrics.metric_names();
@@ -581,6 +654,12 @@ pub fn resolve(
     Ok(RunSettings {
         configurations,
         embedder,
+        generator,
+        cache_dir: args
+            .cache_dir
+            .clone()
+            .or_else(|| file.relative(&file.cache_dir)),
+        offline: args.offline,
         metrics,
         table_metrics,
         run_name,

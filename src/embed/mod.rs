@@ -3,28 +3,76 @@
 //! Deterministic providers live here (`hash`, `concept`); real backends plug in behind
 //! the same trait. [`embed_checked`] is the one place that validates what a provider
 //! returns (count, dimension, finiteness), so no stage above it sees a malformed vector.
-//! `local` runs a sentence-transformers model in-process.
+//! `local` runs a sentence-transformers model in-process; `remote` speaks the OpenAI,
+//! Voyage and Cohere embedding APIs; `cached` puts the on-disk cache in front of either.
 
+pub mod cached;
 mod concept;
 mod hash;
 pub mod local;
+pub mod remote;
 
 use serde::Serialize;
 
 use crate::error::Error;
 
+pub use cached::{CacheScope, CachedProvider};
 pub use concept::ConceptProvider;
 pub use hash::{HashProvider, DEFAULT_HASH_DIMENSION};
 pub use local::LocalProvider;
+pub use remote::RemoteProvider;
 
-/// Whether a text is embedded as a search query or as a document. Providers with
-/// asymmetric models (query vs passage prefixes, input types) use it; deterministic
-/// providers ignore it.
+/// Whether a text is embedded as a search query, a document or a hypothetical answer.
+/// Providers with asymmetric models (query vs passage prefixes, input types) use it,
+/// presenting hypotheses as their configuration says (as documents by default: HyDE text
+/// is an answer); deterministic providers ignore it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TextKind {
     Query,
     Document,
+    Hypothesis,
+}
+
+/// What a provider has spent so far (cumulative; the pipeline takes differences).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct EmbeddingUsage {
+    /// HTTP requests sent, retries included.
+    pub requests: u64,
+    pub retries: u64,
+    /// Tokens the API reported.
+    pub tokens: u64,
+    /// Texts the provider embedded (cache misses).
+    pub texts_embedded: u64,
+    pub texts_from_cache: u64,
+    /// Cache entries that failed their checks and were replaced.
+    pub corrupt_entries_ignored: u64,
+}
+
+impl std::ops::Sub for EmbeddingUsage {
+    type Output = EmbeddingUsage;
+
+    fn sub(self, before: EmbeddingUsage) -> EmbeddingUsage {
+        EmbeddingUsage {
+            requests: self.requests - before.requests,
+            retries: self.retries - before.retries,
+            tokens: self.tokens - before.tokens,
+            texts_embedded: self.texts_embedded - before.texts_embedded,
+            texts_from_cache: self.texts_from_cache - before.texts_from_cache,
+            corrupt_entries_ignored: self.corrupt_entries_ignored - before.corrupt_entries_ignored,
+        }
+    }
+}
+
+impl std::ops::AddAssign for EmbeddingUsage {
+    fn add_assign(&mut self, other: EmbeddingUsage) {
+        self.requests += other.requests;
+        self.retries += other.retries;
+        self.tokens += other.tokens;
+        self.texts_embedded += other.texts_embedded;
+        self.texts_from_cache += other.texts_from_cache;
+        self.corrupt_entries_ignored += other.corrupt_entries_ignored;
+    }
 }
 
 /// What produced a set of vectors; recorded in results so runs are comparable only
@@ -38,9 +86,24 @@ pub struct ProviderIdentity {
 
 /// Turns texts into vectors of a fixed dimension.
 pub trait EmbeddingProvider: Send + Sync {
+    /// Kind, model and dimension (0 while an HTTP provider has not yet learned it).
     fn identity(&self) -> ProviderIdentity;
     /// One vector per text, in order.
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, Error>;
+    /// The embedding space for the cache; `None` for providers not worth caching.
+    fn cache_scope(&self) -> Option<CacheScope> {
+        None
+    }
+    /// How texts of `kind` are presented (input type and prefix), for cache keys.
+    fn input_key(&self, kind: TextKind) -> String {
+        format!("{kind:?}")
+    }
+    /// Takes the dimension of vectors found in the cache before any request.
+    fn adopt_dimension(&self, _dimension: usize) {}
+    /// Requests, tokens and cache use so far; `None` for providers that spend nothing.
+    fn usage(&self) -> Option<EmbeddingUsage> {
+        None
+    }
 }
 
 /// Embeds `texts` and checks the provider's answer: one vector per text, each of the
@@ -50,8 +113,9 @@ pub fn embed_checked(
     texts: &[&str],
     kind: TextKind,
 ) -> Result<Vec<Vec<f32>>, Error> {
-    let identity = provider.identity();
     let vectors = provider.embed(texts, kind)?;
+    // Read after the call: an HTTP provider learns its dimension from its first answer.
+    let identity = provider.identity();
     if vectors.len() != texts.len() {
         return Err(Error::Backend(format!(
             "embedding provider {} returned {} vectors for {} texts",

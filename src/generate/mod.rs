@@ -1,22 +1,62 @@
 //! The hypothesis-generator seam: anything that writes hypothetical answers (HyDE) for a
-//! query. Recorded hypotheses from the dataset implement it today; LLM backends plug in
-//! behind the same trait.
+//! query: the dataset's recorded hypotheses, or an LLM behind an OpenAI-compatible chat
+//! endpoint ([`openai_chat`], with the prompt templates of [`prompts`]).
 //!
 //! A generator that cannot produce a usable hypothesis returns a [`GenerationFailure`];
 //! the pipeline then falls back the way the seeds do (3a: original keywords; 3b: direct
-//! query embedding) and counts the fallback. A failure never aborts a run.
+//! query embedding) and counts the fallback. Such a failure never aborts a run; only
+//! rejected credentials and `--offline` cache misses do (as errors).
+
+pub mod openai_chat;
+pub mod prompts;
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use crate::dataset::{Dataset, HypothesisSource, Query, QueryId};
+use crate::error::Error;
+
+pub use openai_chat::{ChatGenerator, ChatSettings};
+pub use prompts::PromptTemplate;
 
 /// Why a query got no hypothesis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GenerationFailure {
     /// Nothing was recorded for this query.
     NotRecorded,
+    /// The generator failed (error after retries, timeout, empty text); the reason.
+    Failed(String),
+}
+
+impl std::fmt::Display for GenerationFailure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GenerationFailure::NotRecorded => formatter.write_str("no hypothesis recorded"),
+            GenerationFailure::Failed(reason) => formatter.write_str(reason),
+        }
+    }
+}
+
+/// What generating one query's hypotheses cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct GenerationCost {
+    /// Requests made for this query (retries are the client's).
+    pub requests: u64,
+    pub hypotheses_generated: u64,
+    pub hypotheses_from_cache: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub corrupt_entries_ignored: u64,
+    /// Wall time of the requests, when any were made.
+    pub latency_ms: Option<f64>,
+}
+
+/// One query's hypotheses (or why there are none) and their cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    pub hypotheses: Result<Vec<String>, GenerationFailure>,
+    pub cost: GenerationCost,
 }
 
 /// What produced the hypotheses of a run.
@@ -30,7 +70,19 @@ pub struct GeneratorIdentity {
 /// Writes up to `n` hypothetical answers for a query.
 pub trait HypothesisGenerator: Send + Sync {
     fn identity(&self) -> GeneratorIdentity;
-    fn generate(&self, query: &Query, n: usize) -> Result<Vec<String>, GenerationFailure>;
+    /// Hypotheses for one query; `Err` only for failures no fallback may hide.
+    fn generate(&self, query: &Query, n: usize) -> Result<Generation, Error>;
+    /// Hypotheses for every query, in order (HTTP generators run queries concurrently).
+    fn generate_all(&self, queries: &[Query], n: usize) -> Result<Vec<Generation>, Error> {
+        queries
+            .iter()
+            .map(|query| self.generate(query, n))
+            .collect()
+    }
+    /// HTTP requests and retries so far.
+    fn requests(&self) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Replays the hypotheses recorded in the dataset's `hypotheses.jsonl`.
@@ -72,10 +124,14 @@ impl HypothesisGenerator for RecordedGenerator {
         }
     }
 
-    fn generate(&self, query: &Query, n: usize) -> Result<Vec<String>, GenerationFailure> {
-        match self.hypotheses.get(&query.id) {
+    fn generate(&self, query: &Query, n: usize) -> Result<Generation, Error> {
+        let hypotheses = match self.hypotheses.get(&query.id) {
             Some(texts) if !texts.is_empty() => Ok(texts.iter().take(n).cloned().collect()),
             _ => Err(GenerationFailure::NotRecorded),
-        }
+        };
+        Ok(Generation {
+            hypotheses,
+            cost: GenerationCost::default(),
+        })
     }
 }

@@ -18,9 +18,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::dataset::{Dataset, Fact, FactId, Query};
-use crate::embed::{embed_checked, EmbeddingProvider, TextKind};
+use crate::embed::{embed_checked, EmbeddingProvider, EmbeddingUsage, TextKind};
 use crate::error::Error;
-use crate::generate::{GenerationFailure, HypothesisGenerator};
+use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::index::{
     sort_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
 };
@@ -66,6 +66,65 @@ impl HydeAccounting {
     }
 }
 
+/// What the backends spent on one configuration's queries. Work shared between
+/// configurations (the corpus' vectors, one query's hypotheses) counts for each that
+/// used it; the run's totals are in [`RunBackendAccounting`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct BackendAccounting {
+    /// Generation requests for the queries that consulted the generator.
+    pub llm_requests: u64,
+    pub hypotheses_generated: u64,
+    pub hypotheses_from_cache: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Per-query generation latency over the queries that made requests (ms).
+    pub generation_latency_ms_p50: Option<f64>,
+    pub generation_latency_ms_p95: Option<f64>,
+    /// Queries whose generation failed (they fell back).
+    pub generation_failures: usize,
+    /// Queries whose hypotheses could not be embedded (their vector search fell back).
+    pub hypothesis_embedding_failures: usize,
+    pub embedding_requests: u64,
+    pub texts_embedded: u64,
+    pub texts_from_cache: u64,
+    pub embedding_tokens: u64,
+}
+
+/// What the backends spent in the whole run (shared work counted once).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct RunBackendAccounting {
+    /// `null` when the embedder spends nothing (hash, concept).
+    pub embedding: Option<EmbeddingUsage>,
+    /// `null` when hypotheses were replayed from the dataset.
+    pub generation: Option<GenerationTotals>,
+}
+
+/// The generator's spend over the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct GenerationTotals {
+    pub requests: u64,
+    pub retries: u64,
+    pub hypotheses_generated: u64,
+    pub hypotheses_from_cache: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub failures: usize,
+    pub corrupt_entries_ignored: u64,
+    pub latency_ms_p50: Option<f64>,
+    pub latency_ms_p95: Option<f64>,
+}
+
+/// Nearest-rank percentile `p` (0..=100) of `values`; `None` when empty.
+fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    Some(sorted[rank.min(sorted.len()) - 1])
+}
+
 /// What one configuration produced.
 #[derive(Debug, Clone)]
 pub struct ConfigurationOutput {
@@ -75,6 +134,8 @@ pub struct ConfigurationOutput {
     /// Whether each query used a hypothesis, in dataset order.
     pub used_hypotheses: Vec<bool>,
     pub accounting: HydeAccounting,
+    /// `None` when no backend spent anything (deterministic providers, recorded hypotheses).
+    pub backend: Option<BackendAccounting>,
     /// Summed per-query retrieval time, milliseconds.
     pub retrieval_ms: f64,
 }
@@ -94,6 +155,12 @@ pub struct PipelineOutput {
     pub timings: StageTimings,
     /// Texts sent to the embedder (facts, queries, hypotheses).
     pub embedded_texts: usize,
+    /// `None` when no backend spent anything.
+    pub backend: Option<RunBackendAccounting>,
+    /// Why hypotheses failed, per failing query (they fell back), for the run's notes.
+    pub backend_failures: Vec<String>,
+    /// The hypotheses each query got, in dataset order (empty when it got none).
+    pub hypotheses: Vec<Vec<String>>,
 }
 
 /// Why a query skipped HyDE.
@@ -111,6 +178,10 @@ struct QueryExpansion {
     first_hypothesis_keywords: Vec<String>,
     query_vector: Option<Vec<f32>>,
     hypothesis_vectors: Vec<Vec<f32>>,
+    /// What generating the hypotheses cost.
+    generation_cost: GenerationCost,
+    /// Why the hypotheses could not be embedded (their vector searches fall back).
+    hypothesis_embedding_failure: Option<String>,
 }
 
 /// The shared stages of a run, computed once for all its configurations.
@@ -123,7 +194,21 @@ pub struct Prepared<'a> {
     /// Temporal score of every fact, per distinct half-life (keyed by its bits).
     temporal_by_half_life: HashMap<u64, Vec<f64>>,
     timings: StageTimings,
+    /// What the embedder spent per stage, when it spends anything.
+    embedding_usage: Option<StageUsage>,
+    /// HTTP requests and retries of the generator.
+    generator_requests: (u64, u64),
+    /// Whether a live generator (not the recording) wrote the hypotheses.
+    generator_live: bool,
     progress: bool,
+}
+
+/// Embedding spend per shared stage.
+#[derive(Debug, Clone, Copy, Default)]
+struct StageUsage {
+    facts: EmbeddingUsage,
+    queries: EmbeddingUsage,
+    hypotheses: EmbeddingUsage,
 }
 
 /// The corpus sorted by fact id, with its indexes.
@@ -186,6 +271,7 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     timings.index_ms = elapsed_ms(started);
 
     let started = Instant::now();
+    let usage_before = embedder.and_then(|embedder| embedder.usage());
     let vectors = match embedder {
         Some(embedder) => {
             let texts: Vec<&str> = facts.iter().map(|fact| fact.content.as_str()).collect();
@@ -208,6 +294,7 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
         None => None,
     };
     timings.embed_facts_ms = elapsed_ms(started);
+    let usage_after_facts = embedder.and_then(|embedder| embedder.usage());
     let corpus = Corpus {
         facts,
         lexical,
@@ -215,8 +302,17 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     };
 
     let started = Instant::now();
-    let expansions = expand_queries(&dataset.queries, inputs.generator, embedder, max_hypotheses)?;
+    let (expansions, query_usage) =
+        expand_queries(&dataset.queries, inputs.generator, embedder, max_hypotheses)?;
     timings.expand_queries_ms = elapsed_ms(started);
+    let embedding_usage = match (usage_before, usage_after_facts) {
+        (Some(before), Some(after)) => Some(StageUsage {
+            facts: after - before,
+            queries: query_usage.0,
+            hypotheses: query_usage.1,
+        }),
+        _ => None,
+    };
 
     // Temporal scores depend only on the half-life; compute once per distinct value.
     let mut temporal_by_half_life: HashMap<u64, Vec<f64>> = HashMap::new();
@@ -241,6 +337,9 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
         expansions,
         temporal_by_half_life,
         timings,
+        embedding_usage,
+        generator_requests: inputs.generator.requests(),
+        generator_live: inputs.generator.identity().kind != "recorded",
         progress: inputs.progress,
     })
 }
@@ -305,11 +404,16 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
                         .collect(),
                 });
             }
+            let outcomes: Vec<HydeOutcome> = per_query
+                .iter()
+                .map(|outcomes| outcomes[index].hyde)
+                .collect();
             ConfigurationOutput {
                 configuration: configuration.clone(),
                 rankings,
                 used_hypotheses,
                 accounting,
+                backend: prepared.backend_accounting(plans[index], &outcomes),
                 retrieval_ms,
             }
         })
@@ -329,6 +433,13 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
         configurations,
         timings,
         embedded_texts,
+        backend: prepared.run_backend_accounting(),
+        backend_failures: prepared.backend_failures(),
+        hypotheses: prepared
+            .expansions
+            .iter()
+            .map(|expansion| expansion.hypotheses.clone().unwrap_or_default())
+            .collect(),
     })
 }
 
@@ -337,20 +448,29 @@ fn elapsed_ms(started: Instant) -> f64 {
 }
 
 /// Extracts keywords, fetches hypotheses and embeds queries and hypotheses, once per
-/// query for all configurations.
+/// query for all configurations. Also returns the embedder's spend on queries and on
+/// hypotheses.
 fn expand_queries(
     queries: &[Query],
     generator: &dyn HypothesisGenerator,
     embedder: Option<&dyn EmbeddingProvider>,
     max_hypotheses: usize,
-) -> Result<Vec<QueryExpansion>, Error> {
+) -> Result<(Vec<QueryExpansion>, (EmbeddingUsage, EmbeddingUsage)), Error> {
+    let generations = if max_hypotheses == 0 {
+        Vec::new()
+    } else {
+        generator.generate_all(queries, max_hypotheses)?
+    };
     let mut expansions: Vec<QueryExpansion> = queries
         .iter()
-        .map(|query| {
-            let hypotheses = if max_hypotheses == 0 {
-                Err(GenerationFailure::NotRecorded)
-            } else {
-                generator.generate(query, max_hypotheses)
+        .enumerate()
+        .map(|(position, query)| {
+            let (hypotheses, generation_cost) = match generations.get(position) {
+                Some(generation) => (generation.hypotheses.clone(), generation.cost),
+                None => (
+                    Err(GenerationFailure::NotRecorded),
+                    GenerationCost::default(),
+                ),
             };
             let first_hypothesis_keywords = match &hypotheses {
                 Ok(texts) if !texts.is_empty() => extract_keywords(&texts[..1]),
@@ -362,34 +482,60 @@ fn expand_queries(
                 first_hypothesis_keywords,
                 query_vector: None,
                 hypothesis_vectors: Vec::new(),
+                generation_cost,
+                hypothesis_embedding_failure: None,
             }
         })
         .collect();
     let Some(embedder) = embedder else {
-        return Ok(expansions);
+        return Ok((expansions, Default::default()));
     };
+    let usage = || embedder.usage().unwrap_or_default();
+    let before = usage();
     let query_texts: Vec<&str> = queries.iter().map(|query| query.text.as_str()).collect();
     let query_vectors = embed_checked(embedder, &query_texts, TextKind::Query)?;
-    // Hypotheses are document-like text: embedded as documents (the backend plan seed).
-    let hypothesis_texts: Vec<&str> = expansions
-        .iter()
-        .flat_map(|expansion| {
-            expansion
-                .hypotheses
-                .as_deref()
-                .unwrap_or(&[])
-                .iter()
-                .map(String::as_str)
-        })
-        .collect();
-    let mut hypothesis_vectors =
-        embed_checked(embedder, &hypothesis_texts, TextKind::Document)?.into_iter();
+    let after_queries = usage();
     for (expansion, query_vector) in expansions.iter_mut().zip(query_vectors) {
         expansion.query_vector = Some(query_vector);
-        let count = expansion.hypotheses.as_ref().map(Vec::len).unwrap_or(0);
-        expansion.hypothesis_vectors = hypothesis_vectors.by_ref().take(count).collect();
     }
-    Ok(expansions)
+    let hypothesis_texts = |expansion: &QueryExpansion| -> Vec<String> {
+        expansion.hypotheses.as_ref().cloned().unwrap_or_default()
+    };
+    let all_texts: Vec<String> = expansions.iter().flat_map(hypothesis_texts).collect();
+    let all_refs: Vec<&str> = all_texts.iter().map(String::as_str).collect();
+    match embed_checked(embedder, &all_refs, TextKind::Hypothesis) {
+        Ok(vectors) => {
+            let mut vectors = vectors.into_iter();
+            for expansion in &mut expansions {
+                let count = expansion.hypotheses.as_ref().map(Vec::len).unwrap_or(0);
+                expansion.hypothesis_vectors = vectors.by_ref().take(count).collect();
+            }
+        }
+        // A backend failure on hypotheses is retried query by query; the queries that
+        // still fail fall back to the query's own vector, as the seeds do.
+        Err(Error::Backend(_)) => {
+            for expansion in &mut expansions {
+                let texts = hypothesis_texts(expansion);
+                if texts.is_empty() {
+                    continue;
+                }
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                match embed_checked(embedder, &refs, TextKind::Hypothesis) {
+                    Ok(vectors) => expansion.hypothesis_vectors = vectors,
+                    Err(Error::Backend(message)) => {
+                        expansion.hypothesis_embedding_failure = Some(message);
+                    }
+                    Err(other) => return Err(other),
+                }
+            }
+        }
+        Err(other) => return Err(other),
+    }
+    let after_hypotheses = usage();
+    Ok((
+        expansions,
+        (after_queries - before, after_hypotheses - after_queries),
+    ))
 }
 
 /// Whether and how a configuration used hypotheses for one query.
@@ -463,6 +609,119 @@ pub fn mentions_code(query: &str) -> bool {
 }
 
 impl Prepared<'_> {
+    /// Whether hypotheses came from a live generator (not the dataset's recording).
+    fn generator_is_live(&self) -> bool {
+        self.generator_live
+    }
+
+    /// What one configuration's queries cost, given how each used HyDE.
+    fn backend_accounting(
+        &self,
+        plan: Plan,
+        outcomes: &[HydeOutcome],
+    ) -> Option<BackendAccounting> {
+        if self.embedding_usage.is_none() && !self.generator_is_live() {
+            return None;
+        }
+        let mut accounting = BackendAccounting::default();
+        let mut latencies = Vec::new();
+        for (expansion, outcome) in self.expansions.iter().zip(outcomes) {
+            let consulted = matches!(outcome, HydeOutcome::Used | HydeOutcome::Fallback);
+            if consulted && self.generator_is_live() {
+                let cost = &expansion.generation_cost;
+                accounting.llm_requests += cost.requests;
+                accounting.hypotheses_generated += cost.hypotheses_generated;
+                accounting.hypotheses_from_cache += cost.hypotheses_from_cache;
+                accounting.prompt_tokens += cost.prompt_tokens;
+                accounting.completion_tokens += cost.completion_tokens;
+                latencies.extend(cost.latency_ms);
+                if matches!(expansion.hypotheses, Err(GenerationFailure::Failed(_))) {
+                    accounting.generation_failures += 1;
+                }
+            }
+            let searches_hypotheses = plan
+                .vector
+                .is_some_and(|vector| vector != SearchVector::Query);
+            if consulted && searches_hypotheses && expansion.hypothesis_embedding_failure.is_some()
+            {
+                accounting.hypothesis_embedding_failures += 1;
+            }
+        }
+        accounting.generation_latency_ms_p50 = percentile(&latencies, 50.0);
+        accounting.generation_latency_ms_p95 = percentile(&latencies, 95.0);
+        if let (Some(usage), Some(vector)) = (&self.embedding_usage, plan.vector) {
+            let mut spent = usage.facts;
+            spent += usage.queries;
+            if vector != SearchVector::Query && plan.uses_hypotheses() {
+                spent += usage.hypotheses;
+            }
+            accounting.embedding_requests = spent.requests;
+            accounting.texts_embedded = spent.texts_embedded;
+            accounting.texts_from_cache = spent.texts_from_cache;
+            accounting.embedding_tokens = spent.tokens;
+        }
+        Some(accounting)
+    }
+
+    /// What the run's backends spent, shared work counted once.
+    fn run_backend_accounting(&self) -> Option<RunBackendAccounting> {
+        if self.embedding_usage.is_none() && !self.generator_is_live() {
+            return None;
+        }
+        let embedding = self.embedding_usage.map(|usage| {
+            let mut total = usage.facts;
+            total += usage.queries;
+            total += usage.hypotheses;
+            total
+        });
+        let generation = self.generator_is_live().then(|| {
+            let mut totals = GenerationTotals {
+                requests: self.generator_requests.0,
+                retries: self.generator_requests.1,
+                ..GenerationTotals::default()
+            };
+            let mut latencies = Vec::new();
+            for expansion in &self.expansions {
+                let cost = &expansion.generation_cost;
+                totals.hypotheses_generated += cost.hypotheses_generated;
+                totals.hypotheses_from_cache += cost.hypotheses_from_cache;
+                totals.prompt_tokens += cost.prompt_tokens;
+                totals.completion_tokens += cost.completion_tokens;
+                totals.corrupt_entries_ignored += cost.corrupt_entries_ignored;
+                latencies.extend(cost.latency_ms);
+                if matches!(expansion.hypotheses, Err(GenerationFailure::Failed(_))) {
+                    totals.failures += 1;
+                }
+            }
+            totals.latency_ms_p50 = percentile(&latencies, 50.0);
+            totals.latency_ms_p95 = percentile(&latencies, 95.0);
+            totals
+        });
+        Some(RunBackendAccounting {
+            embedding,
+            generation,
+        })
+    }
+
+    /// The reasons of failed generations and hypothesis embeddings, per failing query.
+    fn backend_failures(&self) -> Vec<String> {
+        self.expansions
+            .iter()
+            .filter_map(|expansion| {
+                match (
+                    &expansion.hypotheses,
+                    &expansion.hypothesis_embedding_failure,
+                ) {
+                    (Err(GenerationFailure::Failed(reason)), _) => {
+                        Some(format!("generation: {reason}"))
+                    }
+                    (_, Some(reason)) => Some(format!("hypothesis embedding: {reason}")),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
     /// The id of the fact at `index` in the prepared corpus.
     pub fn fact_id(&self, index: FactIndex) -> &FactId {
         &self.corpus.facts[index as usize].id
@@ -571,8 +830,13 @@ fn build_signals(
         } else if let Some(reason) = skip_reason(&query.text, params) {
             (&[], &[], HydeOutcome::Skipped(reason))
         } else {
+            let vectors_missing = plan
+                .vector
+                .is_some_and(|vector| vector != SearchVector::Query)
+                && expansion.query_vector.is_some()
+                && expansion.hypothesis_embedding_failure.is_some();
             match &expansion.hypotheses {
-                Ok(texts) if !texts.is_empty() => {
+                Ok(texts) if !texts.is_empty() && !vectors_missing => {
                     let count = texts.len().min(params.num_hypotheses);
                     // Hypothesis vectors exist only when some configuration searches vectors.
                     let vectors = &expansion.hypothesis_vectors

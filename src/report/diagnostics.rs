@@ -22,7 +22,8 @@ pub struct QueryDetail {
     pub id: QueryId,
     pub text: String,
     pub tags: Vec<String>,
-    /// The recorded hypotheses (all of them; each configuration uses its first N).
+    /// The hypotheses of the run: recorded, or written by the run's generator (each
+    /// configuration uses its first N).
     pub hypotheses: Vec<String>,
     /// Every judgment of the query: fact id -> grade.
     pub judgments: BTreeMap<FactId, Grade>,

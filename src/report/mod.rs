@@ -27,7 +27,7 @@ use crate::expectations::{summarize, ExpectationSummary};
 use crate::generate::GeneratorIdentity;
 use crate::metrics::{Evaluation, MetricSettings};
 use crate::pipeline::config::{Params, Plan, Preset};
-use crate::pipeline::ConfigurationOutput;
+use crate::pipeline::{BackendAccounting, ConfigurationOutput, RunBackendAccounting};
 
 /// Bumped whenever a field changes meaning or is removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -43,6 +43,11 @@ pub struct Results {
     pub embedder: Option<ProviderIdentity>,
     pub generator: GeneratorIdentity,
     pub configurations: Vec<ConfigurationResult>,
+    /// What real backends spent in the run (requests, tokens, cache hits). Absent for
+    /// deterministic providers and recorded hypotheses; unlike every other field it
+    /// differs between a first run and a cached rerun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<RunBackendAccounting>,
     /// Every query with its hypotheses and judgments, for per-query diagnostics.
     #[serde(default)]
     pub queries: Vec<diagnostics::QueryDetail>,
@@ -100,6 +105,10 @@ pub struct ConfigurationResult {
     /// Per-query expectations; absent when the dataset defines none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expectations: Option<ExpectationSummary>,
+    /// What real backends spent on this configuration's queries; absent for
+    /// deterministic providers and recorded hypotheses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<BackendAccounting>,
     pub per_query: Vec<PerQueryResult>,
 }
 
@@ -246,6 +255,7 @@ pub fn build_results(
                 }),
                 expectations: has_expectations
                     .then(|| summarize(&dataset.queries, &output.rankings)),
+                backend: output.backend.clone(),
                 per_query,
             }
         })
@@ -275,6 +285,7 @@ pub fn build_results(
         embedder,
         generator,
         configurations,
+        backend: None,
         queries: diagnostics::query_details(dataset),
         facts: Vec::new(),
     };

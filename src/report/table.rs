@@ -116,6 +116,85 @@ pub fn hyde_table(results: &Results) -> Option<String> {
     Some(table.to_string())
 }
 
+/// What real backends spent, per configuration and in total; `None` when nothing was
+/// spent (deterministic providers, recorded hypotheses).
+pub fn backend_table(results: &Results) -> Option<String> {
+    let run = results.backend.as_ref()?;
+    let milliseconds = |value: Option<f64>| value.map_or("-".to_owned(), |ms| format!("{ms:.0}"));
+    let mut table = new_table();
+    table.set_header(vec![
+        "backend use",
+        "LLM calls",
+        "hyps new/cached",
+        "tokens in/out",
+        "gen p50/p95 ms",
+        "gen failed",
+        "emb texts new/cached",
+        "emb tokens",
+    ]);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    for configuration in &results.configurations {
+        let Some(spent) = &configuration.backend else {
+            continue;
+        };
+        table.add_row(vec![
+            Cell::new(&configuration.name),
+            right(spent.llm_requests.to_string()),
+            right(format!(
+                "{}/{}",
+                spent.hypotheses_generated, spent.hypotheses_from_cache
+            )),
+            right(format!(
+                "{}/{}",
+                spent.prompt_tokens, spent.completion_tokens
+            )),
+            right(format!(
+                "{}/{}",
+                milliseconds(spent.generation_latency_ms_p50),
+                milliseconds(spent.generation_latency_ms_p95)
+            )),
+            right((spent.generation_failures + spent.hypothesis_embedding_failures).to_string()),
+            right(format!(
+                "{}/{}",
+                spent.texts_embedded, spent.texts_from_cache
+            )),
+            right(spent.embedding_tokens.to_string()),
+        ]);
+    }
+    let generation = run.generation.clone().unwrap_or_default();
+    let embedding = run.embedding.unwrap_or_default();
+    table.add_row(vec![
+        Cell::new("run total (shared work once)").add_attribute(Attribute::Bold),
+        right(format!(
+            "{} (+{} retries)",
+            generation.requests, generation.retries
+        )),
+        right(format!(
+            "{}/{}",
+            generation.hypotheses_generated, generation.hypotheses_from_cache
+        )),
+        right(format!(
+            "{}/{}",
+            generation.prompt_tokens, generation.completion_tokens
+        )),
+        right(format!(
+            "{}/{}",
+            milliseconds(generation.latency_ms_p50),
+            milliseconds(generation.latency_ms_p95)
+        )),
+        right(generation.failures.to_string()),
+        right(format!(
+            "{}/{} ({} requests, +{} retries)",
+            embedding.texts_embedded,
+            embedding.texts_from_cache,
+            embedding.requests,
+            embedding.retries
+        )),
+        right(embedding.tokens.to_string()),
+    ]);
+    Some(table.to_string())
+}
+
 /// One line saying what was evaluated and how.
 pub fn summary_line(results: &Results) -> String {
     let evaluation = &results.evaluation;

@@ -172,6 +172,23 @@ impl EmbeddingProvider for LocalProvider {
         }
     }
 
+    /// Keyed by the weights' sha256 prefix (in the model name): another model file is
+    /// another space. Batched, so a call's vectors are cached and recomputed together.
+    fn cache_scope(&self) -> Option<super::CacheScope> {
+        Some(super::CacheScope {
+            kind: "local".into(),
+            endpoint: "in-process".into(),
+            model: self.model_name.clone(),
+            dimension: None,
+            batch_dependent: true,
+        })
+    }
+
+    /// Queries, documents and hypotheses are embedded alike (no prompts).
+    fn input_key(&self, _kind: TextKind) -> String {
+        "text".into()
+    }
+
     /// sentence-transformers models without prompts embed queries and documents alike.
     fn embed(&self, texts: &[&str], _kind: TextKind) -> Result<Vec<Vec<f32>>, Error> {
         let encodings = self.encode(texts)?;
