@@ -19,6 +19,11 @@ Examples:
       a real sentence-embedding model (all-MiniLM-L6-v2), run in-process on the CPU
   hyde-eval run --weights 0.6,0.3,0.1 --set hyde-3b.min_cosine=0.3 --set multi-hyde.num_hypotheses=2
   hyde-eval run --config hyde-eval.toml --threads 1 --quiet
+  hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt
+      an HTTP embedding API and LLM hypotheses ([embedders.NAME] and [generators.NAME]
+      tables; see the README's \"Real backends\"); every answer is cached on disk
+  hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt --offline
+      CI: only cached answers, no request, no API key
 
 Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
 [configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
@@ -42,7 +47,8 @@ Without --max-drop every metric is checked with a tolerated drop of 0. The basel
 come from the same dataset (content hash), else the run stops with exit code 2.
 
 Exit codes: 0 success (gate passed); 1 regression (the gate failed); 2 usage or input
-error (bad flag, config, dataset or baseline); 3 embedding/generation backend failure;
+error (bad flag, config, dataset or baseline); 3 embedding/generation backend failure
+(or a cache miss under --offline; failed hypotheses fall back instead);
 4 reports could not be written; 130/143 interrupted by SIGINT/SIGTERM (unfinished
 outputs removed).";
 
