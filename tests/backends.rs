@@ -451,6 +451,52 @@ fn repeated_500s_on_hypotheses_fall_back_to_the_query_vector_and_cache_nothing()
 type AnswerFor = dyn Fn(&Request) -> Reply + Send + Sync;
 
 #[test]
+fn hypothesis_embeddings_slower_than_the_timeout_fall_back() {
+    let hypotheses = Arc::new(devmem_hypotheses());
+    let slow = Arc::clone(&hypotheses);
+    let server = Server::start(move |request, _| {
+        let inputs = request.body["input"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let reply = Reply::json(openai_embeddings(request, 8));
+        if inputs
+            .iter()
+            .any(|text| slow.contains(text.as_str().unwrap()))
+        {
+            reply.delayed(Duration::from_millis(1500))
+        } else {
+            reply
+        }
+    });
+    // One attempt of at most half a second per request.
+    let config = embedder_config("openai", &server.base_url, "max_in_flight = 16")
+        .replace("timeout_seconds = 5", "timeout_seconds = 0.5")
+        .replace("max_retries = 2", "max_retries = 0");
+    let workspace = Workspace::new(&config);
+    let output = workspace.run(
+        &[
+            "run",
+            "--embedder",
+            "remote",
+            "--configurations",
+            "dense,hyde-3b-hyp",
+        ],
+        None,
+    );
+    assert_success(&output);
+    assert!(
+        stderr(&output).contains("no answer within the timeout"),
+        "{}",
+        stderr(&output)
+    );
+    let results = workspace.results();
+    let hyde = configuration(&results, "hyde-3b-hyp");
+    assert_eq!(hyde["hyde"]["fallback_no_hypothesis"], 90);
+    assert_eq!(hyde["backend"]["hypothesis_embedding_failures"], 90);
+}
+
+#[test]
 fn unusable_answers_are_clear_errors_and_nothing_is_cached() {
     let cases: Vec<(&str, Box<AnswerFor>, &str)> = vec![
         (

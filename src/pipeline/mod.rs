@@ -21,6 +21,7 @@ use crate::dataset::{Dataset, Fact, FactId, Query};
 use crate::embed::{embed_checked, EmbeddingProvider, EmbeddingUsage, TextKind};
 use crate::error::Error;
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
+use crate::http::map_in_parallel;
 use crate::index::{
     sort_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
 };
@@ -447,6 +448,9 @@ fn elapsed_ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Queries whose hypotheses are embedded at once when a batch of them failed.
+const QUERY_RETRY_WORKERS: usize = 16;
+
 /// Extracts keywords, fetches hypotheses and embeds queries and hypotheses, once per
 /// query for all configurations. Also returns the embedder's spend on queries and on
 /// hypotheses.
@@ -514,13 +518,18 @@ fn expand_queries(
         // A backend failure on hypotheses is retried query by query; the queries that
         // still fail fall back to the query's own vector, as the seeds do.
         Err(Error::Backend(_)) => {
-            for expansion in &mut expansions {
-                let texts = hypothesis_texts(expansion);
+            let per_query: Vec<Vec<String>> = expansions.iter().map(hypothesis_texts).collect();
+            // Concurrent, so a server that times out costs one timeout per batch of
+            // queries rather than per query; the provider bounds the requests in flight.
+            let answers = map_in_parallel(&per_query, QUERY_RETRY_WORKERS, |texts| {
                 if texts.is_empty() {
-                    continue;
+                    return Ok(Vec::new());
                 }
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                match embed_checked(embedder, &refs, TextKind::Hypothesis) {
+                embed_checked(embedder, &refs, TextKind::Hypothesis)
+            });
+            for (expansion, answer) in expansions.iter_mut().zip(answers) {
+                match answer {
                     Ok(vectors) => expansion.hypothesis_vectors = vectors,
                     Err(Error::Backend(message)) => {
                         expansion.hypothesis_embedding_failure = Some(message);
