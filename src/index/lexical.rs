@@ -10,8 +10,14 @@
 //!   one set of postings per analyzer in use, Lucene's idf `ln(1 + (N - df + 0.5) / (df + 0.5))` and the classic
 //!   `tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))` term weight (rank-equivalent to
 //!   Lucene's). Repeated query terms count once per occurrence, as in Anserini.
+//!
+//! Building is the cost of a lexical run (a search visits only the postings of the query's
+//! terms): facts are tokenized in parallel, terms are interned once in a hash map, and
+//! each fact's term frequencies come from sorting its term ids. Only the structures some
+//! configuration reads are built (see [`LexicalNeeds`]).
 
-use std::collections::{BTreeMap, HashMap};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::FactIndex;
 use crate::dataset::Fact;
@@ -30,19 +36,22 @@ struct Vocabulary {
 }
 
 impl Vocabulary {
-    fn build(per_fact_tokens: impl Iterator<Item = Vec<String>>) -> Vocabulary {
-        let mut postings: BTreeMap<String, Vec<FactIndex>> = BTreeMap::new();
-        for (fact, tokens) in per_fact_tokens.enumerate() {
+    fn build(per_fact_tokens: &[Vec<String>]) -> Vocabulary {
+        let mut postings: FxHashMap<&str, Vec<FactIndex>> = FxHashMap::default();
+        for (fact, tokens) in per_fact_tokens.iter().enumerate() {
             for token in tokens {
-                let list = postings.entry(token).or_default();
+                let list = postings.entry(token.as_str()).or_default();
                 if list.last() != Some(&(fact as FactIndex)) {
                     list.push(fact as FactIndex);
                 }
             }
         }
-        Vocabulary {
-            terms: postings.into_iter().collect(),
-        }
+        let mut terms: Vec<(String, Vec<FactIndex>)> = postings
+            .into_iter()
+            .map(|(term, facts)| (term.to_owned(), facts))
+            .collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Vocabulary { terms }
     }
 
     /// Posting lists of every token that matches `keyword` under chatcli's rule.
@@ -61,40 +70,62 @@ impl Vocabulary {
 
 /// BM25 statistics: postings with term frequencies and document lengths.
 struct Bm25Postings {
-    postings: HashMap<String, Vec<(FactIndex, u32)>>,
+    /// Term -> its id, the position of its postings.
+    term_ids: FxHashMap<String, u32>,
+    /// Per term id: (fact, term frequency), facts ascending.
+    postings: Vec<Vec<(FactIndex, u32)>>,
     lengths: Vec<u32>,
     average_length: f64,
+}
+
+/// Which lexical structures a run's configurations read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalNeeds {
+    /// chatcli keyword relevance (content and tag vocabularies).
+    pub keywords: bool,
+    /// BM25 postings, one set per analyzer.
+    pub bm25_analyzers: Vec<Analyzer>,
 }
 
 /// Lexical postings over a corpus.
 pub struct LexicalIndex {
     fact_count: usize,
-    content: Vocabulary,
-    tags: Vocabulary,
+    /// Content and tag vocabularies, when keyword relevance is needed.
+    keyword_vocabularies: Option<(Vocabulary, Vocabulary)>,
     bm25: Vec<(Analyzer, Bm25Postings)>,
 }
 
 impl Bm25Postings {
     fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
-        let mut postings: HashMap<String, Vec<(FactIndex, u32)>> = HashMap::new();
+        let per_fact_terms: Vec<Vec<String>> = facts
+            .par_iter()
+            .map(|fact| {
+                let mut text = fact.content.clone();
+                for tag in &fact.tags {
+                    text.push(' ');
+                    text.push_str(tag);
+                }
+                analyzer.terms(&text)
+            })
+            .collect();
+        let mut term_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut postings: Vec<Vec<(FactIndex, u32)>> = Vec::new();
         let mut lengths = Vec::with_capacity(facts.len());
-        for (fact_index, fact) in facts.iter().enumerate() {
-            let mut text = fact.content.clone();
-            for tag in &fact.tags {
-                text.push(' ');
-                text.push_str(tag);
+        let mut ids: Vec<u32> = Vec::new();
+        for (fact_index, terms) in per_fact_terms.into_iter().enumerate() {
+            lengths.push(terms.len() as u32);
+            ids.clear();
+            for term in terms {
+                let next = term_ids.len() as u32;
+                let id = *term_ids.entry(term).or_insert(next);
+                if id == next {
+                    postings.push(Vec::new());
+                }
+                ids.push(id);
             }
-            let tokens = analyzer.terms(&text);
-            lengths.push(tokens.len() as u32);
-            let mut frequencies: HashMap<String, u32> = HashMap::new();
-            for token in tokens {
-                *frequencies.entry(token).or_default() += 1;
-            }
-            for (token, frequency) in frequencies {
-                postings
-                    .entry(token)
-                    .or_default()
-                    .push((fact_index as FactIndex, frequency));
+            ids.sort_unstable();
+            for run in ids.chunk_by(|a, b| a == b) {
+                postings[run[0] as usize].push((fact_index as FactIndex, run.len() as u32));
             }
         }
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
@@ -104,29 +135,44 @@ impl Bm25Postings {
             total as f64 / lengths.len() as f64
         };
         Bm25Postings {
+            term_ids,
             postings,
             lengths,
             average_length,
         }
     }
+
+    fn postings(&self, term: &str) -> Option<&[(FactIndex, u32)]> {
+        self.term_ids
+            .get(term)
+            .map(|&id| self.postings[id as usize].as_slice())
+    }
 }
 
 impl LexicalIndex {
-    /// Builds the postings for `facts`, addressed by their position, with BM25 postings
-    /// for each of `analyzers`.
-    pub fn build(facts: &[&Fact], analyzers: &[Analyzer]) -> LexicalIndex {
-        let content = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.content)));
-        let tags = Vocabulary::build(facts.iter().map(|fact| word_tokens(&fact.tags.join(" "))));
+    /// Builds what `needs` asks for over `facts`, addressed by their position.
+    pub fn build(facts: &[&Fact], needs: &LexicalNeeds) -> LexicalIndex {
+        let keyword_vocabularies = needs.keywords.then(|| {
+            let (content, tags): (Vec<Vec<String>>, Vec<Vec<String>>) = facts
+                .par_iter()
+                .map(|fact| {
+                    (
+                        word_tokens(&fact.content),
+                        word_tokens(&fact.tags.join(" ")),
+                    )
+                })
+                .unzip();
+            (Vocabulary::build(&content), Vocabulary::build(&tags))
+        });
         let mut bm25: Vec<(Analyzer, Bm25Postings)> = Vec::new();
-        for &analyzer in analyzers {
+        for &analyzer in &needs.bm25_analyzers {
             if bm25.iter().all(|(known, _)| *known != analyzer) {
                 bm25.push((analyzer, Bm25Postings::build(facts, analyzer)));
             }
         }
         LexicalIndex {
             fact_count: facts.len(),
-            content,
-            tags,
+            keyword_vocabularies,
             bm25,
         }
     }
@@ -136,6 +182,10 @@ impl LexicalIndex {
         if keywords.is_empty() {
             return Vec::new();
         }
+        let (content, tags) = self
+            .keyword_vocabularies
+            .as_ref()
+            .expect("keyword vocabularies are built when a configuration reads keywords");
         let fact_count = self.fact_count;
         let mut sums = vec![0.0f64; fact_count];
         // Which keyword last credited a fact, per field, so each field counts once.
@@ -147,8 +197,8 @@ impl LexicalIndex {
                 continue;
             }
             for (vocabulary, stamps, credit) in [
-                (&self.content, &mut content_stamp, 1.0),
-                (&self.tags, &mut tag_stamp, 0.5),
+                (content, &mut content_stamp, 1.0),
+                (tags, &mut tag_stamp, 0.5),
             ] {
                 for facts in vocabulary.matching(&keyword) {
                     for &fact in facts {
@@ -194,7 +244,7 @@ impl LexicalIndex {
         let mut scores = vec![0.0f64; statistics.lengths.len()];
         let mut touched: Vec<FactIndex> = Vec::new();
         for (term, query_frequency) in &query_terms {
-            let Some(postings) = statistics.postings.get(term) else {
+            let Some(postings) = statistics.postings(term) else {
                 continue;
             };
             let document_frequency = postings.len() as f64;
@@ -262,7 +312,10 @@ mod tests {
                 ("Compression with zstd; compress logs", &["ops"]),
                 ("Go modules need GOFLAGS", &["golang"]),
             ])),
-            &[Analyzer::Chatcli],
+            &LexicalNeeds {
+                keywords: true,
+                bm25_analyzers: Vec::new(),
+            },
         );
         // "go": 2 chars, exact only: f0 tag (+0.5), f2 content (+1); "django" is not a match.
         // "compress": prefix of "compression" and equal to "compress": f1 content once (+1).
@@ -286,7 +339,10 @@ mod tests {
                 ("postgres cache", &[]),
                 ("kafka", &[]),
             ])),
-            &[Analyzer::Chatcli, Analyzer::English],
+            &LexicalNeeds {
+                keywords: false,
+                bm25_analyzers: vec![Analyzer::Chatcli, Analyzer::English],
+            },
         );
         // N = 3, lengths 3, 2, 1, avgdl = 2. "cache": df = 2, idf = ln(1 + 1.5/2.5).
         let params = Bm25Params { k1: 0.9, b: 0.4 };

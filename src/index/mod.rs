@@ -7,7 +7,7 @@ mod lexical;
 mod temporal;
 mod vector;
 
-pub use lexical::{Bm25Params, LexicalIndex};
+pub use lexical::{Bm25Params, LexicalIndex, LexicalNeeds};
 pub use temporal::temporal_score;
 pub use vector::FlatIndex;
 

@@ -24,6 +24,7 @@ use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::http::map_in_parallel;
 use crate::index::{
     sort_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
+    LexicalNeeds,
 };
 use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
@@ -263,12 +264,20 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     let started = Instant::now();
     let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
     facts.sort_by(|a, b| a.id.cmp(&b.id));
-    let analyzers: Vec<_> = inputs
-        .configurations
-        .iter()
-        .map(|configuration| configuration.params.bm25_analyzer)
-        .collect();
-    let lexical = LexicalIndex::build(&facts, &analyzers);
+    let needs = LexicalNeeds {
+        keywords: plans.iter().any(|plan| {
+            plan.keywords.is_some()
+                || matches!(plan.fusion, Fusion::KeywordTimesTemporal | Fusion::Blend)
+        }),
+        bm25_analyzers: inputs
+            .configurations
+            .iter()
+            .zip(&plans)
+            .filter(|(_, plan)| matches!(plan.fusion, Fusion::Bm25 | Fusion::Hybrid))
+            .map(|(configuration, _)| configuration.params.bm25_analyzer)
+            .collect(),
+    };
+    let lexical = LexicalIndex::build(&facts, &needs);
     timings.index_ms = elapsed_ms(started);
 
     let started = Instant::now();

@@ -14,7 +14,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{is_stop_word, word_tokens};
+use super::{is_letter_or_digit, is_stop_word};
 
 /// Lucene's `EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`, sorted.
 const LUCENE_ENGLISH_STOP_WORDS: [&str; 33] = [
@@ -49,9 +49,12 @@ impl Analyzer {
     /// The index terms of `text`, in order (repeats kept).
     pub fn terms(self, text: &str) -> Vec<String> {
         match self {
-            Analyzer::Chatcli => word_tokens(text)
-                .into_iter()
-                .filter(|token| !is_stop_word(token))
+            // word_tokens' split, with stop words dropped before they are allocated.
+            Analyzer::Chatcli => text
+                .to_lowercase()
+                .split(|character: char| !is_letter_or_digit(character))
+                .filter(|token| !token.is_empty() && !is_stop_word(token))
+                .map(str::to_owned)
                 .collect(),
             Analyzer::English => {
                 let stemmer = Stemmer::create(Algorithm::English);

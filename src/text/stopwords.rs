@@ -16,9 +16,23 @@ const STOP_WORDS: [&str; 121] = [
     "with", "would", "you", "your",
 ];
 
+/// The longest stop word, in bytes: longer words skip the search (most words of a
+/// technical text are longer).
+const LONGEST_STOP_WORD: usize = {
+    let mut longest = 0;
+    let mut index = 0;
+    while index < STOP_WORDS.len() {
+        if STOP_WORDS[index].len() > longest {
+            longest = STOP_WORDS[index].len();
+        }
+        index += 1;
+    }
+    longest
+};
+
 /// True when `word` (already lower-cased) is one of chatcli's stop words.
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    word.len() <= LONGEST_STOP_WORD && STOP_WORDS.binary_search(&word).is_ok()
 }
 
 #[cfg(test)]
@@ -33,5 +47,7 @@ mod tests {
         assert!(is_stop_word("the"));
         assert!(!is_stop_word("você"));
         assert!(!is_stop_word("rust"));
+        assert_eq!(LONGEST_STOP_WORD, "quando".len());
+        assert!(!is_stop_word("quandoo"));
     }
 }

@@ -1,0 +1,141 @@
+//! The lexical index against a simple reference kept for this test: chatcli keyword
+//! relevance and BM25 computed fact by fact, straight from the definitions (reference
+//! section 3; Lucene's BM25), with no postings. On every devmem query (and its
+//! hypotheses' keywords) both give bit-identical scores for the same facts, with both
+//! analyzers and several (k1, b).
+
+mod common;
+
+use hyde_eval::dataset::{Dataset, Fact};
+use hyde_eval::index::{Bm25Params, LexicalIndex, LexicalNeeds};
+use hyde_eval::text::{extract_keywords, word_tokens, Analyzer};
+
+fn devmem() -> Dataset {
+    Dataset::load(&common::repo_path("datasets/devmem")).unwrap()
+}
+
+/// chatcli `computeRelevance`, fact by fact.
+fn reference_relevance(facts: &[&Fact], keywords: &[String]) -> Vec<(u32, f64)> {
+    let matches = |token: &str, keyword: &str| {
+        token == keyword || (keyword.chars().count() >= 4 && token.starts_with(keyword))
+    };
+    let mut hits = Vec::new();
+    for (position, fact) in facts.iter().enumerate() {
+        let content = word_tokens(&fact.content);
+        let tags = word_tokens(&fact.tags.join(" "));
+        let mut sum = 0.0;
+        for keyword in keywords {
+            let keyword = keyword.trim().to_lowercase();
+            if keyword.is_empty() {
+                continue;
+            }
+            if content.iter().any(|token| matches(token, &keyword)) {
+                sum += 1.0;
+            }
+            if tags.iter().any(|token| matches(token, &keyword)) {
+                sum += 0.5;
+            }
+        }
+        if sum > 0.0 {
+            hits.push((position as u32, sum / keywords.len() as f64));
+        }
+    }
+    hits
+}
+
+/// BM25 fact by fact: the query's terms in order, each occurrence counted.
+fn reference_bm25(
+    facts: &[&Fact],
+    query: &str,
+    params: Bm25Params,
+    analyzer: Analyzer,
+) -> Vec<(u32, f64)> {
+    let documents: Vec<Vec<String>> = facts
+        .iter()
+        .map(|fact| {
+            let mut text = fact.content.clone();
+            for tag in &fact.tags {
+                text.push(' ');
+                text.push_str(tag);
+            }
+            analyzer.terms(&text)
+        })
+        .collect();
+    let count = documents.len() as f64;
+    let average = documents.iter().map(Vec::len).sum::<usize>() as f64 / count;
+    let mut terms: Vec<(String, u32)> = Vec::new();
+    for term in analyzer.terms(query) {
+        match terms.iter_mut().find(|(known, _)| *known == term) {
+            Some((_, occurrences)) => *occurrences += 1,
+            None => terms.push((term, 1)),
+        }
+    }
+    let mut hits = Vec::new();
+    for (position, document) in documents.iter().enumerate() {
+        let mut score = 0.0;
+        let mut matched = false;
+        for (term, occurrences) in &terms {
+            let frequency = document.iter().filter(|token| *token == term).count() as f64;
+            if frequency == 0.0 {
+                continue;
+            }
+            matched = true;
+            let document_frequency = documents
+                .iter()
+                .filter(|other| other.contains(term))
+                .count() as f64;
+            let idf = (1.0 + (count - document_frequency + 0.5) / (document_frequency + 0.5)).ln();
+            let length_ratio = document.len() as f64 / average;
+            let weight = frequency * (params.k1 + 1.0)
+                / (frequency + params.k1 * (1.0 - params.b + params.b * length_ratio));
+            score += f64::from(*occurrences) * idf * weight;
+        }
+        if matched {
+            hits.push((position as u32, score));
+        }
+    }
+    hits
+}
+
+#[test]
+fn postings_give_the_reference_scores_bit_for_bit() {
+    let dataset = devmem();
+    let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
+    facts.sort_by(|a, b| a.id.cmp(&b.id));
+    let index = LexicalIndex::build(
+        &facts,
+        &LexicalNeeds {
+            keywords: true,
+            bm25_analyzers: vec![Analyzer::Chatcli, Analyzer::English],
+        },
+    );
+    let mut compared = 0;
+    for query in &dataset.queries {
+        let mut keyword_sets = vec![extract_keywords(&[query.text.as_str()])];
+        if let Some(recorded) = dataset.hypotheses.get(&query.id) {
+            keyword_sets.push(extract_keywords(&recorded.texts[..1]));
+        }
+        for keywords in &keyword_sets {
+            assert_eq!(
+                index.keyword_relevance(keywords),
+                reference_relevance(&facts, keywords),
+                "{}",
+                query.text
+            );
+            compared += 1;
+        }
+        for analyzer in [Analyzer::Chatcli, Analyzer::English] {
+            for (k1, b) in [(0.9, 0.4), (1.2, 0.75), (2.0, 0.0)] {
+                let params = Bm25Params { k1, b };
+                assert_eq!(
+                    index.bm25(&query.text, params, analyzer),
+                    reference_bm25(&facts, &query.text, params, analyzer),
+                    "{} ({analyzer}, k1 {k1}, b {b})",
+                    query.text
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 90 * 2 + 90 * 6);
+}
