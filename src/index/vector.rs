@@ -1,10 +1,26 @@
 //! Exact vector search over a flat, row-major matrix of L2-normalized fact vectors.
 //!
 //! Cosine follows chatcli's vector index (reference section 8): 0 for empty,
-//! different-length, non-finite or zero-norm vectors; scores are accumulated in f64. Vectors are normalized once when
-//! the index is built, so a search is one dot product per fact.
+//! different-length, non-finite or zero-norm vectors; scores are accumulated in f64 (in
+//! eight fixed lanes, see [`dot`]).
+//! Vectors are normalized once when the index is built, so a search is one dot product
+//! per fact.
+//!
+//! [`FlatIndex::search_batch`] answers many queries at once, exactly: blocks of queries
+//! times blocks of facts by f32 matrix multiply (the `gemm` crate), a running cut-off per
+//! query keeping every fact whose f32 score is within the f32 error bound of the
+//! current top `limit`, then the survivors rescored in f64 as [`FlatIndex::search`]
+//! scores them. It returns what `search` returns for each query, bit for bit.
+
+use rayon::prelude::*;
 
 use super::{sort_by_score_then_id, FactIndex};
+
+/// At most this many queries per matrix multiply: each block of facts is packed once per
+/// query block, so larger blocks reuse it more.
+const MAX_QUERY_BLOCK: usize = 256;
+/// Facts per matrix multiply.
+const FACT_BLOCK: usize = 4096;
 
 /// Fact vectors, normalized, one row per fact.
 pub struct FlatIndex {
@@ -61,14 +77,7 @@ impl FlatIndex {
         };
         self.rows
             .chunks_exact(self.dimension)
-            .map(|row| {
-                let dot: f64 = row
-                    .iter()
-                    .zip(&unit)
-                    .map(|(&x, &y)| f64::from(x) * f64::from(y))
-                    .sum();
-                dot.clamp(-1.0, 1.0)
-            })
+            .map(|row| dot(row, &unit).clamp(-1.0, 1.0))
             .collect()
     }
 
@@ -86,6 +95,156 @@ impl FlatIndex {
         hits.truncate(limit);
         hits
     }
+}
+
+impl FlatIndex {
+    /// What [`FlatIndex::search`] returns for each of `queries`, computed a block of
+    /// queries at a time. Runs on the current rayon pool.
+    pub fn search_batch(
+        &self,
+        queries: &[&[f32]],
+        limit: usize,
+        floor: f64,
+    ) -> Vec<Vec<(FactIndex, f64)>> {
+        let dimension = self.dimension;
+        let facts = self.len();
+        if facts == 0 || limit == 0 || dimension == 0 {
+            return vec![Vec::new(); queries.len()];
+        }
+        // |f32 dot - exact dot| <= dimension x 2^-24 x sum |x_i y_i| <= dimension x 2^-24
+        // for unit vectors; the margin is four times that.
+        let margin = 4.0 * dimension as f32 * f32::EPSILON / 2.0;
+        let units: Vec<Option<Vec<f32>>> = queries
+            .iter()
+            .map(|query| normalized(query).filter(|unit| unit.len() == dimension))
+            .collect();
+        let positions: Vec<usize> = (0..queries.len()).collect();
+        // At least four blocks per thread, so the threads finish together.
+        let query_block = queries
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .clamp(1, MAX_QUERY_BLOCK);
+        positions
+            .par_chunks(query_block)
+            .flat_map_iter(|block| {
+                let mut matrix = vec![0f32; block.len() * dimension];
+                for (row, &query) in block.iter().enumerate() {
+                    if let Some(unit) = &units[query] {
+                        matrix[row * dimension..(row + 1) * dimension].copy_from_slice(unit);
+                    }
+                }
+                let mut candidates: Vec<Vec<(FactIndex, f32)>> = vec![Vec::new(); block.len()];
+                let mut cutoffs: Vec<f32> = vec![(floor as f32) - margin; block.len()];
+                let mut scores = vec![0f32; block.len() * FACT_BLOCK];
+                for first in (0..facts).step_by(FACT_BLOCK) {
+                    let width = FACT_BLOCK.min(facts - first);
+                    // SAFETY: lhs is block.len() x dimension (row stride `dimension`); rhs is
+                    // dimension x width, column c being fact first + c's row of `rows`;
+                    // dst is block.len() x width with row stride `width`, inside `scores`.
+                    unsafe {
+                        gemm::gemm(
+                            block.len(),
+                            width,
+                            dimension,
+                            scores.as_mut_ptr(),
+                            1,
+                            width as isize,
+                            false,
+                            matrix.as_ptr(),
+                            1,
+                            dimension as isize,
+                            self.rows[first * dimension..].as_ptr(),
+                            dimension as isize,
+                            1,
+                            0.0,
+                            1.0,
+                            false,
+                            false,
+                            false,
+                            gemm::Parallelism::None,
+                        );
+                    }
+                    for (row, kept) in candidates.iter_mut().enumerate() {
+                        let cutoff = cutoffs[row];
+                        let row_scores = &scores[row * width..(row + 1) * width];
+                        for (offset, &score) in row_scores.iter().enumerate() {
+                            if score >= cutoff {
+                                kept.push(((first + offset) as FactIndex, score));
+                            }
+                        }
+                        if kept.len() >= 2 * limit.max(512) {
+                            cutoffs[row] = prune(kept, limit, margin).max(cutoff);
+                        }
+                    }
+                }
+                block
+                    .iter()
+                    .zip(candidates)
+                    .map(|(&query, mut kept)| match &units[query] {
+                        // A zero or mismatched query scores 0 against every fact.
+                        None if floor <= 0.0 => (0..limit.min(facts) as FactIndex)
+                            .map(|fact| (fact, 0.0))
+                            .collect(),
+                        None => Vec::new(),
+                        Some(unit) => {
+                            prune(&mut kept, limit, margin);
+                            let mut hits: Vec<(FactIndex, f64)> = kept
+                                .into_iter()
+                                .map(|(fact, _)| (fact, self.cosine(fact, unit)))
+                                .filter(|&(_, score)| score >= floor)
+                                .collect();
+                            sort_by_score_then_id(&mut hits);
+                            hits.truncate(limit);
+                            hits
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The cosine of fact `fact` with a unit query, as [`FlatIndex::cosine_all`] computes it.
+    fn cosine(&self, fact: FactIndex, unit: &[f32]) -> f64 {
+        let row = &self.rows[fact as usize * self.dimension..(fact as usize + 1) * self.dimension];
+        dot(row, unit).clamp(-1.0, 1.0)
+    }
+}
+
+/// Lanes of [`dot`]: independent f64 sums the compiler turns into one vector register.
+const LANES: usize = 8;
+
+/// The dot product of `a` and `b` in f64: element i is added to lane i mod 8, the lanes
+/// are summed pairwise. The order is fixed, so the result is the same on every machine
+/// and in every search path.
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    let mut lanes = [0f64; LANES];
+    let chunks = a.len() / LANES * LANES;
+    for (x, y) in a[..chunks]
+        .chunks_exact(LANES)
+        .zip(b[..chunks].chunks_exact(LANES))
+    {
+        for lane in 0..LANES {
+            lanes[lane] += f64::from(x[lane]) * f64::from(y[lane]);
+        }
+    }
+    for (lane, (&x, &y)) in a[chunks..].iter().zip(&b[chunks..]).enumerate() {
+        lanes[lane] += f64::from(x) * f64::from(y);
+    }
+    ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6]))
+        + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
+}
+
+/// Keeps the candidates whose f32 score is within `margin` of the `limit`-th best and
+/// returns that cut-off (unchanged candidates and `-inf` when there are fewer).
+fn prune(kept: &mut Vec<(FactIndex, f32)>, limit: usize, margin: f32) -> f32 {
+    if kept.len() <= limit {
+        return f32::NEG_INFINITY;
+    }
+    let mut scores: Vec<f32> = kept.iter().map(|&(_, score)| score).collect();
+    let (_, &mut nth, _) = scores.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
+    let cutoff = nth - margin;
+    kept.retain(|&(_, score)| score >= cutoff);
+    cutoff
 }
 
 #[cfg(test)]
@@ -118,5 +277,57 @@ mod tests {
         // Facts 1 and 2 tie at 1.0 -> position order; fact 0 (cos 0) and the zero vector fall below the floor.
         assert_eq!(hits, vec![(1, 1.0), (2, 1.0)]);
         assert_eq!(index.search(&[2.0, 0.0], 1, 0.0), vec![(1, 1.0)]);
+    }
+
+    /// A seeded pseudo-random vector in [-1, 1)^dimension.
+    fn vector(seed: u64, dimension: usize) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..dimension)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batched_search_equals_the_one_query_search() {
+        let dimension = 48;
+        let mut facts: Vec<Vec<f32>> = (0..9_000).map(|seed| vector(seed, dimension)).collect();
+        // Exact duplicates (ties broken by id), a zero vector and a wrong-length query.
+        facts[8_000] = facts[17].clone();
+        facts[4_100] = facts[17].clone();
+        facts[5] = vec![0.0; dimension];
+        let index = FlatIndex::build(dimension, &facts);
+        let mut queries: Vec<Vec<f32>> = (0..150)
+            .map(|seed| vector(100_000 + seed, dimension))
+            .collect();
+        queries[3] = facts[17].clone();
+        queries[7] = vec![0.0; dimension];
+        queries[9] = vec![1.0; dimension - 1];
+        let references: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+        for (limit, floor) in [
+            (10, -1.0),
+            (1000, 0.1),
+            (12, 0.25),
+            (20_000, f64::NEG_INFINITY),
+            (1, 0.0),
+        ] {
+            let batched = index.search_batch(&references, limit, floor);
+            for (query, hits) in queries.iter().zip(&batched) {
+                assert_eq!(
+                    *hits,
+                    index.search(query, limit, floor),
+                    "limit {limit}, floor {floor}"
+                );
+            }
+        }
+        let ties = &index.search_batch(&references[3..4], 3, 0.0)[0];
+        assert_eq!(
+            ties.iter().map(|hit| hit.0).collect::<Vec<_>>(),
+            vec![17, 4_100, 8_000]
+        );
     }
 }
