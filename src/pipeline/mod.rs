@@ -10,7 +10,7 @@
 pub mod candidates;
 pub mod config;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -184,6 +184,18 @@ struct QueryExpansion {
     generation_cost: GenerationCost,
     /// Why the hypotheses could not be embedded (their vector searches fall back).
     hypothesis_embedding_failure: Option<String>,
+    /// Nearest facts of every vector some configuration searches, by the vector's bits.
+    search_hits: HashMap<VectorKey, Vec<(FactIndex, f64)>>,
+}
+
+impl QueryExpansion {
+    /// The precomputed nearest facts of `vector` (see [`search_all`]).
+    fn hits(&self, vector: &[f32]) -> &[(FactIndex, f64)] {
+        self.search_hits
+            .get(&vector_key(vector))
+            .map(Vec::as_slice)
+            .expect("every search vector is searched in prepare")
+    }
 }
 
 /// The shared stages of a run, computed once for all its configurations.
@@ -312,8 +324,17 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     };
 
     let started = Instant::now();
-    let (expansions, query_usage) =
+    let (mut expansions, query_usage) =
         expand_queries(&dataset.queries, inputs.generator, embedder, max_hypotheses)?;
+    if let Some(index) = &corpus.vectors {
+        search_all(
+            &dataset.queries,
+            &mut expansions,
+            inputs.configurations,
+            &plans,
+            index,
+        );
+    }
     timings.expand_queries_ms = elapsed_ms(started);
     let embedding_usage = match (usage_before, usage_after_facts) {
         (Some(before), Some(after)) => Some(StageUsage {
@@ -457,6 +478,62 @@ fn elapsed_ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
+/// A search vector's bits (see [`vector_key`]).
+type VectorKey = Vec<u32>;
+/// How deep a vector is searched, and the vector.
+type Wanted = (usize, Vec<f32>);
+
+/// The largest `depth` a sweep re-fuses a candidate table to.
+const MAX_SWEEP_DEPTH: usize = 1000;
+
+/// Searches, in batches, every vector any configuration searches for any query, each as
+/// deep as the deepest configuration that searches it reads.
+fn search_all(
+    queries: &[Query],
+    expansions: &mut [QueryExpansion],
+    configurations: &[Configuration],
+    plans: &[Plan],
+    index: &FlatIndex,
+) {
+    // A vector searched by several configurations is searched once, as deep as the
+    // deepest needs.
+    let mut wanted: Vec<HashMap<VectorKey, Wanted>> = vec![HashMap::new(); queries.len()];
+    for ((query, expansion), wanted) in queries.iter().zip(expansions.iter()).zip(&mut wanted) {
+        for (configuration, plan) in configurations.iter().zip(plans) {
+            if plan.vector.is_none() {
+                continue;
+            }
+            let limit = search_limit(*plan, &configuration.params);
+            let (_, vectors, _) =
+                configuration_inputs(query, expansion, &configuration.params, *plan);
+            for vector in vectors {
+                let entry = wanted.entry(vector_key(&vector)).or_insert((limit, vector));
+                entry.0 = entry.0.max(limit);
+            }
+        }
+    }
+    // Per depth: (query position, vector key, vector).
+    let mut by_limit: BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> = BTreeMap::new();
+    for (position, wanted) in wanted.into_iter().enumerate() {
+        for (key, (limit, vector)) in wanted {
+            by_limit
+                .entry(limit)
+                .or_default()
+                .push((position, key, vector));
+        }
+    }
+    for (limit, searches) in by_limit {
+        let vectors: Vec<&[f32]> = searches
+            .iter()
+            .map(|(_, _, vector)| vector.as_slice())
+            .collect();
+        let results = index.search_batch(&vectors, limit, f64::NEG_INFINITY);
+        for ((position, key, _), hits) in searches.into_iter().zip(results) {
+            expansions[position].search_hits.insert(key, hits);
+        }
+    }
+}
+
 /// Queries whose hypotheses are embedded at once when a batch of them failed.
 const QUERY_RETRY_WORKERS: usize = 16;
 
@@ -497,6 +574,7 @@ fn expand_queries(
                 hypothesis_vectors: Vec::new(),
                 generation_cost,
                 hypothesis_embedding_failure: None,
+                search_hits: HashMap::new(),
             }
         })
         .collect();
@@ -842,6 +920,49 @@ fn build_signals(
     temporal: &[f64],
 ) -> QuerySignals {
     let params = &configuration.params;
+    let (hypotheses, search_vectors, hyde) = configuration_inputs(query, expansion, params, plan);
+
+    let keywords: Option<Vec<String>> = plan.keywords.map(|source| match source {
+        KeywordSource::Query => expansion.keywords.clone(),
+        KeywordSource::QueryAndHypothesis if !hypotheses.is_empty() => {
+            let take = params
+                .hyde_keywords
+                .min(expansion.first_hypothesis_keywords.len());
+            merge_keywords(
+                &expansion.keywords,
+                &expansion.first_hypothesis_keywords[..take],
+            )
+        }
+        KeywordSource::QueryAndHypothesis => expansion.keywords.clone(),
+    });
+    let searches: Vec<&[(FactIndex, f64)]> = search_vectors
+        .iter()
+        .map(|vector| expansion.hits(vector))
+        .collect();
+    let all_zero = search_vectors.iter().all(|vector| is_zero(vector));
+    let table = candidate_table(
+        plan.fusion,
+        keywords.as_deref(),
+        Searches {
+            hits: &searches,
+            all_zero,
+        },
+        &query.text,
+        params,
+        corpus,
+        temporal,
+    );
+    QuerySignals { table, hyde }
+}
+
+/// The hypotheses one configuration uses for one query (after the skip heuristics and
+/// fallbacks), the vectors it searches, and how it used HyDE.
+fn configuration_inputs<'e>(
+    query: &Query,
+    expansion: &'e QueryExpansion,
+    params: &Params,
+    plan: Plan,
+) -> (&'e [String], Vec<Vec<f32>>, HydeOutcome) {
     let (hypotheses, hypothesis_vectors, hyde): (&[String], &[Vec<f32>], HydeOutcome) =
         if !plan.uses_hypotheses() {
             (&[], &[], HydeOutcome::NotApplicable)
@@ -864,20 +985,6 @@ fn build_signals(
                 _ => (&[], &[], HydeOutcome::Fallback),
             }
         };
-
-    let keywords: Option<Vec<String>> = plan.keywords.map(|source| match source {
-        KeywordSource::Query => expansion.keywords.clone(),
-        KeywordSource::QueryAndHypothesis if !hypotheses.is_empty() => {
-            let take = params
-                .hyde_keywords
-                .min(expansion.first_hypothesis_keywords.len());
-            merge_keywords(
-                &expansion.keywords,
-                &expansion.first_hypothesis_keywords[..take],
-            )
-        }
-        KeywordSource::QueryAndHypothesis => expansion.keywords.clone(),
-    });
     let search_vectors: Vec<Vec<f32>> = match (plan.vector, &expansion.query_vector) {
         (None, _) | (_, None) => Vec::new(),
         (Some(_), Some(query_vector)) if hypothesis_vectors.is_empty() => {
@@ -893,16 +1000,49 @@ fn build_signals(
         (Some(SearchVector::EachHypothesis), _) => hypothesis_vectors.to_vec(),
     };
 
-    let table = candidate_table(
-        plan.fusion,
-        keywords.as_deref(),
-        &search_vectors,
-        &query.text,
-        params,
-        corpus,
-        temporal,
-    );
-    QuerySignals { table, hyde }
+    (hypotheses, search_vectors, hyde)
+}
+
+/// How many nearest facts a plan reads per search vector (sweeps of `depth` re-fuse
+/// up to [`MAX_SWEEP_DEPTH`], so a cosine table holds at least that many).
+fn search_limit(plan: Plan, params: &Params) -> usize {
+    match plan.fusion {
+        Fusion::Cosine => params.depth.max(MAX_SWEEP_DEPTH),
+        Fusion::Blend => params.vector_top_k,
+        Fusion::Hybrid => params.hybrid_limit * params.hybrid_candidate_multiplier,
+        Fusion::KeywordTimesTemporal | Fusion::Bm25 => 0,
+    }
+}
+
+/// The f32 bits of a search vector: the key of its precomputed hits.
+fn vector_key(vector: &[f32]) -> VectorKey {
+    vector.iter().map(|value| value.to_bits()).collect()
+}
+
+/// The vector searches of one configuration for one query: each search vector's nearest
+/// facts (score descending, id ascending, no floor), precomputed in one batch.
+#[derive(Clone, Copy)]
+struct Searches<'a> {
+    hits: &'a [&'a [(FactIndex, f64)]],
+    /// Every search vector is zero (or there is none).
+    all_zero: bool,
+}
+
+impl Searches<'_> {
+    /// What [`FlatIndex::search`] returns for search vector `position`: the first `limit`
+    /// hits with cosine >= `floor`.
+    fn top(
+        &self,
+        position: usize,
+        limit: usize,
+        floor: f64,
+    ) -> impl Iterator<Item = (FactIndex, f64)> + '_ {
+        self.hits[position]
+            .iter()
+            .take(limit)
+            .take_while(move |&&(_, score)| score >= floor)
+            .copied()
+    }
 }
 
 /// Mean of the L2-normalized inputs, so each text weighs the same whatever its norm.
@@ -937,11 +1077,11 @@ fn is_zero(vector: &[f32]) -> bool {
 /// Vector hits for a blend: top-K over every search vector with the floor (stepping the
 /// floor down when multi-hyde's adaptive floor is on); a fact hit by several vectors
 /// keeps its highest cosine.
-fn vector_hits(vectors: &[Vec<f32>], index: &FlatIndex, params: &Params) -> Vec<(FactIndex, f64)> {
+fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)> {
     let search = |floor: f64| {
         let mut best: HashMap<FactIndex, f64> = HashMap::new();
-        for vector in vectors {
-            for (fact, score) in index.search(vector, params.vector_top_k, floor) {
+        for position in 0..searches.hits.len() {
+            for (fact, score) in searches.top(position, params.vector_top_k, floor) {
                 let slot = best.entry(fact).or_insert(score);
                 *slot = slot.max(score);
             }
@@ -967,7 +1107,7 @@ fn vector_hits(vectors: &[Vec<f32>], index: &FlatIndex, params: &Params) -> Vec<
 fn candidate_table(
     fusion: Fusion,
     keywords: Option<&[String]>,
-    search_vectors: &[Vec<f32>],
+    searches: Searches<'_>,
     query_text: &str,
     params: &Params,
     corpus: &Corpus<'_>,
@@ -983,12 +1123,6 @@ fn candidate_table(
     let signals = |candidates: Vec<Candidate>| CandidateTable {
         kind: TableKind::Signals,
         candidates,
-    };
-    let vectors = || {
-        corpus
-            .vectors
-            .as_ref()
-            .expect("vectors are built when a plan needs them")
     };
     let keywords = keywords.unwrap_or(&[]);
     let bm25 = Bm25Params {
@@ -1022,22 +1156,19 @@ fn candidate_table(
                 })
                 .collect(),
         ),
-        Fusion::Cosine => {
-            let cosines = search_vectors
-                .first()
-                .map(|vector| vectors().cosine_all(vector))
-                .unwrap_or_else(|| vec![0.0; corpus.facts.len()]);
-            signals(
-                cosines
-                    .into_iter()
-                    .enumerate()
+        Fusion::Cosine => match searches.hits.first() {
+            // The nearest facts are enough: the ranking keeps `depth` of them.
+            Some(_) => signals(
+                searches
+                    .top(0, usize::MAX, f64::NEG_INFINITY)
                     .map(|(fact, cosine)| Candidate {
                         semantic: cosine,
-                        ..blank(fact as FactIndex)
+                        ..blank(fact)
                     })
                     .collect(),
-            )
-        }
+            ),
+            None => signals((0..corpus.facts.len() as FactIndex).map(blank).collect()),
+        },
         Fusion::Blend => {
             let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
             for (fact, relevance) in corpus.lexical.keyword_relevance(keywords) {
@@ -1049,11 +1180,10 @@ fn candidate_table(
                     },
                 );
             }
-            for (fact, cosine) in vector_hits(search_vectors, vectors(), params) {
+            for (fact, cosine) in vector_hits(searches, params) {
                 by_fact.entry(fact).or_insert_with(|| blank(fact)).semantic = cosine;
             }
-            let inputs_empty =
-                keywords.is_empty() && search_vectors.iter().all(|vector| is_zero(vector));
+            let inputs_empty = keywords.is_empty() && searches.all_zero;
             if by_fact.is_empty() && inputs_empty {
                 // chatcli: nothing to search with -> every fact by temporal score.
                 return CandidateTable {
@@ -1066,8 +1196,8 @@ fn candidate_table(
         Fusion::Hybrid => {
             let fetch = params.hybrid_limit * params.hybrid_candidate_multiplier;
             let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
-            if let Some(vector) = search_vectors.first() {
-                for (fact, cosine) in vectors().search(vector, fetch, f64::NEG_INFINITY) {
+            if !searches.hits.is_empty() {
+                for (fact, cosine) in searches.top(0, fetch, f64::NEG_INFINITY) {
                     by_fact.insert(
                         fact,
                         Candidate {

@@ -1,13 +1,19 @@
-//! The lexical index against a simple reference kept for this test: chatcli keyword
-//! relevance and BM25 computed fact by fact, straight from the definitions (reference
-//! section 3; Lucene's BM25), with no postings. On every devmem query (and its
-//! hypotheses' keywords) both give bit-identical scores for the same facts, with both
-//! analyzers and several (k1, b).
+//! The fast paths against simple references kept for these tests:
+//! - the lexical index vs chatcli keyword relevance and BM25 computed fact by fact,
+//!   straight from the definitions (reference section 3; Lucene's BM25), with no
+//!   postings: on every devmem query (and its hypotheses' keywords) both give
+//!   bit-identical scores, with both analyzers and several (k1, b);
+//! - the pipeline's batched dense search vs every fact's cosine sorted: `dense` on devmem
+//!   ranks exactly as the full sort does.
 
 mod common;
 
+use hyde_eval::cli::RunArgs;
+use hyde_eval::commands::execute;
 use hyde_eval::dataset::{Dataset, Fact};
-use hyde_eval::index::{Bm25Params, LexicalIndex, LexicalNeeds};
+use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
+use hyde_eval::index::{sort_by_score_then_id, Bm25Params, FlatIndex, LexicalIndex, LexicalNeeds};
+use hyde_eval::settings::{resolve, ConfigFile};
 use hyde_eval::text::{extract_keywords, word_tokens, Analyzer};
 
 fn devmem() -> Dataset {
@@ -138,4 +144,52 @@ fn postings_give_the_reference_scores_bit_for_bit() {
         }
     }
     assert_eq!(compared, 90 * 2 + 90 * 6);
+}
+
+#[test]
+fn batched_dense_search_ranks_as_the_full_sort() {
+    let dataset = devmem();
+    let settings = resolve(
+        &RunArgs {
+            configurations: vec!["dense".into()],
+            quiet: true,
+            ..RunArgs::default()
+        },
+        &ConfigFile::default(),
+        &dataset.manifest,
+    )
+    .unwrap();
+    let output = execute(&dataset, &settings).unwrap().output;
+    let rankings = &output.configurations[0].rankings;
+
+    let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
+    facts.sort_by(|a, b| a.id.cmp(&b.id));
+    let provider = HashProvider::new(384).unwrap();
+    let texts: Vec<&str> = facts.iter().map(|fact| fact.content.as_str()).collect();
+    let index = FlatIndex::build(384, &provider.embed(&texts, TextKind::Document).unwrap());
+    let depth = settings.configurations[0].params.depth;
+    for (query, ranking) in dataset.queries.iter().zip(rankings) {
+        let vector = provider
+            .embed(&[query.text.as_str()], TextKind::Query)
+            .unwrap()
+            .remove(0);
+        let mut all: Vec<(u32, f64)> = index
+            .cosine_all(&vector)
+            .into_iter()
+            .enumerate()
+            .map(|(fact, cosine)| (fact as u32, cosine))
+            .collect();
+        sort_by_score_then_id(&mut all);
+        all.truncate(depth);
+        let expected: Vec<(String, f64)> = all
+            .into_iter()
+            .map(|(fact, cosine)| (facts[fact as usize].id.0.clone(), cosine))
+            .collect();
+        let got: Vec<(String, f64)> = ranking
+            .results
+            .iter()
+            .map(|(fact, score)| (fact.0.clone(), *score))
+            .collect();
+        assert_eq!(got, expected, "{}", query.text);
+    }
 }
