@@ -104,8 +104,17 @@ pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(Fac
             .filter(|&(_, score)| score >= params.hybrid_min_score)
             .collect(),
     };
-    sort_by_score_then_id(&mut ranking);
+    // Only the first `depth` are kept: select them, then sort those (the order is total,
+    // so this equals sorting everything and truncating).
+    let order =
+        |a: &(FactIndex, f64), b: &(FactIndex, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if ranking.len() > params.depth && params.depth > 0 {
+        ranking.select_nth_unstable_by(params.depth - 1, order);
+    }
     ranking.truncate(params.depth);
+    sort_by_score_then_id(&mut ranking);
+    // A ranking lives until the run ends: give back the capacity of the dropped tail.
+    ranking.shrink_to_fit();
     ranking
 }
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# How the whole pipeline's cost grows: `hyde-eval run` with every configuration and the
+# hash provider (384 dimensions) on seeded synthetic datasets (`hyde-eval dataset synth`),
+# printing wall time, peak RSS and the raw fact-vector bytes per size.
+#
+# Usage: scripts/bench_scale.sh [FACTS:QUERIES ...]   (default: 10000:1000 100000:1000)
+# The issue's full table adds 1000000:10000; see the README's performance section.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000:1000 100000:1000)
+cargo build --release --quiet
+binary="${CARGO_TARGET_DIR:-target}/release/hyde-eval"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+echo "| facts | queries | wall (s) | peak RSS (MB) | fact vectors (MB) | RSS / vectors |"
+echo "|---:|---:|---:|---:|---:|---:|"
+for size in "${sizes[@]}"; do
+  facts="${size%%:*}"
+  queries="${size##*:}"
+  "$binary" dataset synth --facts "$facts" --queries "$queries" --seed 1 --output "$work/synth" > /dev/null
+  /usr/bin/time -f "%e %M" -o "$work/time" "$binary" run --quiet --dataset "$work/synth" \
+    --output-dir "$work/reports" > /dev/null
+  read -r wall rss_kb < "$work/time"
+  vectors_mb=$(python3 -c "print(f'{$facts * 384 * 4 / 1e6:.1f}')")
+  python3 -c "print(f'| {$facts:,} | {$queries:,} | {$wall} | {$rss_kb / 1e3:.0f} | $vectors_mb | {$rss_kb * 1e3 / ($facts * 384 * 4):.1f} |')"
+  rm -rf "$work/synth" "$work/reports"
+done
