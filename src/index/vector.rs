@@ -119,10 +119,10 @@ impl FlatIndex {
             .map(|query| normalized(query).filter(|unit| unit.len() == dimension))
             .collect();
         let positions: Vec<usize> = (0..queries.len()).collect();
-        // At least four blocks per thread, so the threads finish together.
+        // At least two blocks per thread, so the threads finish together.
         let query_block = queries
             .len()
-            .div_ceil(4 * rayon::current_num_threads())
+            .div_ceil(2 * rayon::current_num_threads())
             .clamp(1, MAX_QUERY_BLOCK);
         positions
             .par_chunks(query_block)
