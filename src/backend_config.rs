@@ -177,6 +177,25 @@ fn table_problem(config: &Path, table: &str, message: String) -> Error {
     Error::problem(Problem::new(config, None, format!("[{table}]: {message}")))
 }
 
+/// The table's `model`, which must be set and not blank.
+fn required_model(
+    config: &Path,
+    table: &str,
+    model: &Option<String>,
+    example: &str,
+) -> Result<String, Error> {
+    model
+        .clone()
+        .filter(|model| !model.trim().is_empty())
+        .ok_or_else(|| {
+            table_problem(
+                config,
+                table,
+                format!("model is required (e.g. model = \"{example}\")"),
+            )
+        })
+}
+
 fn relative(directory: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
@@ -293,17 +312,7 @@ pub fn embedder_choice(
                     "model_dir and lexicon apply to kind local and concept only".into(),
                 ));
             }
-            let model = table
-                .model
-                .clone()
-                .filter(|model| !model.trim().is_empty())
-                .ok_or_else(|| {
-                    table_problem(
-                        config,
-                        &label,
-                        "model is required (e.g. model = \"text-embedding-3-small\")".into(),
-                    )
-                })?;
+            let model = required_model(config, &label, &table.model, "text-embedding-3-small")?;
             if table.dimensions == Some(0) || table.batch_size == Some(0) {
                 return Err(table_problem(
                     config,
@@ -352,17 +361,7 @@ pub fn generator_choice(
             format!("unknown kind {:?}; kinds: openai-chat", table.kind),
         ));
     }
-    let model = table
-        .model
-        .clone()
-        .filter(|model| !model.trim().is_empty())
-        .ok_or_else(|| {
-            table_problem(
-                config,
-                &label,
-                "model is required (e.g. model = \"gpt-4o-mini\")".into(),
-            )
-        })?;
+    let model = required_model(config, &label, &table.model, "gpt-4o-mini")?;
     let prompt = match (&table.prompt, &table.prompt_file) {
         (Some(_), Some(_)) => {
             return Err(table_problem(

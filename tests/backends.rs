@@ -852,6 +852,19 @@ fn rejected_credentials_stop_the_run_and_the_key_never_leaks() {
     assert_no_sentinel(&[&output], workspace.directory.path());
 }
 
+/// hyde-3b-hyp with the remote embedder and the chat generator, one hypothesis a query.
+const ONE_HYPOTHESIS_RUN: [&str; 9] = [
+    "run",
+    "--embedder",
+    "remote",
+    "--generator",
+    "llm",
+    "--configurations",
+    "hyde-3b-hyp",
+    "--set",
+    "num_hypotheses=1",
+];
+
 #[test]
 fn cache_stats_and_clear_report_per_provider() {
     let server = Server::start(|request, _| {
@@ -867,20 +880,7 @@ fn cache_stats_and_clear_report_per_provider() {
         chat_config(&server.base_url, "")
     );
     let workspace = Workspace::new(&config);
-    assert_success(&workspace.run(
-        &[
-            "run",
-            "--embedder",
-            "remote",
-            "--generator",
-            "llm",
-            "--configurations",
-            "hyde-3b-hyp",
-            "--set",
-            "num_hypotheses=1",
-        ],
-        None,
-    ));
+    assert_success(&workspace.run(&ONE_HYPOTHESIS_RUN, None));
     let stats = workspace.run(&["cache", "stats"], None);
     assert_success(&stats);
     let listing = String::from_utf8_lossy(&stats.stdout).into_owned();
@@ -912,20 +912,7 @@ fn cache_stats_and_clear_report_per_provider() {
         "{listing}"
     );
     let before = server.request_count();
-    let rerun = workspace.run(
-        &[
-            "run",
-            "--embedder",
-            "remote",
-            "--generator",
-            "llm",
-            "--configurations",
-            "hyde-3b-hyp",
-            "--set",
-            "num_hypotheses=1",
-        ],
-        None,
-    );
+    let rerun = workspace.run(&ONE_HYPOTHESIS_RUN, None);
     assert_success(&rerun);
     assert!(
         stderr(&rerun).contains("1 damaged cache entries were ignored and replaced"),

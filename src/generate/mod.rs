@@ -52,6 +52,20 @@ pub struct GenerationCost {
     pub latency_ms: Option<f64>,
 }
 
+impl std::ops::AddAssign<&GenerationCost> for GenerationCost {
+    /// Sums the counts; the latency becomes the latest one (callers collect latencies
+    /// separately for percentiles).
+    fn add_assign(&mut self, other: &GenerationCost) {
+        self.requests += other.requests;
+        self.hypotheses_generated += other.hypotheses_generated;
+        self.hypotheses_from_cache += other.hypotheses_from_cache;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.corrupt_entries_ignored += other.corrupt_entries_ignored;
+        self.latency_ms = other.latency_ms.or(self.latency_ms);
+    }
+}
+
 /// One query's hypotheses (or why there are none) and their cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Generation {

@@ -116,6 +116,29 @@ pub struct GenerationTotals {
     pub latency_ms_p95: Option<f64>,
 }
 
+/// The generation cost of some queries: summed counts, each query's latency, failures.
+struct GenerationSum {
+    cost: GenerationCost,
+    latencies: Vec<f64>,
+    failures: usize,
+}
+
+fn generation_sum<'e>(expansions: impl Iterator<Item = &'e QueryExpansion>) -> GenerationSum {
+    let mut sum = GenerationSum {
+        cost: GenerationCost::default(),
+        latencies: Vec::new(),
+        failures: 0,
+    };
+    for expansion in expansions {
+        sum.cost += &expansion.generation_cost;
+        sum.latencies.extend(expansion.generation_cost.latency_ms);
+        if matches!(expansion.hypotheses, Err(GenerationFailure::Failed(_))) {
+            sum.failures += 1;
+        }
+    }
+    sum
+}
+
 /// Nearest-rank percentile `p` (0..=100) of `values`; `None` when empty.
 fn percentile(values: &[f64], p: f64) -> Option<f64> {
     if values.is_empty() {
@@ -720,31 +743,33 @@ impl Prepared<'_> {
             return None;
         }
         let mut accounting = BackendAccounting::default();
-        let mut latencies = Vec::new();
-        for (expansion, outcome) in self.expansions.iter().zip(outcomes) {
-            let consulted = matches!(outcome, HydeOutcome::Used | HydeOutcome::Fallback);
-            if consulted && self.generator_is_live() {
-                let cost = &expansion.generation_cost;
-                accounting.llm_requests += cost.requests;
-                accounting.hypotheses_generated += cost.hypotheses_generated;
-                accounting.hypotheses_from_cache += cost.hypotheses_from_cache;
-                accounting.prompt_tokens += cost.prompt_tokens;
-                accounting.completion_tokens += cost.completion_tokens;
-                latencies.extend(cost.latency_ms);
-                if matches!(expansion.hypotheses, Err(GenerationFailure::Failed(_))) {
-                    accounting.generation_failures += 1;
-                }
-            }
-            let searches_hypotheses = plan
-                .vector
-                .is_some_and(|vector| vector != SearchVector::Query);
-            if consulted && searches_hypotheses && expansion.hypothesis_embedding_failure.is_some()
-            {
-                accounting.hypothesis_embedding_failures += 1;
-            }
+        let consulted: Vec<&QueryExpansion> = self
+            .expansions
+            .iter()
+            .zip(outcomes)
+            .filter(|(_, outcome)| matches!(outcome, HydeOutcome::Used | HydeOutcome::Fallback))
+            .map(|(expansion, _)| expansion)
+            .collect();
+        if self.generator_is_live() {
+            let generation = generation_sum(consulted.iter().copied());
+            accounting.llm_requests = generation.cost.requests;
+            accounting.hypotheses_generated = generation.cost.hypotheses_generated;
+            accounting.hypotheses_from_cache = generation.cost.hypotheses_from_cache;
+            accounting.prompt_tokens = generation.cost.prompt_tokens;
+            accounting.completion_tokens = generation.cost.completion_tokens;
+            accounting.generation_latency_ms_p50 = percentile(&generation.latencies, 50.0);
+            accounting.generation_latency_ms_p95 = percentile(&generation.latencies, 95.0);
+            accounting.generation_failures = generation.failures;
         }
-        accounting.generation_latency_ms_p50 = percentile(&latencies, 50.0);
-        accounting.generation_latency_ms_p95 = percentile(&latencies, 95.0);
+        if plan
+            .vector
+            .is_some_and(|vector| vector != SearchVector::Query)
+        {
+            accounting.hypothesis_embedding_failures = consulted
+                .iter()
+                .filter(|expansion| expansion.hypothesis_embedding_failure.is_some())
+                .count();
+        }
         if let (Some(usage), Some(vector)) = (&self.embedding_usage, plan.vector) {
             let mut spent = usage.facts;
             spent += usage.queries;
@@ -776,21 +801,15 @@ impl Prepared<'_> {
                 retries: self.generator_requests.1,
                 ..GenerationTotals::default()
             };
-            let mut latencies = Vec::new();
-            for expansion in &self.expansions {
-                let cost = &expansion.generation_cost;
-                totals.hypotheses_generated += cost.hypotheses_generated;
-                totals.hypotheses_from_cache += cost.hypotheses_from_cache;
-                totals.prompt_tokens += cost.prompt_tokens;
-                totals.completion_tokens += cost.completion_tokens;
-                totals.corrupt_entries_ignored += cost.corrupt_entries_ignored;
-                latencies.extend(cost.latency_ms);
-                if matches!(expansion.hypotheses, Err(GenerationFailure::Failed(_))) {
-                    totals.failures += 1;
-                }
-            }
-            totals.latency_ms_p50 = percentile(&latencies, 50.0);
-            totals.latency_ms_p95 = percentile(&latencies, 95.0);
+            let generation = generation_sum(self.expansions.iter());
+            totals.hypotheses_generated = generation.cost.hypotheses_generated;
+            totals.hypotheses_from_cache = generation.cost.hypotheses_from_cache;
+            totals.prompt_tokens = generation.cost.prompt_tokens;
+            totals.completion_tokens = generation.cost.completion_tokens;
+            totals.corrupt_entries_ignored = generation.cost.corrupt_entries_ignored;
+            totals.failures = generation.failures;
+            totals.latency_ms_p50 = percentile(&generation.latencies, 50.0);
+            totals.latency_ms_p95 = percentile(&generation.latencies, 95.0);
             totals
         });
         Some(RunBackendAccounting {
