@@ -110,6 +110,15 @@ fn devmem_hypotheses() -> HashSet<String> {
         .collect()
 }
 
+/// Whether an embeddings request's `input` holds any of `texts`.
+fn embeds_any_of(request: &Request, texts: &HashSet<String>) -> bool {
+    request.body["input"].as_array().is_some_and(|inputs| {
+        inputs
+            .iter()
+            .any(|text| text.as_str().is_some_and(|text| texts.contains(text)))
+    })
+}
+
 const VECTOR_CONFIGURATIONS: &str = "dense,hyde-3b-hyp,multi-hyde";
 
 #[test]
@@ -377,17 +386,9 @@ fn a_429_with_retry_after_is_waited_out_and_counted() {
 
 #[test]
 fn repeated_500s_on_hypotheses_fall_back_to_the_query_vector_and_cache_nothing() {
-    let hypotheses = Arc::new(devmem_hypotheses());
-    let failing = Arc::clone(&hypotheses);
+    let hypotheses = devmem_hypotheses();
     let server = Server::start(move |request, _| {
-        let inputs = request.body["input"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if inputs
-            .iter()
-            .any(|text| failing.contains(text.as_str().unwrap()))
-        {
+        if embeds_any_of(request, &hypotheses) {
             Reply::status(500, "{\"error\": \"overloaded\"}")
         } else {
             Reply::json(openai_embeddings(request, 8))
@@ -452,18 +453,10 @@ type AnswerFor = dyn Fn(&Request) -> Reply + Send + Sync;
 
 #[test]
 fn hypothesis_embeddings_slower_than_the_timeout_fall_back() {
-    let hypotheses = Arc::new(devmem_hypotheses());
-    let slow = Arc::clone(&hypotheses);
+    let hypotheses = devmem_hypotheses();
     let server = Server::start(move |request, _| {
-        let inputs = request.body["input"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
         let reply = Reply::json(openai_embeddings(request, 8));
-        if inputs
-            .iter()
-            .any(|text| slow.contains(text.as_str().unwrap()))
-        {
+        if embeds_any_of(request, &hypotheses) {
             reply.delayed(Duration::from_millis(1500))
         } else {
             reply
