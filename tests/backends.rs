@@ -112,11 +112,33 @@ fn devmem_hypotheses() -> HashSet<String> {
 
 /// Whether an embeddings request's `input` holds any of `texts`.
 fn embeds_any_of(request: &Request, texts: &HashSet<String>) -> bool {
-    request.body["input"].as_array().is_some_and(|inputs| {
+    inputs_of(request).is_some_and(|inputs| {
         inputs
             .iter()
             .any(|text| text.as_str().is_some_and(|text| texts.contains(text)))
     })
+}
+
+/// The texts of an embeddings request: `input` (OpenAI, Voyage) or `texts` (Cohere).
+fn inputs_of(request: &Request) -> Option<&Vec<Value>> {
+    request.body["input"]
+        .as_array()
+        .or_else(|| request.body["texts"].as_array())
+}
+
+/// An embeddings answer in `protocol`'s shape for the request's texts.
+fn answer_in(protocol: &str, request: &Request, dimension: usize) -> Value {
+    match protocol {
+        "cohere" => {
+            let vectors: Vec<Vec<f32>> = inputs_of(request)
+                .unwrap()
+                .iter()
+                .map(|text| fake_vector(text.as_str().unwrap(), dimension))
+                .collect();
+            json!({"embeddings": {"float": vectors}})
+        }
+        _ => openai_embeddings(request, dimension),
+    }
 }
 
 const VECTOR_CONFIGURATIONS: &str = "dense,hyde-3b-hyp,multi-hyde";
@@ -891,7 +913,7 @@ fn cache_stats_and_clear_report_per_provider() {
     assert_eq!(row("test-chat")[5], "90", "{listing}");
 
     // A damaged entry is reported by stats, ignored by the next run and replaced.
-    let entry = first_entry(&workspace.path("cache/embeddings"));
+    let entry = cache_entries(&workspace.path("cache/embeddings")).remove(0);
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, &bytes[..bytes.len() / 2]).unwrap();
     let listing =
@@ -927,7 +949,8 @@ fn cache_stats_and_clear_report_per_provider() {
     );
 }
 
-fn first_entry(directory: &Path) -> PathBuf {
+/// Every cache entry under `directory`, sorted.
+fn cache_entries(directory: &Path) -> Vec<PathBuf> {
     let mut pending = vec![directory.to_path_buf()];
     let mut entries = Vec::new();
     while let Some(path) = pending.pop() {
@@ -946,7 +969,7 @@ fn first_entry(directory: &Path) -> PathBuf {
         }
     }
     entries.sort();
-    entries.remove(0)
+    entries
 }
 
 #[test]
@@ -1065,4 +1088,85 @@ fn killing_a_run_while_it_writes_the_cache_leaves_a_cache_the_next_run_reads() {
         results["configurations"][1]["per_query"],
         reference["configurations"][1]["per_query"]
     );
+}
+
+#[test]
+fn every_embedding_protocol_retries_falls_back_and_refuses_bad_answers() {
+    for protocol in ["openai", "voyage", "cohere"] {
+        let workspace_for = |server: &Server| {
+            Workspace::new(&embedder_config(
+                protocol,
+                &server.base_url,
+                "api_key_env = \"HYDE_EVAL_TEST_KEY\"",
+            ))
+        };
+        let run = |workspace: &Workspace, configuration: &str| {
+            workspace.run(
+                &[
+                    "run",
+                    "--embedder",
+                    "remote",
+                    "--configurations",
+                    configuration,
+                ],
+                Some(SENTINEL_KEY),
+            )
+        };
+
+        // 429 with Retry-After on the first request, then answers.
+        let server = Server::start(move |request, number| {
+            if number == 0 {
+                Reply::status(429, "{}").with_header("Retry-After", "0.2")
+            } else {
+                Reply::json(answer_in(protocol, request, 8))
+            }
+        });
+        let workspace = workspace_for(&server);
+        assert_success(&run(&workspace, "dense"));
+        let retries = &workspace.results()["backend"]["embedding"]["retries"];
+        assert_eq!(*retries, 1, "{protocol}");
+
+        // Repeated 500s on the hypotheses: those queries fall back and the run completes.
+        let hypotheses = devmem_hypotheses();
+        let server = Server::start(move |request, _| {
+            if embeds_any_of(request, &hypotheses) {
+                Reply::status(500, "{}")
+            } else {
+                Reply::json(answer_in(protocol, request, 8))
+            }
+        });
+        let workspace = workspace_for(&server);
+        assert_success(&run(&workspace, "hyde-3b-hyp"));
+        let results = workspace.results();
+        let hyde = &configuration(&results, "hyde-3b-hyp")["hyde"];
+        assert_eq!(hyde["fallback_no_hypothesis"], 90, "{protocol}");
+
+        // One vector short: exit 3, named, nothing cached.
+        let server = Server::start(move |request, _| {
+            let mut answer = answer_in(protocol, request, 8);
+            let vectors = match protocol {
+                "cohere" => &mut answer["embeddings"]["float"],
+                _ => &mut answer["data"],
+            };
+            vectors.as_array_mut().unwrap().pop();
+            Reply::json(answer)
+        });
+        let workspace = workspace_for(&server);
+        let output = run(&workspace, "dense");
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "{protocol}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("vectors for"),
+            "{protocol}: {}",
+            stderr(&output)
+        );
+        assert!(
+            cache_entries(&workspace.path("cache/embeddings")).is_empty(),
+            "{protocol}"
+        );
+    }
 }
