@@ -37,7 +37,7 @@ use crate::http::HttpSettings;
 
 /// Every field of the backend tables, for "did you mean" hints (serde's message for a
 /// flattened table does not list them).
-const BACKEND_FIELDS: [&str; 21] = [
+const BACKEND_FIELDS: [&str; 22] = [
     "kind",
     "model",
     "dimensions",
@@ -59,17 +59,16 @@ const BACKEND_FIELDS: [&str; 21] = [
     "max_retries",
     "initial_backoff_seconds",
     "max_in_flight",
+    "requests_per_minute",
 ];
 
 /// For serde's "unknown field `x`" inside a backend table: the closest field name.
 pub fn field_hint(message: &str) -> Option<String> {
     let field = message.strip_prefix("unknown field `")?.split('`').next()?;
-    let mut known = BACKEND_FIELDS.to_vec();
-    known.push("requests_per_minute");
     if message.contains(", expected") {
         return None;
     }
-    let suggestion = crate::settings::suggestion(field, &known);
+    let suggestion = crate::settings::suggestion(field, &BACKEND_FIELDS);
     let suggestion = suggestion
         .trim()
         .trim_start_matches('(')
@@ -81,7 +80,7 @@ pub fn field_hint(message: &str) -> Option<String> {
         } else {
             format!("{suggestion} ")
         },
-        known.join(", ")
+        BACKEND_FIELDS.join(", ")
     ))
 }
 

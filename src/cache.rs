@@ -16,13 +16,12 @@
 //! payloads never hold an API key.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::interrupt::{critical, Temporary};
+use crate::interrupt::write_through_temporary;
 
 const MAGIC: &[u8; 4] = b"HEC1";
 const NAMESPACE_FILE: &str = "namespace.json";
@@ -120,7 +119,7 @@ impl Namespace {
                 .map_err(|source| cache_error(&directory, source))?;
             let mut bytes = serde_json::to_vec_pretty(description).expect("serializes");
             bytes.push(b'\n');
-            write_atomically(&described, &bytes)?;
+            write_through_temporary(&described, &bytes, false)?;
         }
         Ok(Namespace { directory })
     }
@@ -155,7 +154,7 @@ impl Namespace {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| cache_error(parent, source))?;
         }
-        write_atomically(&path, &encode(payload))
+        write_through_temporary(&path, &encode(payload), false)
     }
 }
 
@@ -185,26 +184,6 @@ fn decode(bytes: &[u8]) -> Result<&[u8], String> {
         return Err("checksum mismatch".into());
     }
     Ok(payload)
-}
-
-/// Writes `bytes` to `path` through a temporary sibling with a name unique to this
-/// process and call, then renames it into place.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(
-        ".{name}.partial-{}-{}",
-        std::process::id(),
-        WRITES.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _registered = Temporary::register(&temporary);
-    critical(|| {
-        std::fs::write(&temporary, bytes).map_err(|source| cache_error(&temporary, source))?;
-        std::fs::rename(&temporary, path).map_err(|source| cache_error(path, source))
-    })
 }
 
 /// One namespace's contents, for `hyde-eval cache stats`.

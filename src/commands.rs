@@ -572,13 +572,7 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
     let n = match args.n {
         Some(0) => return Err(Error::Usage("--n must be at least 1".into())),
         Some(n) => n,
-        None => settings
-            .configurations
-            .iter()
-            .filter(|configuration| configuration.plan().uses_hypotheses())
-            .map(|configuration| configuration.params.num_hypotheses)
-            .max()
-            .unwrap_or(1),
+        None => pipeline::max_hypotheses(&settings.configurations).max(1),
     };
     let output = args
         .output
@@ -588,21 +582,15 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
     let generations = in_pool(settings.threads, || {
         generator.generate_all(&dataset.queries, n)
     })??;
-    let source = crate::dataset::HypothesisSource {
-        generator: format!("openai-chat ({})", choice.name),
-        model: Some(choice.chat.model.clone()),
-        prompt: Some(choice.chat.prompt.name.clone()),
-        temperature: Some(choice.chat.temperature),
-        date: Some(chrono::Utc::now().format("%Y-%m-%d").to_string()),
-        note: None,
-    };
+    let source = choice.chat.source(
+        &format!("openai-chat ({})", choice.name),
+        Some(chrono::Utc::now().format("%Y-%m-%d").to_string()),
+    );
     let mut lines = Vec::new();
     let mut failures = Vec::new();
     let mut cost = crate::generate::GenerationCost::default();
     for (query, generation) in dataset.queries.iter().zip(&generations) {
-        cost.requests += generation.cost.requests;
-        cost.hypotheses_generated += generation.cost.hypotheses_generated;
-        cost.hypotheses_from_cache += generation.cost.hypotheses_from_cache;
+        cost += &generation.cost;
         match &generation.hypotheses {
             Ok(texts) => {
                 let line = serde_json::json!({"query_id": query.id.0, "hypotheses": texts, "source": source});

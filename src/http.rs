@@ -194,7 +194,7 @@ impl HttpClient {
                 return result;
             }
             let backoff = self.settings.initial_backoff * 2u32.saturating_pow(attempt);
-            let jittered = backoff.mul_f64(0.5 + jitter_fraction());
+            let jittered = backoff.mul_f64(0.5 + rand::random::<f64>());
             let wait = retry_after
                 .filter(|wait| *wait <= MAX_RETRY_AFTER)
                 .unwrap_or(jittered);
@@ -299,30 +299,6 @@ impl HttpClient {
             std::thread::sleep(start - now);
         }
     }
-}
-
-/// A fraction in [0, 1) that differs between calls and processes, so clients that failed
-/// together do not retry in lockstep. Not random enough for anything but backoff.
-fn jitter_fraction() -> f64 {
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.subsec_nanos())
-        .unwrap_or(0);
-    let seed = [
-        u64::from(nanos),
-        u64::from(std::process::id()),
-        CALLS.fetch_add(1, Ordering::Relaxed),
-    ];
-    let hash = xxhash_rust::xxh3::xxh3_64(le_bytes(&seed).as_slice());
-    (hash >> 11) as f64 / (1u64 << 53) as f64
-}
-
-fn le_bytes(values: &[u64]) -> Vec<u8> {
-    values
-        .iter()
-        .flat_map(|value| value.to_le_bytes())
-        .collect()
 }
 
 /// Releases a request slot when dropped.

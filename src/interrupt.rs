@@ -11,10 +11,13 @@
 //! missing.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+
+use crate::error::Error;
 
 /// Temporary paths being written, removed if the process is interrupted.
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -69,6 +72,35 @@ impl Drop for Temporary {
             temporaries.swap_remove(position);
         }
     }
+}
+
+/// Writes `bytes` to `path` through a temporary sibling, then renames it into place, so a
+/// reader sees the old file or the new one. The temporary's name is unique to this
+/// process and call (threads may write the same path at once), it is registered for
+/// removal on interruption, and with `durable` it is flushed to disk before the rename.
+pub fn write_through_temporary(path: &Path, bytes: &[u8], durable: bool) -> Result<(), Error> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(
+        ".{name}.partial-{}-{}",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Write { path, source }
+    };
+    let _registered = Temporary::register(&temporary);
+    critical(|| {
+        std::fs::write(&temporary, bytes).map_err(failed(&temporary))?;
+        if durable {
+            let _ = std::fs::File::open(&temporary).and_then(|file| file.sync_all());
+        }
+        std::fs::rename(&temporary, path).map_err(failed(path))
+    })
 }
 
 /// Runs `work` so that an interruption waits until it is done, and no `work` starts

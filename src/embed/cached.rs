@@ -70,32 +70,39 @@ impl CachedProvider {
         })
     }
 
-    fn key(&self, kind: TextKind, text: &str) -> [u8; 32] {
+    /// The cache key of each of `texts`.
+    fn keys(&self, kind: TextKind, texts: &[&str]) -> Vec<[u8; 32]> {
         let dimension = self
             .scope
             .dimension
             .map(|dimension| dimension.to_string())
             .unwrap_or_else(|| "native".into());
-        entry_key(&[
-            b"embedding",
-            self.scope.kind.as_bytes(),
-            self.scope.endpoint.as_bytes(),
-            self.scope.model.as_bytes(),
-            dimension.as_bytes(),
-            self.inner.input_key(kind).as_bytes(),
-            text.as_bytes(),
-        ])
+        let input = self.inner.input_key(kind);
+        texts
+            .iter()
+            .map(|text| {
+                entry_key(&[
+                    b"embedding",
+                    self.scope.kind.as_bytes(),
+                    self.scope.endpoint.as_bytes(),
+                    self.scope.model.as_bytes(),
+                    dimension.as_bytes(),
+                    input.as_bytes(),
+                    text.as_bytes(),
+                ])
+            })
+            .collect()
     }
 
-    /// The cached vector under `key`, if whole and of the space's dimension.
-    fn lookup(&self, key: &[u8; 32]) -> Option<Vec<f32>> {
+    /// The cached vector under `key`, if whole and of the space's `dimension` (0: not
+    /// known yet).
+    fn lookup(&self, key: &[u8; 32], dimension: usize) -> Option<Vec<f32>> {
         match self.namespace.get(key) {
             Lookup::Hit(bytes) if !bytes.is_empty() && bytes.len() % 4 == 0 => {
                 let vector: Vec<f32> = bytes
                     .chunks_exact(4)
                     .map(|chunk| f32::from_le_bytes(chunk.try_into().expect("4 bytes")))
                     .collect();
-                let dimension = self.inner.identity().dimension;
                 if (dimension != 0 && vector.len() != dimension)
                     || vector.iter().any(|value| !value.is_finite())
                 {
@@ -120,8 +127,18 @@ impl EmbeddingProvider for CachedProvider {
     }
 
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, Error> {
-        let keys: Vec<[u8; 32]> = texts.iter().map(|text| self.key(kind, text)).collect();
-        let mut vectors: Vec<Option<Vec<f32>>> = keys.iter().map(|key| self.lookup(key)).collect();
+        let keys = self.keys(kind, texts);
+        let mut dimension = self.inner.identity().dimension;
+        let mut vectors: Vec<Option<Vec<f32>>> = keys
+            .iter()
+            .map(|key| {
+                let vector = self.lookup(key, dimension);
+                if let Some(vector) = &vector {
+                    dimension = vector.len();
+                }
+                vector
+            })
+            .collect();
         let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
         self.from_cache
             .fetch_add((texts.len() - missing.len()) as u64, Ordering::Relaxed);

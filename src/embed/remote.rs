@@ -301,6 +301,14 @@ impl RemoteProvider {
         }
     }
 
+    /// The text prepended to every text sent as `input_type`.
+    fn prefix(&self, input_type: InputType) -> &str {
+        match input_type {
+            InputType::Query => &self.settings.query_prefix,
+            InputType::Document => &self.settings.document_prefix,
+        }
+    }
+
     fn describe(&self) -> String {
         format!(
             "embedding provider {} ({} at {})",
@@ -400,11 +408,7 @@ impl EmbeddingProvider for RemoteProvider {
 
     fn input_key(&self, kind: TextKind) -> String {
         let input_type = self.input_type(kind);
-        let prefix = match input_type {
-            InputType::Query => &self.settings.query_prefix,
-            InputType::Document => &self.settings.document_prefix,
-        };
-        format!("{input_type:?}|{prefix}")
+        format!("{input_type:?}|{}", self.prefix(input_type))
     }
 
     fn adopt_dimension(&self, dimension: usize) {
@@ -424,10 +428,7 @@ impl EmbeddingProvider for RemoteProvider {
 
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, Error> {
         let input_type = self.input_type(kind);
-        let prefix = match input_type {
-            InputType::Query => &self.settings.query_prefix,
-            InputType::Document => &self.settings.document_prefix,
-        };
+        let prefix = self.prefix(input_type);
         let prepared: Vec<String> = texts.iter().map(|text| format!("{prefix}{text}")).collect();
         let batches: Vec<&[String]> = prepared.chunks(self.settings.batch_size.max(1)).collect();
         let answers = map_in_parallel(&batches, self.client.settings().max_in_flight, |batch| {

@@ -37,6 +37,20 @@ pub struct ChatSettings {
     pub stop: Vec<String>,
 }
 
+impl ChatSettings {
+    /// The provenance recorded with hypotheses written under these settings.
+    pub fn source(&self, generator: &str, date: Option<String>) -> HypothesisSource {
+        HypothesisSource {
+            generator: generator.to_owned(),
+            model: Some(self.model.clone()),
+            prompt: Some(self.prompt.name.clone()),
+            temperature: Some(self.temperature),
+            date,
+            note: None,
+        }
+    }
+}
+
 /// One cached hypothesis with what it cost when it was generated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct CachedSample {
@@ -83,18 +97,6 @@ impl ChatGenerator {
             namespace,
             offline,
         })
-    }
-
-    /// The provenance recorded with these hypotheses.
-    pub fn source(&self, date: Option<String>) -> HypothesisSource {
-        HypothesisSource {
-            generator: "openai-chat".into(),
-            model: Some(self.settings.model.clone()),
-            prompt: Some(self.settings.prompt.name.clone()),
-            temperature: Some(self.settings.temperature),
-            date,
-            note: None,
-        }
     }
 
     fn describe(&self) -> String {
@@ -288,7 +290,7 @@ impl HypothesisGenerator for ChatGenerator {
     fn identity(&self) -> GeneratorIdentity {
         GeneratorIdentity {
             kind: "openai-chat".into(),
-            sources: vec![self.source(None)],
+            sources: vec![self.settings.source("openai-chat", None)],
         }
     }
 

@@ -268,6 +268,16 @@ fn progress_bar(enabled: bool, length: usize, message: &'static str) -> Progress
     bar
 }
 
+/// The most hypotheses any of `configurations` reads per query (0 when none uses them).
+pub fn max_hypotheses(configurations: &[Configuration]) -> usize {
+    configurations
+        .iter()
+        .filter(|configuration| configuration.plan().uses_hypotheses())
+        .map(|configuration| configuration.params.num_hypotheses)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Prepares the shared stages for every configuration of `inputs`: the corpus and its
 /// indexes, fact vectors, query expansions and temporal scores.
 pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
@@ -278,13 +288,7 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
         .map(Configuration::plan)
         .collect();
     let needs_vectors = plans.iter().any(|plan| plan.vector.is_some());
-    let max_hypotheses = inputs
-        .configurations
-        .iter()
-        .filter(|configuration| configuration.plan().uses_hypotheses())
-        .map(|configuration| configuration.params.num_hypotheses)
-        .max()
-        .unwrap_or(0);
+    let max_hypotheses = max_hypotheses(inputs.configurations);
     let embedder = match (needs_vectors, inputs.embedder) {
         (true, None) => {
             return Err(Error::Usage(
@@ -728,18 +732,13 @@ pub fn mentions_code(query: &str) -> bool {
 }
 
 impl Prepared<'_> {
-    /// Whether hypotheses came from a live generator (not the dataset's recording).
-    fn generator_is_live(&self) -> bool {
-        self.generator_live
-    }
-
     /// What one configuration's queries cost, given how each used HyDE.
     fn backend_accounting(
         &self,
         plan: Plan,
         outcomes: &[HydeOutcome],
     ) -> Option<BackendAccounting> {
-        if self.embedding_usage.is_none() && !self.generator_is_live() {
+        if self.embedding_usage.is_none() && !self.generator_live {
             return None;
         }
         let mut accounting = BackendAccounting::default();
@@ -750,7 +749,7 @@ impl Prepared<'_> {
             .filter(|(_, outcome)| matches!(outcome, HydeOutcome::Used | HydeOutcome::Fallback))
             .map(|(expansion, _)| expansion)
             .collect();
-        if self.generator_is_live() {
+        if self.generator_live {
             let generation = generation_sum(consulted.iter().copied());
             accounting.llm_requests = generation.cost.requests;
             accounting.hypotheses_generated = generation.cost.hypotheses_generated;
@@ -786,7 +785,7 @@ impl Prepared<'_> {
 
     /// What the run's backends spent, shared work counted once.
     fn run_backend_accounting(&self) -> Option<RunBackendAccounting> {
-        if self.embedding_usage.is_none() && !self.generator_is_live() {
+        if self.embedding_usage.is_none() && !self.generator_live {
             return None;
         }
         let embedding = self.embedding_usage.map(|usage| {
@@ -795,7 +794,7 @@ impl Prepared<'_> {
             total += usage.hypotheses;
             total
         });
-        let generation = self.generator_is_live().then(|| {
+        let generation = self.generator_live.then(|| {
             let mut totals = GenerationTotals {
                 requests: self.generator_requests.0,
                 retries: self.generator_requests.1,

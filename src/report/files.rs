@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::Results;
 use crate::dataset::{Dataset, Grade, Judgment, Qrels, QueryId};
 use crate::error::Error;
-use crate::interrupt::{critical, Temporary};
+use crate::interrupt::{critical, write_through_temporary, Temporary};
 use crate::pipeline::{ConfigurationOutput, StageTimings};
 use crate::trec::{write_trec_qrels, write_trec_run};
 
@@ -124,17 +124,7 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     {
         std::fs::create_dir_all(parent).map_err(write_error(parent))?;
     }
-    let file_name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{file_name}.partial-{}", std::process::id()));
-    let _registered = Temporary::register(&temporary);
-    critical(|| {
-        write_file(&temporary, bytes)?;
-        let _ = std::fs::File::open(&temporary).and_then(|file| file.sync_all());
-        std::fs::rename(&temporary, path).map_err(write_error(path))
-    })
+    write_through_temporary(path, bytes, true)
 }
 
 /// Pretty JSON with a final newline.
