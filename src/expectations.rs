@@ -143,7 +143,7 @@ mod tests {
     fn ranking(ids: &[&str]) -> Vec<(FactId, f64)> {
         ids.iter()
             .enumerate()
-            .map(|(index, id)| (FactId(id.to_string()), 1.0 - index as f64 / 10.0))
+            .map(|(index, id)| (FactId::from(id.to_string()), 1.0 - index as f64 / 10.0))
             .collect()
     }
 

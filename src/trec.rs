@@ -67,7 +67,7 @@ pub fn read_trec_run(path: &Path, text: &str) -> Result<Vec<QueryRanking>, Error
         let mut results: Vec<(FactId, f64)> = query
             .results
             .iter()
-            .map(|&(document, score)| (FactId(document.to_owned()), score))
+            .map(|&(document, score)| (FactId::from(document.to_owned()), score))
             .collect();
         results.sort_by(|(doc_a, score_a), (doc_b, score_b)| {
             score_b.total_cmp(score_a).then(doc_b.cmp(doc_a))
@@ -110,7 +110,7 @@ pub fn read_trec_qrels(path: &Path, text: &str) -> Result<(Qrels, Vec<QueryId>),
             order.push(query.clone());
         }
         qrels.entry(query).or_default().push(Judgment {
-            fact: FactId(document.to_owned()),
+            fact: FactId::from(document.to_owned()),
             grade,
         });
         Ok(())
@@ -145,7 +145,7 @@ mod tests {
         let order: Vec<&str> = back[0]
             .results
             .iter()
-            .map(|(fact, _)| fact.0.as_str())
+            .map(|(fact, _)| fact.as_str())
             .collect();
         assert_eq!(order, vec!["a", "b", "c"]);
     }
@@ -160,7 +160,7 @@ mod tests {
         let order: Vec<&str> = back[0]
             .results
             .iter()
-            .map(|(fact, _)| fact.0.as_str())
+            .map(|(fact, _)| fact.as_str())
             .collect();
         assert_eq!(order, vec!["c", "b", "a"]);
         let error = read_trec_run(Path::new("r"), "1 Q0 a 1 0.5 t\n1 Q0 a 2 0.4 t\n").unwrap_err();

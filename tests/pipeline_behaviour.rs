@@ -99,7 +99,7 @@ fn keyword_and_hyde_3a_scores_worked_by_hand() {
         let ranking = &execution.output.configurations[configuration].rankings[0];
         assert_eq!(ranking.query.0, "q1");
         assert_eq!(ranking.results.len(), 1, "only f1 has keyword relevance");
-        assert_eq!(ranking.results[0].0 .0, "f1");
+        assert_eq!(ranking.results[0].0.as_str(), "f1");
         ranking.results[0].1
     };
     assert!(

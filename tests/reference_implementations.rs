@@ -10,7 +10,7 @@ mod common;
 
 use hyde_eval::cli::RunArgs;
 use hyde_eval::commands::execute;
-use hyde_eval::dataset::{Dataset, Fact};
+use hyde_eval::dataset::{Dataset, Fact, FactId};
 use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
 use hyde_eval::index::{sort_by_score_then_id, Bm25Params, FlatIndex, LexicalIndex, LexicalNeeds};
 use hyde_eval::settings::{resolve, ConfigFile};
@@ -181,14 +181,14 @@ fn batched_dense_search_ranks_as_the_full_sort() {
             .collect();
         sort_by_score_then_id(&mut all);
         all.truncate(depth);
-        let expected: Vec<(String, f64)> = all
+        let expected: Vec<(FactId, f64)> = all
             .into_iter()
-            .map(|(fact, cosine)| (facts[fact as usize].id.0.clone(), cosine))
+            .map(|(fact, cosine)| (facts[fact as usize].id.clone(), cosine))
             .collect();
-        let got: Vec<(String, f64)> = ranking
+        let got: Vec<(FactId, f64)> = ranking
             .results
             .iter()
-            .map(|(fact, score)| (fact.0.clone(), *score))
+            .map(|(fact, score)| (fact.clone(), *score))
             .collect();
         assert_eq!(got, expected, "{}", query.text);
     }

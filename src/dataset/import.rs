@@ -147,7 +147,7 @@ impl Collection {
                 |message: String| problems.push(Problem::new(&source.path, source.line, message));
             if let Err(message) = check_id("fact", &fact.id.0) {
                 report(message);
-            } else if let Some(first) = fact_lines.get(&fact.id.0) {
+            } else if let Some(first) = fact_lines.get(fact.id.as_str()) {
                 report(format!(
                     "duplicate document id {:?} (first defined{})",
                     fact.id.0,
@@ -156,7 +156,7 @@ impl Collection {
             } else if fact.content.trim().is_empty() {
                 report(format!("document {:?} has no text", fact.id.0));
             } else {
-                fact_lines.insert(fact.id.0.clone(), source);
+                fact_lines.insert(fact.id.as_str().to_owned(), source);
                 facts.push(fact);
             }
         }
@@ -207,7 +207,7 @@ impl Collection {
                     .entry(QueryId(judgment.query))
                     .or_default()
                     .push(Judgment {
-                        fact: FactId(judgment.fact),
+                        fact: FactId::from(judgment.fact),
                         grade: judgment.grade,
                     });
             }
@@ -423,7 +423,7 @@ pub fn write_native(dataset: &Dataset, destination: &Path) -> Result<Vec<PathBuf
 /// A fact with only an id and content (what most collections carry).
 pub fn plain_fact(id: String, content: String) -> Fact {
     Fact {
-        id: FactId(id),
+        id: FactId::from(id),
         content,
         tags: Vec::new(),
         category: None,

@@ -30,10 +30,29 @@ use crate::error::Error;
 
 pub use manifest::Manifest;
 
-/// A fact's identifier, unique within a dataset.
+/// A fact's identifier, unique within a dataset. Shared, not copied: rankings hold a
+/// fact's id once per configuration and query, and a clone is a reference count.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(transparent)]
-pub struct FactId(pub String);
+pub struct FactId(pub std::sync::Arc<str>);
+
+impl FactId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for FactId {
+    fn from(id: String) -> FactId {
+        FactId(id.into())
+    }
+}
+
+impl From<&str> for FactId {
+    fn from(id: &str) -> FactId {
+        FactId(id.into())
+    }
+}
 
 /// A query's identifier, unique within a dataset.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]

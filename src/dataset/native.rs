@@ -102,7 +102,7 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
 
     let mut problems = Problems::default();
     let facts = load_facts(root, &mut hasher, &mut problems)?;
-    let fact_ids: HashSet<&str> = facts.iter().map(|fact| fact.id.0.as_str()).collect();
+    let fact_ids: HashSet<&str> = facts.iter().map(|fact| fact.id.as_str()).collect();
     let queries = load_queries(root, &fact_ids, &mut hasher, &mut problems)?;
     let query_ids: HashSet<&str> = queries.iter().map(|query| query.id.0.as_str()).collect();
     let qrels = load_qrels(root, &fact_ids, &query_ids, &mut hasher, &mut problems)?;
@@ -280,7 +280,7 @@ pub(super) fn fact_from_record(
         return None;
     }
     Some(Fact {
-        id: FactId(record.id),
+        id: FactId::from(record.id),
         content: record.content,
         tags: record.tags.unwrap_or_default(),
         category: record.category,
@@ -366,7 +366,7 @@ fn expectation_problem(expectation: &Expectation, fact_ids: &HashSet<&str>) -> O
     if let Some(unknown) = expectation
         .facts()
         .into_iter()
-        .find(|fact| !fact_ids.contains(fact.0.as_str()))
+        .find(|fact| !fact_ids.contains(fact.as_str()))
     {
         return Some(format!("expectation names unknown fact id {:?}", unknown.0));
     }
@@ -469,7 +469,7 @@ fn load_qrels(
             .entry(QueryId(query.to_owned()))
             .or_default()
             .push(Judgment {
-                fact: FactId(fact.to_owned()),
+                fact: FactId::from(fact.to_owned()),
                 grade,
             });
     }

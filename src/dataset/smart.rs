@@ -342,7 +342,7 @@ fn leave_out_empty_documents(collection: &mut Collection) {
         .facts
         .iter()
         .filter(|(fact, _)| fact.content.trim().is_empty())
-        .map(|(fact, _)| fact.id.0.clone())
+        .map(|(fact, _)| fact.id.as_str().to_owned())
         .collect();
     if empty.is_empty() {
         return;
@@ -350,7 +350,7 @@ fn leave_out_empty_documents(collection: &mut Collection) {
     let empty_set: HashSet<&str> = empty.iter().map(String::as_str).collect();
     collection
         .facts
-        .retain(|(fact, _)| !empty_set.contains(fact.id.0.as_str()));
+        .retain(|(fact, _)| !empty_set.contains(fact.id.as_str()));
     let before = collection.judgments.len();
     collection
         .judgments
@@ -371,7 +371,7 @@ mod tests {
     fn grades(dataset: &Dataset, query: &str) -> Vec<(String, i32)> {
         dataset.qrels[&QueryId(query.into())]
             .iter()
-            .map(|judgment| (judgment.fact.0.clone(), judgment.grade))
+            .map(|judgment| (judgment.fact.as_str().to_owned(), judgment.grade))
             .collect()
     }
 

@@ -284,7 +284,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(index, (content, tags))| Fact {
-                id: FactId(format!("f{index}")),
+                id: FactId::from(format!("f{index}")),
                 content: content.to_string(),
                 tags: tags.iter().map(|tag| tag.to_string()).collect(),
                 category: None,

@@ -464,7 +464,7 @@ fn sweep_section(sweep: &SweepResults, pngs: &[(String, Vec<u8>)], number: usize
 fn fact_line(facts: &[FactDetail], id: &str) -> Markup {
     let content = facts
         .iter()
-        .find(|fact| fact.id.0 == id)
+        .find(|fact| fact.id.as_str() == id)
         .map(|fact| fact.content.as_str())
         .unwrap_or("");
     html! { span.mono { (id) } " " span.fact { (shorten(content, 140)) } }
