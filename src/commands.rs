@@ -521,7 +521,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
         let directory = write_directory(
             &output_dir,
             &name,
-            &[
+            [
                 ("compare.json".into(), json_bytes(&report)),
                 ("compare.md".into(), markdown.into_bytes()),
             ],
@@ -822,7 +822,7 @@ fn sweep_in_pool(
             .into_iter()
             .map(|(file, png)| (file.to_string(), png)),
     );
-    let directory = write_directory(&settings.output_dir, &name, &files)?;
+    let directory = write_directory(&settings.output_dir, &name, files)?;
     print_line(&format!("sweep written to {}", directory.display()))?;
     Ok(crate::error::exit_code::OK)
 }

@@ -50,14 +50,29 @@ impl FlatIndex {
     /// Builds the index; every vector must have `dimension` entries (checked by the
     /// embedding layer). Zero vectors stay zero and score 0 against everything.
     pub fn build(dimension: usize, vectors: &[Vec<f32>]) -> FlatIndex {
-        let mut rows = Vec::with_capacity(dimension * vectors.len());
+        let mut index = FlatIndex::with_capacity(dimension, vectors.len());
         for vector in vectors {
-            match normalized(vector) {
-                Some(unit) if unit.len() == dimension => rows.extend_from_slice(&unit),
-                _ => rows.extend(std::iter::repeat_n(0.0, dimension)),
-            }
+            index.push(vector);
         }
-        FlatIndex { dimension, rows }
+        index
+    }
+
+    /// An empty index with room for `facts` rows, filled with [`FlatIndex::push`], so a
+    /// corpus can be embedded chunk by chunk straight into the matrix.
+    pub fn with_capacity(dimension: usize, facts: usize) -> FlatIndex {
+        FlatIndex {
+            dimension,
+            rows: Vec::with_capacity(dimension * facts),
+        }
+    }
+
+    /// Appends the next fact's vector, normalized (a zero row when its norm is zero or
+    /// not finite, or its length is not the index's dimension).
+    pub fn push(&mut self, vector: &[f32]) {
+        match normalized(vector) {
+            Some(unit) if unit.len() == self.dimension => self.rows.extend_from_slice(&unit),
+            _ => self.rows.extend(std::iter::repeat_n(0.0, self.dimension)),
+        }
     }
 
     /// Number of indexed facts.

@@ -329,16 +329,17 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
                 texts.len(),
                 "embedding",
             );
-            let mut fact_vectors = Vec::with_capacity(texts.len());
+            // Each chunk's vectors go straight into the matrix: the corpus' vectors are
+            // never held twice.
+            let mut index = FlatIndex::with_capacity(embedder.identity().dimension, texts.len());
             for chunk in texts.chunks(256) {
-                fact_vectors.extend(embed_checked(embedder, chunk, TextKind::Document)?);
+                for vector in embed_checked(embedder, chunk, TextKind::Document)? {
+                    index.push(&vector);
+                }
                 bar.inc(chunk.len() as u64);
             }
             bar.finish_and_clear();
-            Some(FlatIndex::build(
-                embedder.identity().dimension,
-                &fact_vectors,
-            ))
+            Some(index)
         }
         None => None,
     };
@@ -404,9 +405,9 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
 
 /// Runs every configuration on the dataset.
 pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
-    let prepared = prepare(inputs)?;
+    let mut prepared = prepare(inputs)?;
     let dataset = inputs.dataset;
-    let plans = &prepared.plans;
+    let plans = prepared.plans.clone();
     let mut timings = prepared.timings.clone();
     let started = Instant::now();
     let bar = progress_bar(
@@ -414,7 +415,7 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
         dataset.queries.len(),
         "retrieving",
     );
-    let per_query: Vec<Vec<QueryOutcome>> = dataset
+    let mut per_query: Vec<Vec<QueryOutcome>> = dataset
         .queries
         .par_iter()
         .zip(prepared.expansions.par_iter())
@@ -422,7 +423,7 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
             let outcomes = inputs
                 .configurations
                 .iter()
-                .zip(plans)
+                .zip(&plans)
                 .map(|(configuration, plan)| {
                     let started = Instant::now();
                     let signals = prepared.query_signals(query, expansion, configuration, *plan);
@@ -439,43 +440,43 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
         .collect();
     bar.finish_and_clear();
     timings.retrieve_ms = elapsed_ms(started);
+    // The nearest facts of every search vector are no longer needed.
+    for expansion in &mut prepared.expansions {
+        expansion.search_hits = HashMap::new();
+    }
 
-    let configurations = inputs
-        .configurations
-        .iter()
-        .enumerate()
-        .map(|(index, configuration)| {
-            let accounting = account(per_query.iter().map(|outcomes| outcomes[index].hyde));
-            let mut rankings = Vec::with_capacity(dataset.queries.len());
-            let mut used_hypotheses = Vec::with_capacity(dataset.queries.len());
-            let mut retrieval_ms = 0.0;
-            for (query, outcomes) in dataset.queries.iter().zip(&per_query) {
-                let outcome = &outcomes[index];
-                used_hypotheses.push(outcome.hyde == HydeOutcome::Used);
-                retrieval_ms += outcome.elapsed_ms;
-                rankings.push(QueryRanking {
-                    query: query.id.clone(),
-                    results: outcome
-                        .ranking
-                        .iter()
-                        .map(|&(fact, score)| (prepared.fact_id(fact).clone(), score))
-                        .collect(),
-                });
-            }
-            let outcomes: Vec<HydeOutcome> = per_query
-                .iter()
-                .map(|outcomes| outcomes[index].hyde)
-                .collect();
-            ConfigurationOutput {
-                configuration: configuration.clone(),
-                rankings,
-                used_hypotheses,
-                accounting,
-                backend: prepared.backend_accounting(plans[index], &outcomes),
-                retrieval_ms,
-            }
-        })
-        .collect();
+    let mut configurations = Vec::with_capacity(inputs.configurations.len());
+    for (index, configuration) in inputs.configurations.iter().enumerate() {
+        let outcomes: Vec<HydeOutcome> = per_query
+            .iter()
+            .map(|outcomes| outcomes[index].hyde)
+            .collect();
+        let mut rankings = Vec::with_capacity(dataset.queries.len());
+        let mut used_hypotheses = Vec::with_capacity(dataset.queries.len());
+        let mut retrieval_ms = 0.0;
+        for (query, query_outcomes) in dataset.queries.iter().zip(&mut per_query) {
+            let outcome = &mut query_outcomes[index];
+            used_hypotheses.push(outcome.hyde == HydeOutcome::Used);
+            retrieval_ms += outcome.elapsed_ms;
+            // Taken, so each ranking is held once, by fact position or by fact id.
+            let ranking = std::mem::take(&mut outcome.ranking);
+            rankings.push(QueryRanking {
+                query: query.id.clone(),
+                results: ranking
+                    .into_iter()
+                    .map(|(fact, score)| (prepared.fact_id(fact).clone(), score))
+                    .collect(),
+            });
+        }
+        configurations.push(ConfigurationOutput {
+            configuration: configuration.clone(),
+            rankings,
+            used_hypotheses,
+            accounting: account(outcomes.iter().copied()),
+            backend: prepared.backend_accounting(plans[index], &outcomes),
+            retrieval_ms,
+        });
+    }
     let embedded_texts = if prepared.corpus.vectors.is_some() {
         prepared.corpus.facts.len()
             + prepared.expansions.len()

@@ -71,11 +71,12 @@ fn per_query_csv(results: &Results) -> Result<Vec<u8>, csv::Error> {
 
 /// Writes `files` (relative path, bytes) as the directory `output_dir/name`, replacing
 /// any previous one: the directory is built under a temporary name, flushed, and renamed
-/// into place. Returns the directory.
+/// into place. Returns the directory. Files are taken one at a time, so a lazy iterator
+/// holds only the file being written in memory.
 pub fn write_directory(
     output_dir: &Path,
     name: &str,
-    files: &[(String, Vec<u8>)],
+    files: impl IntoIterator<Item = (String, Vec<u8>)>,
 ) -> Result<PathBuf, Error> {
     // Names come from flags, dataset.toml and stored results: none may leave output_dir.
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
@@ -99,7 +100,7 @@ pub fn write_directory(
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(write_error(parent))?;
             }
-            write_file(&path, bytes)
+            write_file(&path, &bytes)
         })?;
     }
     flush_directory(&partial);
@@ -183,14 +184,16 @@ pub fn write_report(
     let mut qrels_bytes = Vec::new();
     write_trec_qrels(&mut qrels_bytes, &judged, &filtered).expect("writing to memory");
     files.push(("qrels.trec".into(), qrels_bytes));
-    for output in outputs {
+    // Run files are rendered one at a time as they are written: together they are the
+    // largest part of a report.
+    let runs = outputs.iter().map(|output| {
         let mut bytes = Vec::new();
         write_trec_run(&mut bytes, &output.rankings, &output.configuration.name)
             .expect("writing to memory");
-        files.push((format!("runs/{}.run", output.configuration.name), bytes));
-    }
+        (format!("runs/{}.run", output.configuration.name), bytes)
+    });
     files.extend(extra);
-    write_directory(output_dir, &results.run_name, &files)
+    write_directory(output_dir, &results.run_name, files.into_iter().chain(runs))
 }
 
 /// Best-effort fsync of the files in `directory` before it is renamed into place.
