@@ -5,7 +5,7 @@
 //! numbers, so re-fusing with other weights never recomputes a signal.
 
 use super::config::{Fusion, Params, Weights};
-use crate::index::{sort_by_score_then_id, FactIndex};
+use crate::index::{top_by_score_then_id, FactIndex};
 
 /// chatcli: a signal whose span over the candidates is at most this is zero for all.
 pub const MIN_NORMALIZATION_SPAN: f64 = 1e-12;
@@ -104,15 +104,7 @@ pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(Fac
             .filter(|&(_, score)| score >= params.hybrid_min_score)
             .collect(),
     };
-    // Only the first `depth` are kept: select them, then sort those (the order is total,
-    // so this equals sorting everything and truncating).
-    let order =
-        |a: &(FactIndex, f64), b: &(FactIndex, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if ranking.len() > params.depth && params.depth > 0 {
-        ranking.select_nth_unstable_by(params.depth - 1, order);
-    }
-    ranking.truncate(params.depth);
-    sort_by_score_then_id(&mut ranking);
+    top_by_score_then_id(&mut ranking, params.depth);
     // A ranking lives until the run ends: give back the capacity of the dropped tail.
     ranking.shrink_to_fit();
     ranking

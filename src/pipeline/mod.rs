@@ -23,8 +23,8 @@ use crate::error::Error;
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::http::map_in_parallel;
 use crate::index::{
-    sort_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
-    LexicalNeeds,
+    sort_by_score_then_id, temporal_score, top_by_score_then_id, Bm25Params, FactIndex, FlatIndex,
+    LexicalIndex, LexicalNeeds,
 };
 use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
@@ -1189,28 +1189,42 @@ fn candidate_table(
             None => signals((0..corpus.facts.len() as FactIndex).map(blank).collect()),
         },
         Fusion::Blend => {
-            let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
-            for (fact, relevance) in corpus.lexical.keyword_relevance(keywords) {
-                by_fact.insert(
-                    fact,
-                    Candidate {
-                        lexical: relevance,
-                        ..blank(fact)
-                    },
-                );
-            }
-            for (fact, cosine) in vector_hits(searches, params) {
-                by_fact.entry(fact).or_insert_with(|| blank(fact)).semantic = cosine;
-            }
+            // Keyword matches come in fact order; the few vector hits are put in fact
+            // order and merged in, so the table is in fact order without a hash map.
+            let keyword_matches = corpus.lexical.keyword_relevance(keywords);
+            let mut semantic = vector_hits(searches, params);
+            semantic.sort_unstable_by_key(|&(fact, _)| fact);
             let inputs_empty = keywords.is_empty() && searches.all_zero;
-            if by_fact.is_empty() && inputs_empty {
+            if keyword_matches.is_empty() && semantic.is_empty() && inputs_empty {
                 // chatcli: nothing to search with -> every fact by temporal score.
                 return CandidateTable {
                     kind: TableKind::AllByTemporal,
                     candidates: (0..corpus.facts.len() as FactIndex).map(blank).collect(),
                 };
             }
-            signals(sorted_candidates(by_fact))
+            let mut candidates = Vec::with_capacity(keyword_matches.len() + semantic.len());
+            let mut semantic = semantic.into_iter().peekable();
+            for (fact, relevance) in keyword_matches {
+                while let Some((hit, cosine)) = semantic.next_if(|&(hit, _)| hit < fact) {
+                    candidates.push(Candidate {
+                        semantic: cosine,
+                        ..blank(hit)
+                    });
+                }
+                let cosine = semantic
+                    .next_if(|&(hit, _)| hit == fact)
+                    .map_or(0.0, |(_, cosine)| cosine);
+                candidates.push(Candidate {
+                    semantic: cosine,
+                    lexical: relevance,
+                    ..blank(fact)
+                });
+            }
+            candidates.extend(semantic.map(|(hit, cosine)| Candidate {
+                semantic: cosine,
+                ..blank(hit)
+            }));
+            signals(candidates)
         }
         Fusion::Hybrid => {
             let fetch = params.hybrid_limit * params.hybrid_candidate_multiplier;
@@ -1227,8 +1241,8 @@ fn candidate_table(
                 }
             }
             let mut text_hits = corpus.lexical.bm25(query_text, bm25, params.bm25_analyzer);
-            sort_by_score_then_id(&mut text_hits);
-            for (rank, (fact, _)) in text_hits.into_iter().take(fetch).enumerate() {
+            top_by_score_then_id(&mut text_hits, fetch);
+            for (rank, (fact, _)) in text_hits.into_iter().enumerate() {
                 by_fact.entry(fact).or_insert_with(|| blank(fact)).lexical =
                     1.0 / (1.0 + rank as f64);
             }
