@@ -12,8 +12,9 @@
 //!   Lucene's). Repeated query terms count once per occurrence, as in Anserini.
 //!
 //! Building is the cost of a lexical run (a search visits only the postings of the query's
-//! terms): facts are tokenized in parallel, terms are interned once in a hash map, and
-//! each fact's term frequencies come from sorting its term ids. Only the structures some
+//! terms): facts are tokenized in parallel a chunk at a time (so the tokens of the whole
+//! corpus never exist at once), terms are interned once in a hash map, and each fact's
+//! term frequencies come from sorting its term ids. Only the structures some
 //! configuration reads are built (see [`LexicalNeeds`]).
 
 use rayon::prelude::*;
@@ -30,25 +31,41 @@ pub struct Bm25Params {
     pub b: f64,
 }
 
+/// Facts tokenized at once while an index is built.
+const TOKENIZE_CHUNK: usize = 16_384;
+
 /// A sorted vocabulary mapping each distinct token to the facts that contain it.
 struct Vocabulary {
     terms: Vec<(String, Vec<FactIndex>)>,
 }
 
 impl Vocabulary {
-    fn build(per_fact_tokens: &[Vec<String>]) -> Vocabulary {
-        let mut postings: FxHashMap<&str, Vec<FactIndex>> = FxHashMap::default();
-        for (fact, tokens) in per_fact_tokens.iter().enumerate() {
-            for token in tokens {
-                let list = postings.entry(token.as_str()).or_default();
-                if list.last() != Some(&(fact as FactIndex)) {
-                    list.push(fact as FactIndex);
+    /// The vocabulary of `field`'s tokens over `facts`, tokenized in parallel a chunk at a
+    /// time so only one chunk's tokens exist at once.
+    fn build(facts: &[&Fact], field: impl Fn(&Fact) -> Vec<String> + Sync) -> Vocabulary {
+        let mut postings: FxHashMap<String, Vec<FactIndex>> = FxHashMap::default();
+        for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
+            let tokens: Vec<Vec<String>> = chunk.par_iter().map(|fact| field(fact)).collect();
+            let first = chunk_number * TOKENIZE_CHUNK;
+            for (offset, fact_tokens) in tokens.into_iter().enumerate() {
+                let fact = (first + offset) as FactIndex;
+                for token in fact_tokens {
+                    match postings.get_mut(token.as_str()) {
+                        Some(list) if list.last() == Some(&fact) => {}
+                        Some(list) => list.push(fact),
+                        None => {
+                            postings.insert(token, vec![fact]);
+                        }
+                    }
                 }
             }
         }
         let mut terms: Vec<(String, Vec<FactIndex>)> = postings
             .into_iter()
-            .map(|(term, facts)| (term.to_owned(), facts))
+            .map(|(term, mut facts)| {
+                facts.shrink_to_fit();
+                (term, facts)
+            })
             .collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Vocabulary { terms }
@@ -97,36 +114,44 @@ pub struct LexicalIndex {
 
 impl Bm25Postings {
     fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
-        let per_fact_terms: Vec<Vec<String>> = facts
-            .par_iter()
-            .map(|fact| {
-                let mut text = fact.content.clone();
-                for tag in &fact.tags {
-                    text.push(' ');
-                    text.push_str(tag);
-                }
-                analyzer.terms(&text)
-            })
-            .collect();
         let mut term_ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut postings: Vec<Vec<(FactIndex, u32)>> = Vec::new();
         let mut lengths = Vec::with_capacity(facts.len());
         let mut ids: Vec<u32> = Vec::new();
-        for (fact_index, terms) in per_fact_terms.into_iter().enumerate() {
-            lengths.push(terms.len() as u32);
-            ids.clear();
-            for term in terms {
-                let next = term_ids.len() as u32;
-                let id = *term_ids.entry(term).or_insert(next);
-                if id == next {
-                    postings.push(Vec::new());
+        // Tokenized in parallel a chunk at a time, so only one chunk's terms exist at once.
+        for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
+            let per_fact_terms: Vec<Vec<String>> = chunk
+                .par_iter()
+                .map(|fact| {
+                    let mut text = fact.content.clone();
+                    for tag in &fact.tags {
+                        text.push(' ');
+                        text.push_str(tag);
+                    }
+                    analyzer.terms(&text)
+                })
+                .collect();
+            let first = chunk_number * TOKENIZE_CHUNK;
+            for (offset, terms) in per_fact_terms.into_iter().enumerate() {
+                lengths.push(terms.len() as u32);
+                ids.clear();
+                for term in terms {
+                    let next = term_ids.len() as u32;
+                    let id = *term_ids.entry(term).or_insert(next);
+                    if id == next {
+                        postings.push(Vec::new());
+                    }
+                    ids.push(id);
                 }
-                ids.push(id);
+                ids.sort_unstable();
+                for run in ids.chunk_by(|a, b| a == b) {
+                    postings[run[0] as usize]
+                        .push(((first + offset) as FactIndex, run.len() as u32));
+                }
             }
-            ids.sort_unstable();
-            for run in ids.chunk_by(|a, b| a == b) {
-                postings[run[0] as usize].push((fact_index as FactIndex, run.len() as u32));
-            }
+        }
+        for list in &mut postings {
+            list.shrink_to_fit();
         }
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
         let average_length = if lengths.is_empty() {
@@ -153,16 +178,10 @@ impl LexicalIndex {
     /// Builds what `needs` asks for over `facts`, addressed by their position.
     pub fn build(facts: &[&Fact], needs: &LexicalNeeds) -> LexicalIndex {
         let keyword_vocabularies = needs.keywords.then(|| {
-            let (content, tags): (Vec<Vec<String>>, Vec<Vec<String>>) = facts
-                .par_iter()
-                .map(|fact| {
-                    (
-                        word_tokens(&fact.content),
-                        word_tokens(&fact.tags.join(" ")),
-                    )
-                })
-                .unzip();
-            (Vocabulary::build(&content), Vocabulary::build(&tags))
+            (
+                Vocabulary::build(facts, |fact| word_tokens(&fact.content)),
+                Vocabulary::build(facts, |fact| word_tokens(&fact.tags.join(" "))),
+            )
         });
         let mut bm25: Vec<(Analyzer, Bm25Postings)> = Vec::new();
         for &analyzer in &needs.bm25_analyzers {
@@ -189,9 +208,9 @@ impl LexicalIndex {
         let fact_count = self.fact_count;
         let mut sums = vec![0.0f64; fact_count];
         // Which keyword last credited a fact, per field, so each field counts once.
-        let mut content_stamp = vec![usize::MAX; fact_count];
-        let mut tag_stamp = vec![usize::MAX; fact_count];
-        for (keyword_number, keyword) in keywords.iter().enumerate() {
+        let mut content_stamp = vec![u32::MAX; fact_count];
+        let mut tag_stamp = vec![u32::MAX; fact_count];
+        for (keyword_number, keyword) in (0u32..).zip(keywords) {
             let keyword = keyword.trim().to_lowercase();
             if keyword.is_empty() {
                 continue;

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::dataset::{Dataset, Fact, FactId, Query};
@@ -208,7 +209,7 @@ struct QueryExpansion {
     /// Why the hypotheses could not be embedded (their vector searches fall back).
     hypothesis_embedding_failure: Option<String>,
     /// Nearest facts of every vector some configuration searches, by the vector's bits.
-    search_hits: HashMap<VectorKey, Vec<(FactIndex, f64)>>,
+    search_hits: FxHashMap<VectorKey, Vec<(FactIndex, f64)>>,
 }
 
 impl QueryExpansion {
@@ -442,7 +443,7 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
     timings.retrieve_ms = elapsed_ms(started);
     // The nearest facts of every search vector are no longer needed.
     for expansion in &mut prepared.expansions {
-        expansion.search_hits = HashMap::new();
+        expansion.search_hits = FxHashMap::default();
     }
 
     let mut configurations = Vec::with_capacity(inputs.configurations.len());
@@ -525,7 +526,7 @@ fn search_all(
 ) {
     // A vector searched by several configurations is searched once, as deep as the
     // deepest needs.
-    let mut wanted: Vec<HashMap<VectorKey, Wanted>> = vec![HashMap::new(); queries.len()];
+    let mut wanted: Vec<FxHashMap<VectorKey, Wanted>> = vec![FxHashMap::default(); queries.len()];
     for ((query, expansion), wanted) in queries.iter().zip(expansions.iter()).zip(&mut wanted) {
         for (configuration, plan) in configurations.iter().zip(plans) {
             if plan.vector.is_none() {
@@ -602,7 +603,7 @@ fn expand_queries(
                 hypothesis_vectors: Vec::new(),
                 generation_cost,
                 hypothesis_embedding_failure: None,
-                search_hits: HashMap::new(),
+                search_hits: FxHashMap::default(),
             }
         })
         .collect();
@@ -1098,7 +1099,7 @@ fn is_zero(vector: &[f32]) -> bool {
 /// keeps its highest cosine.
 fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)> {
     let search = |floor: f64| {
-        let mut best: HashMap<FactIndex, f64> = HashMap::new();
+        let mut best: FxHashMap<FactIndex, f64> = FxHashMap::default();
         for position in 0..searches.hits.len() {
             for (fact, score) in searches.top(position, params.vector_top_k, floor) {
                 let slot = best.entry(fact).or_insert(score);
@@ -1228,7 +1229,7 @@ fn candidate_table(
         }
         Fusion::Hybrid => {
             let fetch = params.hybrid_limit * params.hybrid_candidate_multiplier;
-            let mut by_fact: HashMap<FactIndex, Candidate> = HashMap::new();
+            let mut by_fact: FxHashMap<FactIndex, Candidate> = FxHashMap::default();
             if !searches.hits.is_empty() {
                 for (fact, cosine) in searches.top(0, fetch, f64::NEG_INFINITY) {
                     by_fact.insert(
@@ -1252,7 +1253,7 @@ fn candidate_table(
 }
 
 /// Candidates in fact order, so fusion input never depends on hash-map iteration.
-fn sorted_candidates(by_fact: HashMap<FactIndex, Candidate>) -> Vec<Candidate> {
+fn sorted_candidates(by_fact: FxHashMap<FactIndex, Candidate>) -> Vec<Candidate> {
     let mut candidates: Vec<Candidate> = by_fact.into_values().collect();
     candidates.sort_by_key(|candidate| candidate.fact);
     candidates
