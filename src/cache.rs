@@ -192,6 +192,9 @@ pub struct NamespaceStats {
     pub directory: PathBuf,
     pub description: Option<NamespaceDescription>,
     pub entries: usize,
+    /// Whole-corpus index segments (see [`crate::embed::segment`]); their bytes count in
+    /// `bytes`.
+    pub segments: usize,
     pub bytes: u64,
     /// Entries that fail their length or checksum.
     pub corrupt: usize,
@@ -211,6 +214,7 @@ pub fn stats(root: &Path) -> Result<Vec<NamespaceStats>, Error> {
                 directory: directory.clone(),
                 description,
                 entries: 0,
+                segments: 0,
                 bytes: 0,
                 corrupt: 0,
                 unfinished_writes: 0,
@@ -224,6 +228,9 @@ pub fn stats(root: &Path) -> Result<Vec<NamespaceStats>, Error> {
                     let name = entry.file_name().to_string_lossy().into_owned();
                     if name.contains(".partial-") {
                         namespace.unfinished_writes += 1;
+                    } else if name.ends_with(".segment") {
+                        namespace.segments += 1;
+                        namespace.bytes += entry.metadata().map_or(0, |meta| meta.len());
                     } else if name.ends_with(ENTRY_EXTENSION) {
                         let bytes = std::fs::read(entry.path()).unwrap_or_default();
                         namespace.entries += 1;

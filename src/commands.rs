@@ -655,6 +655,7 @@ pub fn cache_stats(args: &CacheArgs) -> Result<u8, Error> {
         "endpoint",
         "dims",
         "entries",
+        "segments",
         "size",
         "damaged",
         "unfinished",
@@ -680,6 +681,7 @@ pub fn cache_stats(args: &CacheArgs) -> Result<u8, Error> {
                 .dimension
                 .map_or("native".into(), |dimension| dimension.to_string()),
             namespace.entries.to_string(),
+            namespace.segments.to_string(),
             format!("{:.1} MB", namespace.bytes as f64 / 1e6),
             namespace.corrupt.to_string(),
             namespace.unfinished_writes.to_string(),

@@ -10,6 +10,7 @@
 //! so no write can recreate a temporary it has removed and the destination never goes
 //! missing.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -79,6 +80,16 @@ impl Drop for Temporary {
 /// process and call (threads may write the same path at once), it is registered for
 /// removal on interruption, and with `durable` it is flushed to disk before the rename.
 pub fn write_through_temporary(path: &Path, bytes: &[u8], durable: bool) -> Result<(), Error> {
+    write_through_temporary_with(path, durable, |file| file.write_all(bytes))
+}
+
+/// [`write_through_temporary`] for content too large to assemble in memory: `write`
+/// streams it into the temporary file.
+pub fn write_through_temporary_with(
+    path: &Path,
+    durable: bool,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), Error> {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
@@ -95,10 +106,15 @@ pub fn write_through_temporary(path: &Path, bytes: &[u8], durable: bool) -> Resu
     };
     let _registered = Temporary::register(&temporary);
     critical(|| {
-        std::fs::write(&temporary, bytes).map_err(failed(&temporary))?;
+        let file = std::fs::File::create(&temporary).map_err(failed(&temporary))?;
+        let mut writer = std::io::BufWriter::new(file);
+        write(&mut writer)
+            .and_then(|()| writer.flush())
+            .map_err(failed(&temporary))?;
         if durable {
-            let _ = std::fs::File::open(&temporary).and_then(|file| file.sync_all());
+            let _ = writer.get_ref().sync_all();
         }
+        drop(writer);
         std::fs::rename(&temporary, path).map_err(failed(path))
     })
 }

@@ -922,7 +922,7 @@ fn cache_stats_and_clear_report_per_provider() {
         listing.lines().any(|line| line.contains("test-embed")
             && line
                 .split('┆')
-                .nth(7)
+                .nth(8)
                 .is_some_and(|cell| cell.trim() == "1")),
         "{listing}"
     );
@@ -1057,8 +1057,8 @@ fn killing_a_run_while_it_writes_the_cache_leaves_a_cache_the_next_run_reads() {
         .split('┆')
         .map(str::trim)
         .collect();
-    // 6,000 facts + 200 queries + 400 hypotheses, none damaged.
-    assert_eq!((row[5], row[7]), ("6600", "0"), "{listing}");
+    // 6,000 facts + 200 queries + 400 hypotheses, none damaged, and the corpus' segment.
+    assert_eq!((row[5], row[6], row[8]), ("6600", "1", "0"), "{listing}");
 
     // Replayed offline, the interrupted-then-resumed cache gives the reference numbers.
     let before = server.request_count();
@@ -1169,4 +1169,140 @@ fn every_embedding_protocol_retries_falls_back_and_refuses_bad_answers() {
             "{protocol}"
         );
     }
+}
+
+/// The files named `*.segment` under `directory`.
+fn segment_files(directory: &Path) -> Vec<PathBuf> {
+    let mut pending = vec![directory.to_path_buf()];
+    let mut segments = Vec::new();
+    while let Some(path) = pending.pop() {
+        if path.is_dir() {
+            pending.extend(
+                std::fs::read_dir(&path)
+                    .unwrap()
+                    .flatten()
+                    .map(|entry| entry.path()),
+            );
+        } else if path
+            .extension()
+            .is_some_and(|extension| extension == "segment")
+        {
+            segments.push(path);
+        }
+    }
+    segments
+}
+
+#[test]
+fn a_large_corpus_is_kept_as_one_segment_and_mapped_on_the_next_run() {
+    let server = Server::start(|request, _| Reply::json(openai_embeddings(request, 16)));
+    let workspace = Workspace::new(&embedder_config(
+        "openai",
+        &server.base_url,
+        "batch_size = 500\ndimensions = 16",
+    ));
+    // 5,000 facts: above the 4,096 from which a corpus is stored as a segment.
+    let dataset = workspace.path("synth");
+    let synth = Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        .args([
+            "dataset",
+            "synth",
+            "--facts",
+            "5000",
+            "--queries",
+            "20",
+            "--seed",
+            "3",
+        ])
+        .arg("--output")
+        .arg(&dataset)
+        .output()
+        .unwrap();
+    assert_success(&synth);
+    let args = [
+        "run",
+        "--embedder",
+        "remote",
+        "--configurations",
+        "dense",
+        "--dataset",
+        dataset.to_str().unwrap(),
+    ];
+    let results = |workspace: &Workspace| -> Value {
+        let reports = workspace.path("reports");
+        let report = std::fs::read_dir(&reports)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        serde_json::from_str(&std::fs::read_to_string(report.join("results.json")).unwrap())
+            .unwrap()
+    };
+
+    let first = workspace.run(&args, None);
+    assert_success(&first);
+    let fresh = results(&workspace);
+    assert_eq!(
+        embedded_inputs(&server.requests(), "input").len(),
+        5000 + 20
+    );
+    let cache = workspace.path("cache");
+    let segments = segment_files(&cache);
+    assert_eq!(segments.len(), 1, "one segment for the corpus");
+    // Header (32 bytes) + 5,000 rows of 16 f32.
+    assert_eq!(
+        std::fs::metadata(&segments[0]).unwrap().len(),
+        32 + 5000 * 16 * 4
+    );
+
+    // Without any per-fact entry, the corpus comes from the segment: only the 20 queries
+    // are requested again, and the results are the same.
+    for entry in cache_entries(&cache) {
+        std::fs::remove_file(entry).unwrap();
+    }
+    let requests_before = server.request_count();
+    let mapped = workspace.run(&args, None);
+    assert_success(&mapped);
+    let sent_again = embedded_inputs(&server.requests()[requests_before..], "input");
+    assert_eq!(sent_again.len(), 20, "only the queries are embedded again");
+    let replayed = results(&workspace);
+    assert_eq!(replayed["backend"]["embedding"]["texts_from_cache"], 5000);
+    assert_eq!(fresh["configurations"], {
+        let mut configurations = replayed["configurations"].clone();
+        // Accounting differs (requests, cache hits); the rankings and metrics may not.
+        configurations[0]["backend"] = fresh["configurations"][0]["backend"].clone();
+        configurations
+    });
+
+    // A damaged segment is counted and ignored: the corpus is fetched again (there are
+    // no per-fact entries now), the results are the same, and the segment is rewritten.
+    let mut bytes = std::fs::read(&segments[0]).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&segments[0], &bytes).unwrap();
+    let requests_before = server.request_count();
+    let repaired = workspace.run(&args, None);
+    assert_success(&repaired);
+    assert_eq!(
+        embedded_inputs(&server.requests()[requests_before..], "input").len(),
+        5000
+    );
+    let after_damage = results(&workspace);
+    assert_eq!(
+        after_damage["backend"]["embedding"]["corrupt_entries_ignored"],
+        1
+    );
+    assert_eq!(
+        after_damage["configurations"][0]["per_query"],
+        fresh["configurations"][0]["per_query"]
+    );
+    let requests_before = server.request_count();
+    let offline = workspace.run(&[&args[..], &["--offline"]].concat(), None);
+    assert_success(&offline);
+    assert_eq!(server.request_count(), requests_before);
+    assert_eq!(
+        results(&workspace)["backend"]["embedding"]["corrupt_entries_ignored"],
+        0
+    );
 }

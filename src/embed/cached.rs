@@ -7,12 +7,18 @@
 //! depend on the other texts of a call (the in-process model batches texts, and float
 //! sums can differ in the last bit between batchings) is asked for the whole call when
 //! anything is missing, so a cached run gives byte-identical results to a fresh one.
+//!
+//! A corpus of [`SEGMENT_MIN_TEXTS`] facts or more is also kept whole, as the index
+//! matrix, in a segment ([`super::segment`]) that later runs memory-map instead of
+//! reading an entry per fact and building the matrix again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::segment::{SegmentLookup, SegmentStore};
 use super::{EmbeddingProvider, EmbeddingUsage, ProviderIdentity, TextKind};
 use crate::cache::{entry_key, Lookup, Namespace, NamespaceDescription};
 use crate::error::Error;
+use crate::index::FlatIndex;
 
 /// What identifies a provider's embedding space for the cache.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,11 +33,16 @@ pub struct CacheScope {
     pub batch_dependent: bool,
 }
 
+/// Corpora at least this large are also stored whole as a segment and memory-mapped
+/// on later runs (see [`super::segment`]); smaller ones are quick to read entry by entry.
+pub const SEGMENT_MIN_TEXTS: usize = 4096;
+
 /// A provider behind the on-disk cache.
 pub struct CachedProvider {
     inner: Box<dyn EmbeddingProvider>,
     scope: CacheScope,
     namespace: Namespace,
+    segments: SegmentStore,
     offline: bool,
     from_cache: AtomicU64,
     computed: AtomicU64,
@@ -62,6 +73,7 @@ impl CachedProvider {
         Ok(CachedProvider {
             inner,
             scope,
+            segments: SegmentStore::new(namespace.directory()),
             namespace,
             offline,
             from_cache: AtomicU64::new(0),
@@ -92,6 +104,26 @@ impl CachedProvider {
                 ])
             })
             .collect()
+    }
+
+    /// The key of a corpus' segment: the space, the documents' input type, every text.
+    fn corpus_key(&self, texts: &[&str]) -> [u8; 32] {
+        let dimension = self
+            .scope
+            .dimension
+            .map(|dimension| dimension.to_string())
+            .unwrap_or_else(|| "native".into());
+        let input = self.inner.input_key(TextKind::Document);
+        let mut parts: Vec<&[u8]> = vec![
+            b"corpus-segment",
+            self.scope.kind.as_bytes(),
+            self.scope.endpoint.as_bytes(),
+            self.scope.model.as_bytes(),
+            dimension.as_bytes(),
+            input.as_bytes(),
+        ];
+        parts.extend(texts.iter().map(|text| text.as_bytes()));
+        entry_key(&parts)
     }
 
     /// The cached vector under `key`, if whole and of the space's `dimension` (0: not
@@ -176,6 +208,36 @@ impl EmbeddingProvider for CachedProvider {
             vectors[position] = Some(vector);
         }
         Ok(vectors.into_iter().flatten().collect())
+    }
+
+    fn load_corpus_index(&self, texts: &[&str]) -> Option<FlatIndex> {
+        if texts.len() < SEGMENT_MIN_TEXTS {
+            return None;
+        }
+        let dimension = self.inner.identity().dimension;
+        match self
+            .segments
+            .load(&self.corpus_key(texts), texts.len(), dimension)
+        {
+            SegmentLookup::Hit(index) => {
+                self.inner.adopt_dimension(index.dimension());
+                self.from_cache
+                    .fetch_add(texts.len() as u64, Ordering::Relaxed);
+                Some(index)
+            }
+            SegmentLookup::Miss => None,
+            SegmentLookup::Damaged(_) => {
+                self.corrupt.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    fn store_corpus_index(&self, texts: &[&str], index: &FlatIndex) -> Result<(), Error> {
+        if texts.len() < SEGMENT_MIN_TEXTS {
+            return Ok(());
+        }
+        self.segments.store(&self.corpus_key(texts), index)
     }
 
     fn usage(&self) -> Option<EmbeddingUsage> {

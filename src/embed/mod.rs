@@ -11,10 +11,12 @@ mod concept;
 mod hash;
 pub mod local;
 pub mod remote;
+pub mod segment;
 
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::index::FlatIndex;
 
 pub use cached::{CacheScope, CachedProvider};
 pub use concept::ConceptProvider;
@@ -103,6 +105,17 @@ pub trait EmbeddingProvider: Send + Sync {
     /// Requests, tokens and cache use so far; `None` for providers that spend nothing.
     fn usage(&self) -> Option<EmbeddingUsage> {
         None
+    }
+    /// The index of a corpus (its texts embedded as documents, in order) stored by an
+    /// earlier run, mapped rather than rebuilt; `None` when there is none, or the
+    /// provider keeps none.
+    fn load_corpus_index(&self, _texts: &[&str]) -> Option<FlatIndex> {
+        None
+    }
+    /// Keeps `index`, the index of `texts`, for [`EmbeddingProvider::load_corpus_index`];
+    /// providers that keep none ignore it.
+    fn store_corpus_index(&self, _texts: &[&str], _index: &FlatIndex) -> Result<(), Error> {
+        Ok(())
     }
 }
 

@@ -25,7 +25,39 @@ const FACT_BLOCK: usize = 4096;
 /// Fact vectors, normalized, one row per fact.
 pub struct FlatIndex {
     dimension: usize,
-    rows: Vec<f32>,
+    rows: Rows,
+}
+
+/// Where the matrix lives: built in memory, or mapped from a stored segment.
+enum Rows {
+    Owned(Vec<f32>),
+    Mapped {
+        map: memmap2::Mmap,
+        /// Byte offset of the first row in the map (a multiple of 4).
+        offset: usize,
+        values: usize,
+    },
+}
+
+impl Rows {
+    fn as_slice(&self) -> &[f32] {
+        match self {
+            Rows::Owned(rows) => rows,
+            Rows::Mapped {
+                map,
+                offset,
+                values,
+            } => {
+                let bytes = &map[*offset..*offset + values * 4];
+                // SAFETY: the map is page-aligned and `offset` a multiple of 4, so the
+                // pointer is aligned for f32; the length was checked against the map when
+                // it was made (FlatIndex::from_mapped); every bit pattern is a valid f32;
+                // segments are written little-endian and only read on little-endian
+                // targets.
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f32>(), *values) }
+            }
+        }
+    }
 }
 
 /// Returns `vector / |vector|`, or `None` when the norm is zero or not finite.
@@ -62,22 +94,67 @@ impl FlatIndex {
     pub fn with_capacity(dimension: usize, facts: usize) -> FlatIndex {
         FlatIndex {
             dimension,
-            rows: Vec::with_capacity(dimension * facts),
+            rows: Rows::Owned(Vec::with_capacity(dimension * facts)),
         }
     }
 
     /// Appends the next fact's vector, normalized (a zero row when its norm is zero or
     /// not finite, or its length is not the index's dimension).
+    ///
+    /// # Panics
+    /// On an index mapped from a segment, which is read-only.
     pub fn push(&mut self, vector: &[f32]) {
+        let Rows::Owned(rows) = &mut self.rows else {
+            panic!("a mapped index is read-only");
+        };
         match normalized(vector) {
-            Some(unit) if unit.len() == self.dimension => self.rows.extend_from_slice(&unit),
-            _ => self.rows.extend(std::iter::repeat_n(0.0, self.dimension)),
+            Some(unit) if unit.len() == self.dimension => rows.extend_from_slice(&unit),
+            _ => rows.extend(std::iter::repeat_n(0.0, self.dimension)),
         }
+    }
+
+    /// An index over `facts` rows of `dimension` little-endian f32 values stored in `map`
+    /// from byte `offset` on, used in place. `None` when the map is too short, `offset`
+    /// is not a multiple of 4, or the target is not little-endian.
+    pub fn from_mapped(
+        dimension: usize,
+        facts: usize,
+        map: memmap2::Mmap,
+        offset: usize,
+    ) -> Option<FlatIndex> {
+        let values = dimension.checked_mul(facts)?;
+        let end = values.checked_mul(4)?.checked_add(offset)?;
+        if !cfg!(target_endian = "little") || !offset.is_multiple_of(4) || map.len() < end {
+            return None;
+        }
+        Some(FlatIndex {
+            dimension,
+            rows: Rows::Mapped {
+                map,
+                offset,
+                values,
+            },
+        })
+    }
+
+    /// The vector dimension.
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    /// The normalized rows, row-major.
+    pub fn rows(&self) -> &[f32] {
+        self.rows.as_slice()
+    }
+
+    /// Whether the rows are mapped from a stored segment rather than built in memory.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.rows, Rows::Mapped { .. })
     }
 
     /// Number of indexed facts.
     pub fn len(&self) -> usize {
-        self.rows.len().checked_div(self.dimension).unwrap_or(0)
+        self.rows().len().checked_div(self.dimension).unwrap_or(0)
     }
 
     /// True when no fact is indexed.
@@ -90,7 +167,7 @@ impl FlatIndex {
         let Some(unit) = normalized(query).filter(|unit| unit.len() == self.dimension) else {
             return vec![0.0; self.len()];
         };
-        self.rows
+        self.rows()
             .chunks_exact(self.dimension)
             .map(|row| dot(row, &unit).clamp(-1.0, 1.0))
             .collect()
@@ -168,7 +245,7 @@ impl FlatIndex {
                             matrix.as_ptr(),
                             1,
                             dimension as isize,
-                            self.rows[first * dimension..].as_ptr(),
+                            self.rows()[first * dimension..].as_ptr(),
                             dimension as isize,
                             1,
                             0.0,
@@ -220,7 +297,8 @@ impl FlatIndex {
 
     /// The cosine of fact `fact` with a unit query, as [`FlatIndex::cosine_all`] computes it.
     fn cosine(&self, fact: FactIndex, unit: &[f32]) -> f64 {
-        let row = &self.rows[fact as usize * self.dimension..(fact as usize + 1) * self.dimension];
+        let row =
+            &self.rows()[fact as usize * self.dimension..(fact as usize + 1) * self.dimension];
         dot(row, unit).clamp(-1.0, 1.0)
     }
 }

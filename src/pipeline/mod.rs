@@ -330,17 +330,31 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
                 texts.len(),
                 "embedding",
             );
-            // Each chunk's vectors go straight into the matrix: the corpus' vectors are
-            // never held twice.
-            let mut index = FlatIndex::with_capacity(embedder.identity().dimension, texts.len());
-            for chunk in texts.chunks(256) {
-                for vector in embed_checked(embedder, chunk, TextKind::Document)? {
-                    index.push(&vector);
+            match embedder.load_corpus_index(&texts) {
+                Some(index) => Some(index),
+                None => {
+                    // Each chunk's vectors go straight into the matrix: the corpus'
+                    // vectors are never held twice. The matrix is made after the first
+                    // answer, when an HTTP provider knows its dimension.
+                    let mut index: Option<FlatIndex> = None;
+                    for chunk in texts.chunks(256) {
+                        let vectors = embed_checked(embedder, chunk, TextKind::Document)?;
+                        let index = index.get_or_insert_with(|| {
+                            FlatIndex::with_capacity(embedder.identity().dimension, texts.len())
+                        });
+                        for vector in vectors {
+                            index.push(&vector);
+                        }
+                        bar.inc(chunk.len() as u64);
+                    }
+                    bar.finish_and_clear();
+                    let index = index.unwrap_or_else(|| {
+                        FlatIndex::with_capacity(embedder.identity().dimension, 0)
+                    });
+                    embedder.store_corpus_index(&texts, &index)?;
+                    Some(index)
                 }
-                bar.inc(chunk.len() as u64);
             }
-            bar.finish_and_clear();
-            Some(index)
         }
         None => None,
     };
