@@ -430,10 +430,13 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
         dataset.queries.len(),
         "retrieving",
     );
+    // Taken out so each query can drop its search hits once its configurations are done.
+    let mut expansions = std::mem::take(&mut prepared.expansions);
+    let shared = &prepared;
     let mut per_query: Vec<Vec<QueryOutcome>> = dataset
         .queries
         .par_iter()
-        .zip(prepared.expansions.par_iter())
+        .zip(expansions.par_iter_mut())
         .map(|(query, expansion)| {
             let outcomes = inputs
                 .configurations
@@ -441,24 +444,26 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
                 .zip(&plans)
                 .map(|(configuration, plan)| {
                     let started = Instant::now();
-                    let signals = prepared.query_signals(query, expansion, configuration, *plan);
+                    let signals = shared.query_signals(query, expansion, configuration, *plan);
+                    let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
+                        .into_iter()
+                        .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
+                        .collect();
                     QueryOutcome {
-                        ranking: fuse(&signals.table, plan.fusion, &configuration.params),
+                        ranking,
                         hyde: signals.hyde,
                         elapsed_ms: elapsed_ms(started),
                     }
                 })
                 .collect();
+            expansion.search_hits = FxHashMap::default();
             bar.inc(1);
             outcomes
         })
         .collect();
+    prepared.expansions = expansions;
     bar.finish_and_clear();
     timings.retrieve_ms = elapsed_ms(started);
-    // The nearest facts of every search vector are no longer needed.
-    for expansion in &mut prepared.expansions {
-        expansion.search_hits = FxHashMap::default();
-    }
 
     let mut configurations = Vec::with_capacity(inputs.configurations.len());
     for (index, configuration) in inputs.configurations.iter().enumerate() {
@@ -473,14 +478,9 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
             let outcome = &mut query_outcomes[index];
             used_hypotheses.push(outcome.hyde == HydeOutcome::Used);
             retrieval_ms += outcome.elapsed_ms;
-            // Taken, so each ranking is held once, by fact position or by fact id.
-            let ranking = std::mem::take(&mut outcome.ranking);
             rankings.push(QueryRanking {
                 query: query.id.clone(),
-                results: ranking
-                    .into_iter()
-                    .map(|(fact, score)| (prepared.fact_id(fact).clone(), score))
-                    .collect(),
+                results: std::mem::take(&mut outcome.ranking),
             });
         }
         configurations.push(ConfigurationOutput {
@@ -687,7 +687,7 @@ enum HydeOutcome {
 }
 
 struct QueryOutcome {
-    ranking: Vec<(FactIndex, f64)>,
+    ranking: Vec<(FactId, f64)>,
     hyde: HydeOutcome,
     elapsed_ms: f64,
 }
