@@ -951,8 +951,13 @@ fn cache_stats_and_clear_report_per_provider() {
 
 /// Every cache entry under `directory`, sorted.
 fn cache_entries(directory: &Path) -> Vec<PathBuf> {
+    files_named(directory, "entry")
+}
+
+/// The files under `directory` (at any depth) with `extension`, sorted.
+fn files_named(directory: &Path, extension: &str) -> Vec<PathBuf> {
     let mut pending = vec![directory.to_path_buf()];
-    let mut entries = Vec::new();
+    let mut files = Vec::new();
     while let Some(path) = pending.pop() {
         if path.is_dir() {
             pending.extend(
@@ -961,15 +966,12 @@ fn cache_entries(directory: &Path) -> Vec<PathBuf> {
                     .flatten()
                     .map(|entry| entry.path()),
             );
-        } else if path
-            .extension()
-            .is_some_and(|extension| extension == "entry")
-        {
-            entries.push(path);
+        } else if path.extension().is_some_and(|found| found == extension) {
+            files.push(path);
         }
     }
-    entries.sort();
-    entries
+    files.sort();
+    files
 }
 
 #[test]
@@ -1171,28 +1173,6 @@ fn every_embedding_protocol_retries_falls_back_and_refuses_bad_answers() {
     }
 }
 
-/// The files named `*.segment` under `directory`.
-fn segment_files(directory: &Path) -> Vec<PathBuf> {
-    let mut pending = vec![directory.to_path_buf()];
-    let mut segments = Vec::new();
-    while let Some(path) = pending.pop() {
-        if path.is_dir() {
-            pending.extend(
-                std::fs::read_dir(&path)
-                    .unwrap()
-                    .flatten()
-                    .map(|entry| entry.path()),
-            );
-        } else if path
-            .extension()
-            .is_some_and(|extension| extension == "segment")
-        {
-            segments.push(path);
-        }
-    }
-    segments
-}
-
 #[test]
 fn a_large_corpus_is_kept_as_one_segment_and_mapped_on_the_next_run() {
     let server = Server::start(|request, _| Reply::json(openai_embeddings(request, 16)));
@@ -1203,22 +1183,7 @@ fn a_large_corpus_is_kept_as_one_segment_and_mapped_on_the_next_run() {
     ));
     // 5,000 facts: above the 4,096 from which a corpus is stored as a segment.
     let dataset = workspace.path("synth");
-    let synth = Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .args([
-            "dataset",
-            "synth",
-            "--facts",
-            "5000",
-            "--queries",
-            "20",
-            "--seed",
-            "3",
-        ])
-        .arg("--output")
-        .arg(&dataset)
-        .output()
-        .unwrap();
-    assert_success(&synth);
+    common::write_synthetic_dataset(&dataset, 5000, 20);
     let args = [
         "run",
         "--embedder",
@@ -1248,7 +1213,7 @@ fn a_large_corpus_is_kept_as_one_segment_and_mapped_on_the_next_run() {
         5000 + 20
     );
     let cache = workspace.path("cache");
-    let segments = segment_files(&cache);
+    let segments = files_named(&cache, "segment");
     assert_eq!(segments.len(), 1, "one segment for the corpus");
     // Header (32 bytes) + 5,000 rows of 16 f32.
     assert_eq!(

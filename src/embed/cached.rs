@@ -82,46 +82,44 @@ impl CachedProvider {
         })
     }
 
-    /// The cache key of each of `texts`.
-    fn keys(&self, kind: TextKind, texts: &[&str]) -> Vec<[u8; 32]> {
+    /// The key parts that name the space and how texts of `kind` are presented, after
+    /// `label` (what the key is for).
+    fn key_prefix(&self, label: &str, kind: TextKind) -> Vec<Vec<u8>> {
         let dimension = self
             .scope
             .dimension
             .map(|dimension| dimension.to_string())
             .unwrap_or_else(|| "native".into());
-        let input = self.inner.input_key(kind);
+        [
+            label,
+            &self.scope.kind,
+            &self.scope.endpoint,
+            &self.scope.model,
+            &dimension,
+            &self.inner.input_key(kind),
+        ]
+        .iter()
+        .map(|part| part.as_bytes().to_vec())
+        .collect()
+    }
+
+    /// The cache key of each of `texts`.
+    fn keys(&self, kind: TextKind, texts: &[&str]) -> Vec<[u8; 32]> {
+        let prefix = self.key_prefix("embedding", kind);
         texts
             .iter()
             .map(|text| {
-                entry_key(&[
-                    b"embedding",
-                    self.scope.kind.as_bytes(),
-                    self.scope.endpoint.as_bytes(),
-                    self.scope.model.as_bytes(),
-                    dimension.as_bytes(),
-                    input.as_bytes(),
-                    text.as_bytes(),
-                ])
+                let mut parts: Vec<&[u8]> = prefix.iter().map(Vec::as_slice).collect();
+                parts.push(text.as_bytes());
+                entry_key(&parts)
             })
             .collect()
     }
 
     /// The key of a corpus' segment: the space, the documents' input type, every text.
     fn corpus_key(&self, texts: &[&str]) -> [u8; 32] {
-        let dimension = self
-            .scope
-            .dimension
-            .map(|dimension| dimension.to_string())
-            .unwrap_or_else(|| "native".into());
-        let input = self.inner.input_key(TextKind::Document);
-        let mut parts: Vec<&[u8]> = vec![
-            b"corpus-segment",
-            self.scope.kind.as_bytes(),
-            self.scope.endpoint.as_bytes(),
-            self.scope.model.as_bytes(),
-            dimension.as_bytes(),
-            input.as_bytes(),
-        ];
+        let prefix = self.key_prefix("corpus-segment", TextKind::Document);
+        let mut parts: Vec<&[u8]> = prefix.iter().map(Vec::as_slice).collect();
         parts.extend(texts.iter().map(|text| text.as_bytes()));
         entry_key(&parts)
     }
