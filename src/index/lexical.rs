@@ -34,32 +34,42 @@ pub struct Bm25Params {
 /// Facts tokenized at once while an index is built.
 const TOKENIZE_CHUNK: usize = 16_384;
 
+/// Calls `visit` with each fact's position and its tokens, in fact order. Facts are
+/// tokenized in parallel a chunk at a time, so only one chunk's tokens exist at once.
+fn for_each_tokenized(
+    facts: &[&Fact],
+    tokenize: impl Fn(&Fact) -> Vec<String> + Sync,
+    mut visit: impl FnMut(FactIndex, Vec<String>),
+) {
+    for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
+        let tokens: Vec<Vec<String>> = chunk.par_iter().map(|fact| tokenize(fact)).collect();
+        let first = chunk_number * TOKENIZE_CHUNK;
+        for (offset, fact_tokens) in tokens.into_iter().enumerate() {
+            visit((first + offset) as FactIndex, fact_tokens);
+        }
+    }
+}
+
 /// A sorted vocabulary mapping each distinct token to the facts that contain it.
 struct Vocabulary {
     terms: Vec<(String, Vec<FactIndex>)>,
 }
 
 impl Vocabulary {
-    /// The vocabulary of `field`'s tokens over `facts`, tokenized in parallel a chunk at a
-    /// time so only one chunk's tokens exist at once.
+    /// The vocabulary of `field`'s tokens over `facts`.
     fn build(facts: &[&Fact], field: impl Fn(&Fact) -> Vec<String> + Sync) -> Vocabulary {
         let mut postings: FxHashMap<String, Vec<FactIndex>> = FxHashMap::default();
-        for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
-            let tokens: Vec<Vec<String>> = chunk.par_iter().map(|fact| field(fact)).collect();
-            let first = chunk_number * TOKENIZE_CHUNK;
-            for (offset, fact_tokens) in tokens.into_iter().enumerate() {
-                let fact = (first + offset) as FactIndex;
-                for token in fact_tokens {
-                    match postings.get_mut(token.as_str()) {
-                        Some(list) if list.last() == Some(&fact) => {}
-                        Some(list) => list.push(fact),
-                        None => {
-                            postings.insert(token, vec![fact]);
-                        }
+        for_each_tokenized(facts, field, |fact, tokens| {
+            for token in tokens {
+                match postings.get_mut(token.as_str()) {
+                    Some(list) if list.last() == Some(&fact) => {}
+                    Some(list) => list.push(fact),
+                    None => {
+                        postings.insert(token, vec![fact]);
                     }
                 }
             }
-        }
+        });
         let mut terms: Vec<(String, Vec<FactIndex>)> = postings
             .into_iter()
             .map(|(term, mut facts)| {
@@ -118,38 +128,30 @@ impl Bm25Postings {
         let mut postings: Vec<Vec<(FactIndex, u32)>> = Vec::new();
         let mut lengths = Vec::with_capacity(facts.len());
         let mut ids: Vec<u32> = Vec::new();
-        // Tokenized in parallel a chunk at a time, so only one chunk's terms exist at once.
-        for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
-            let per_fact_terms: Vec<Vec<String>> = chunk
-                .par_iter()
-                .map(|fact| {
-                    let mut text = fact.content.clone();
-                    for tag in &fact.tags {
-                        text.push(' ');
-                        text.push_str(tag);
-                    }
-                    analyzer.terms(&text)
-                })
-                .collect();
-            let first = chunk_number * TOKENIZE_CHUNK;
-            for (offset, terms) in per_fact_terms.into_iter().enumerate() {
-                lengths.push(terms.len() as u32);
-                ids.clear();
-                for term in terms {
-                    let next = term_ids.len() as u32;
-                    let id = *term_ids.entry(term).or_insert(next);
-                    if id == next {
-                        postings.push(Vec::new());
-                    }
-                    ids.push(id);
-                }
-                ids.sort_unstable();
-                for run in ids.chunk_by(|a, b| a == b) {
-                    postings[run[0] as usize]
-                        .push(((first + offset) as FactIndex, run.len() as u32));
-                }
+        let terms_of = |fact: &Fact| {
+            let mut text = fact.content.clone();
+            for tag in &fact.tags {
+                text.push(' ');
+                text.push_str(tag);
             }
-        }
+            analyzer.terms(&text)
+        };
+        for_each_tokenized(facts, terms_of, |fact, terms| {
+            lengths.push(terms.len() as u32);
+            ids.clear();
+            for term in terms {
+                let next = term_ids.len() as u32;
+                let id = *term_ids.entry(term).or_insert(next);
+                if id == next {
+                    postings.push(Vec::new());
+                }
+                ids.push(id);
+            }
+            ids.sort_unstable();
+            for run in ids.chunk_by(|a, b| a == b) {
+                postings[run[0] as usize].push((fact, run.len() as u32));
+            }
+        });
         for list in &mut postings {
             list.shrink_to_fit();
         }
