@@ -208,34 +208,31 @@ impl EmbeddingProvider for CachedProvider {
         Ok(vectors.into_iter().flatten().collect())
     }
 
-    fn load_corpus_index(&self, texts: &[&str]) -> Option<FlatIndex> {
+    fn corpus_index(
+        &self,
+        texts: &[&str],
+        build: &mut dyn FnMut() -> Result<FlatIndex, Error>,
+    ) -> Result<FlatIndex, Error> {
         if texts.len() < SEGMENT_MIN_TEXTS {
-            return None;
+            return build();
         }
+        let key = self.corpus_key(texts);
         let dimension = self.inner.identity().dimension;
-        match self
-            .segments
-            .load(&self.corpus_key(texts), texts.len(), dimension)
-        {
+        match self.segments.load(&key, texts.len(), dimension) {
             SegmentLookup::Hit(index) => {
                 self.inner.adopt_dimension(index.dimension());
                 self.from_cache
                     .fetch_add(texts.len() as u64, Ordering::Relaxed);
-                Some(index)
+                return Ok(index);
             }
-            SegmentLookup::Miss => None,
+            SegmentLookup::Miss => {}
             SegmentLookup::Damaged(_) => {
                 self.corrupt.fetch_add(1, Ordering::Relaxed);
-                None
             }
         }
-    }
-
-    fn store_corpus_index(&self, texts: &[&str], index: &FlatIndex) -> Result<(), Error> {
-        if texts.len() < SEGMENT_MIN_TEXTS {
-            return Ok(());
-        }
-        self.segments.store(&self.corpus_key(texts), index)
+        let index = build()?;
+        self.segments.store(&key, &index)?;
+        Ok(index)
     }
 
     fn usage(&self) -> Option<EmbeddingUsage> {

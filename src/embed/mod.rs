@@ -106,16 +106,15 @@ pub trait EmbeddingProvider: Send + Sync {
     fn usage(&self) -> Option<EmbeddingUsage> {
         None
     }
-    /// The index of a corpus (its texts embedded as documents, in order) stored by an
-    /// earlier run, mapped rather than rebuilt; `None` when there is none, or the
-    /// provider keeps none.
-    fn load_corpus_index(&self, _texts: &[&str]) -> Option<FlatIndex> {
-        None
-    }
-    /// Keeps `index`, the index of `texts`, for [`EmbeddingProvider::load_corpus_index`];
-    /// providers that keep none ignore it.
-    fn store_corpus_index(&self, _texts: &[&str], _index: &FlatIndex) -> Result<(), Error> {
-        Ok(())
+    /// The index of a corpus (its texts embedded as documents, in order), made by
+    /// `build`. Providers that keep indexes between runs return the one they kept
+    /// instead, or keep the one `build` made.
+    fn corpus_index(
+        &self,
+        _texts: &[&str],
+        build: &mut dyn FnMut() -> Result<FlatIndex, Error>,
+    ) -> Result<FlatIndex, Error> {
+        build()
     }
 }
 

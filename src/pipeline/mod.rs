@@ -330,31 +330,27 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
                 texts.len(),
                 "embedding",
             );
-            match embedder.load_corpus_index(&texts) {
-                Some(index) => Some(index),
-                None => {
-                    // Each chunk's vectors go straight into the matrix: the corpus'
-                    // vectors are never held twice. The matrix is made after the first
-                    // answer, when an HTTP provider knows its dimension.
-                    let mut index: Option<FlatIndex> = None;
-                    for chunk in texts.chunks(256) {
-                        let vectors = embed_checked(embedder, chunk, TextKind::Document)?;
-                        let index = index.get_or_insert_with(|| {
-                            FlatIndex::with_capacity(embedder.identity().dimension, texts.len())
-                        });
-                        for vector in vectors {
-                            index.push(&vector);
-                        }
-                        bar.inc(chunk.len() as u64);
-                    }
-                    bar.finish_and_clear();
-                    let index = index.unwrap_or_else(|| {
-                        FlatIndex::with_capacity(embedder.identity().dimension, 0)
+            // Each chunk's vectors go straight into the matrix: the corpus' vectors are
+            // never held twice. The matrix is made after the first answer, when an HTTP
+            // provider knows its dimension.
+            let mut build = || {
+                let mut index: Option<FlatIndex> = None;
+                for chunk in texts.chunks(256) {
+                    let vectors = embed_checked(embedder, chunk, TextKind::Document)?;
+                    let index = index.get_or_insert_with(|| {
+                        FlatIndex::with_capacity(embedder.identity().dimension, texts.len())
                     });
-                    embedder.store_corpus_index(&texts, &index)?;
-                    Some(index)
+                    for vector in vectors {
+                        index.push(&vector);
+                    }
+                    bar.inc(chunk.len() as u64);
                 }
-            }
+                Ok(index
+                    .unwrap_or_else(|| FlatIndex::with_capacity(embedder.identity().dimension, 0)))
+            };
+            let index = embedder.corpus_index(&texts, &mut build);
+            bar.finish_and_clear();
+            Some(index?)
         }
         None => None,
     };
