@@ -10,17 +10,20 @@
 //! never modified in place, so a map of it stays valid. A damaged one (short, padded,
 //! or failing its checksum) is ignored and rewritten.
 
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::cache::hex;
 use crate::error::Error;
 use crate::index::FlatIndex;
 use crate::interrupt::write_through_temporary_with;
 
 const MAGIC: &[u8; 8] = b"HYDESEG1";
 const HEADER_BYTES: usize = 32;
+/// Where the header keeps the payload's checksum.
+const CHECKSUM_AT: u64 = 24;
 /// Rows converted to bytes at once while hashing and writing.
 const ROWS_PER_BLOCK: usize = 16 * 1024;
 
@@ -46,8 +49,7 @@ impl SegmentStore {
     }
 
     fn path(&self, key: &[u8; 32]) -> PathBuf {
-        let name: String = key.iter().map(|byte| format!("{byte:02x}")).collect();
-        self.directory.join(format!("{name}.segment"))
+        self.directory.join(format!("{}.segment", hex(key)))
     }
 
     /// The index stored under `key`, mapped in place, if it is whole and has `rows`
@@ -73,7 +75,8 @@ impl SegmentStore {
             return damaged("not a hyde-eval segment (bad header)");
         }
         let field = |at: usize| u64::from_le_bytes(map[at..at + 8].try_into().expect("8 bytes"));
-        let (stored_dimension, stored_rows, checksum) = (field(8), field(16), field(24));
+        let (stored_dimension, stored_rows, checksum) =
+            (field(8), field(16), field(CHECKSUM_AT as usize));
         let expected_bytes = stored_dimension
             .checked_mul(stored_rows)
             .and_then(|values| values.checked_mul(4))
@@ -100,30 +103,25 @@ impl SegmentStore {
             source,
         })?;
         let dimension = index.dimension();
-        let mut block = Vec::with_capacity(ROWS_PER_BLOCK * dimension.max(1) * 4);
-        let mut blocks = |each: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| {
+        write_through_temporary_with(&self.path(key), false, |file| {
+            // The checksum is known only after the rows: it is written last, over the
+            // header's placeholder, so the rows are converted and written once.
+            file.write_all(MAGIC)?;
+            for field in [dimension as u64, index.len() as u64, 0] {
+                file.write_all(&field.to_le_bytes())?;
+            }
+            let mut hasher = Xxh3::new();
+            let mut block = Vec::with_capacity(ROWS_PER_BLOCK * dimension.max(1) * 4);
             for rows in index.rows().chunks(ROWS_PER_BLOCK * dimension.max(1)) {
                 block.clear();
                 for value in rows {
                     block.extend_from_slice(&value.to_le_bytes());
                 }
-                each(&block)?;
+                hasher.update(&block);
+                file.write_all(&block)?;
             }
-            Ok(())
-        };
-        let mut hasher = Xxh3::new();
-        blocks(&mut |bytes| {
-            hasher.update(bytes);
-            Ok(())
-        })
-        .expect("hashing does not fail");
-        let checksum = hasher.digest();
-        write_through_temporary_with(&self.path(key), false, |file| {
-            file.write_all(MAGIC)?;
-            for field in [dimension as u64, index.len() as u64, checksum] {
-                file.write_all(&field.to_le_bytes())?;
-            }
-            blocks(&mut |bytes| file.write_all(bytes))
+            file.seek(SeekFrom::Start(CHECKSUM_AT))?;
+            file.write_all(&hasher.digest().to_le_bytes())
         })
     }
 }
