@@ -22,16 +22,17 @@ use crate::error::{exit_code, Error, Problem};
 use crate::gate::{run_gate, GateReport};
 use crate::generate::{ChatGenerator, HypothesisGenerator, RecordedGenerator};
 use crate::http::{HttpClient, Secret};
-use crate::metrics::{evaluate, Evaluation};
 use crate::models::{self, Fetched};
 use crate::pipeline::config::Preset;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
+use crate::report::digest::RankingDigest;
 use crate::report::files::{
-    json_bytes, write_directory, write_file_atomically, write_files, write_report,
+    json_bytes, write_directory, write_file_atomically, write_files, write_report, RunSpool,
 };
 use crate::report::html::HtmlOptions;
 use crate::report::stored::StoredResults;
 use crate::report::{self, build_results, markdown, table, Results};
+use crate::run::QueryRanking;
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
 use crate::sweep::grid::{self, ParamRange};
 use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
@@ -158,11 +159,39 @@ fn in_pool<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T + Send) -> 
 pub struct Execution {
     pub results: Results,
     pub output: PipelineOutput,
+    /// Each configuration's rankings (dataset order) when [`RankingOutputs::keep`] asked
+    /// for them; empty otherwise.
+    pub rankings: Vec<Vec<QueryRanking>>,
 }
 
-/// Runs every configuration of `settings` on `dataset` and evaluates them; prints and
-/// writes nothing. Runs on the current rayon pool.
-pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, Error> {
+/// What [`execute`] does with the rankings besides evaluating them. By default nothing:
+/// each chunk of rankings is dropped once it is evaluated.
+#[derive(Default, Clone, Copy)]
+pub struct RankingOutputs<'a> {
+    /// Keep every ranking in [`Execution::rankings`] (24 bytes per ranked fact).
+    pub keep: bool,
+    /// Write each configuration's TREC run file into this spool as the rankings come.
+    pub run_files: Option<&'a RunSpool>,
+}
+
+impl RankingOutputs<'_> {
+    /// Keep every ranking, write no run file.
+    pub fn kept() -> Self {
+        RankingOutputs {
+            keep: true,
+            run_files: None,
+        }
+    }
+}
+
+/// Runs every configuration of `settings` on `dataset` and evaluates them as the
+/// rankings stream out of the pipeline; `rankings` says what else happens to them.
+/// Prints nothing. Runs on the current rayon pool.
+pub fn execute(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    rankings: RankingOutputs<'_>,
+) -> Result<Execution, Error> {
     let needs_vectors = settings
         .configurations
         .iter()
@@ -173,29 +202,35 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
         None
     };
     let generator = build_generator(settings, dataset)?;
-    let output = pipeline::run(&PipelineInputs {
-        dataset,
-        embedder: embedder.as_deref(),
-        generator: generator.as_ref(),
-        configurations: &settings.configurations,
-        progress: !settings.quiet,
-    })?;
-    let query_ids: Vec<_> = dataset
-        .queries
-        .iter()
-        .map(|query| query.id.clone())
-        .collect();
-    let evaluations: Vec<Evaluation> = output
-        .configurations
-        .iter()
-        .map(|configuration| {
-            evaluate(
-                &query_ids,
-                &configuration.rankings,
-                &dataset.qrels,
-                &settings.metrics,
-            )
-        })
+    let mut digests = Vec::with_capacity(settings.configurations.len());
+    for configuration in &settings.configurations {
+        let mut digest = RankingDigest::new(dataset, &settings.metrics);
+        if let Some(spool) = rankings.run_files {
+            digest = digest
+                .writing_run_file(&spool.run_file(&configuration.name), &configuration.name)?;
+        }
+        if rankings.keep {
+            digest = digest.keeping_rankings();
+        }
+        digests.push(digest);
+    }
+    let output = pipeline::run(
+        &PipelineInputs {
+            dataset,
+            embedder: embedder.as_deref(),
+            generator: generator.as_ref(),
+            configurations: &settings.configurations,
+            progress: !settings.quiet,
+        },
+        &mut digests,
+    )?;
+    let mut digests = digests
+        .into_iter()
+        .map(RankingDigest::finish)
+        .collect::<Result<Vec<_>, _>>()?;
+    let kept = digests
+        .iter_mut()
+        .filter_map(|digest| digest.rankings.take())
         .collect();
     let mut results = build_results(
         &settings.run_name,
@@ -204,7 +239,7 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
         embedder.as_ref().map(|embedder| embedder.identity()),
         generator.identity(),
         &output.configurations,
-        &evaluations,
+        digests,
     );
     results.backend = output.backend.clone();
     if results.generator.kind != "recorded" {
@@ -212,7 +247,11 @@ pub fn execute(dataset: &Dataset, settings: &RunSettings) -> Result<Execution, E
             detail.hypotheses = hypotheses.clone();
         }
     }
-    Ok(Execution { results, output })
+    Ok(Execution {
+        results,
+        output,
+        rankings: kept,
+    })
 }
 
 /// Prints to stdout; a closed pipe (`| head`) only stops the printing.
@@ -304,8 +343,19 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         Some((path, _)) => Some(StoredResults::load(path)?),
         None => None,
     };
-    let Execution { results, output } =
-        in_pool(settings.threads, || execute(&dataset, &settings))??;
+    // Run files are written as the rankings stream by, beside the report they join.
+    let run_files = if settings.write_reports {
+        Some(RunSpool::create(&settings.output_dir, &settings.run_name)?)
+    } else {
+        None
+    };
+    let outputs = RankingOutputs {
+        keep: false,
+        run_files: run_files.as_ref(),
+    };
+    let Execution {
+        results, output, ..
+    } = in_pool(settings.threads, || execute(&dataset, &settings, outputs))??;
     if !settings.quiet {
         backend_notes(&output);
     }
@@ -350,9 +400,11 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
             &settings.output_dir,
             &results,
             &dataset,
-            settings.metrics.relevance_level,
             &output.configurations,
             &output.timings,
+            run_files
+                .as_ref()
+                .expect("spooled when reports are written"),
             extra,
         )?;
         if command.gate.format == OutputFormat::Table {
@@ -405,8 +457,9 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
         None => {
             let (file, dataset) = load_inputs(&args.run)?;
             let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
-            let Execution { results, .. } =
-                in_pool(settings.threads, || execute(&dataset, &settings))??;
+            let Execution { results, .. } = in_pool(settings.threads, || {
+                execute(&dataset, &settings, RankingOutputs::default())
+            })??;
             let mut printer = Printer::new();
             for section in terminal_summary(&results, &settings, None) {
                 printer.print(&section)?;
@@ -489,8 +542,11 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 ..args.run.clone()
             };
             let settings = settings::resolve(&single, &file, &dataset.manifest)?;
-            let Execution { results, output } =
-                in_pool(settings.threads, || execute(&dataset, &settings))??;
+            let Execution {
+                results, output, ..
+            } = in_pool(settings.threads, || {
+                execute(&dataset, &settings, RankingOutputs::default())
+            })??;
             let accounting = Accounting {
                 embedded_texts: Some(output.embedded_texts),
                 embedding_ms: Some(

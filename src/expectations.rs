@@ -100,31 +100,40 @@ pub fn summarize(queries: &[Query], rankings: &[QueryRanking]) -> ExpectationSum
     let mut summary = ExpectationSummary::default();
     for (query, ranking) in queries.iter().zip(rankings) {
         debug_assert_eq!(query.id, ranking.query);
+        summary.record(query, &ranking.results);
+    }
+    summary
+}
+
+impl ExpectationSummary {
+    /// Checks every expectation of `query` against its ranked `results`, adding them to
+    /// the counts (queries are recorded in dataset order).
+    pub fn record(&mut self, query: &Query, results: &[(FactId, f64)]) {
         for expectation in &query.expectations {
             let scenario = query.scenario.clone().unwrap_or_else(|| "(none)".into());
-            let slot = match summary
+            let slot = match self
                 .by_scenario
                 .iter()
                 .position(|count| count.scenario == scenario)
             {
                 Some(slot) => slot,
                 None => {
-                    summary.by_scenario.push(ScenarioCount {
+                    self.by_scenario.push(ScenarioCount {
                         scenario,
                         checked: 0,
                         passed: 0,
                     });
-                    summary.by_scenario.len() - 1
+                    self.by_scenario.len() - 1
                 }
             };
-            summary.checked += 1;
-            summary.by_scenario[slot].checked += 1;
-            match check(expectation, &ranking.results) {
+            self.checked += 1;
+            self.by_scenario[slot].checked += 1;
+            match check(expectation, results) {
                 Ok(()) => {
-                    summary.passed += 1;
-                    summary.by_scenario[slot].passed += 1;
+                    self.passed += 1;
+                    self.by_scenario[slot].passed += 1;
                 }
-                Err(detail) => summary.failures.push(ExpectationFailure {
+                Err(detail) => self.failures.push(ExpectationFailure {
                     query: query.id.clone(),
                     scenario: query.scenario.clone(),
                     expectation: expectation.clone(),
@@ -133,7 +142,6 @@ pub fn summarize(queries: &[Query], rankings: &[QueryRanking]) -> ExpectationSum
             }
         }
     }
-    summary
 }
 
 #[cfg(test)]

@@ -331,7 +331,6 @@ pub fn evaluate(
     qrels: &Qrels,
     settings: &MetricSettings,
 ) -> Evaluation {
-    let names = settings.metric_names();
     let ranking_of: HashMap<&QueryId, &QueryRanking> = rankings
         .iter()
         .map(|ranking| (&ranking.query, ranking))
@@ -339,51 +338,77 @@ pub fn evaluate(
     let mut per_query = Vec::new();
     let mut without_relevant = Vec::new();
     for query in queries {
-        let judgments = qrels.get(query).map(Vec::as_slice).unwrap_or(&[]);
-        let relevant = judgments
-            .iter()
-            .filter(|judgment| judgment.grade >= settings.relevance_level)
-            .count();
-        if relevant == 0 {
-            without_relevant.push(query.clone());
-            continue;
-        }
-        let grade_of: HashMap<&FactId, Grade> = judgments
-            .iter()
-            .map(|judgment| (&judgment.fact, judgment.grade))
-            .collect();
         let results = ranking_of
             .get(query)
             .map(|ranking| ranking.results.as_slice())
             .unwrap_or(&[]);
-        let ranked: Vec<Grade> = results
-            .iter()
-            .map(|(fact, _)| grade_of.get(fact).copied().unwrap_or(0))
-            .collect();
-        let judged: Vec<Grade> = judgments.iter().map(|judgment| judgment.grade).collect();
-        per_query.push(QueryEvaluation {
-            query: query.clone(),
-            values: query_metrics(&ranked, &judged, settings),
-            relevant,
-            returned: results.len(),
-        });
-    }
-    let mut means = vec![0.0; names.len()];
-    for evaluation in &per_query {
-        for (mean, value) in means.iter_mut().zip(&evaluation.values) {
-            *mean += value;
+        match evaluate_query(query, results, qrels, settings) {
+            Some(evaluation) => per_query.push(evaluation),
+            None => without_relevant.push(query.clone()),
         }
     }
-    if !per_query.is_empty() {
-        for mean in &mut means {
-            *mean /= per_query.len() as f64;
-        }
+    Evaluation::from_queries(settings, per_query, without_relevant)
+}
+
+/// Evaluates one query's ranked `results`; `None` when the query has no relevant fact
+/// at the settings' relevance level (it is not averaged).
+pub fn evaluate_query(
+    query: &QueryId,
+    results: &[(FactId, f64)],
+    qrels: &Qrels,
+    settings: &MetricSettings,
+) -> Option<QueryEvaluation> {
+    let judgments = qrels.get(query).map(Vec::as_slice).unwrap_or(&[]);
+    let relevant = judgments
+        .iter()
+        .filter(|judgment| judgment.grade >= settings.relevance_level)
+        .count();
+    if relevant == 0 {
+        return None;
     }
-    Evaluation {
-        names,
-        per_query,
-        means,
-        without_relevant,
+    let grade_of: HashMap<&FactId, Grade> = judgments
+        .iter()
+        .map(|judgment| (&judgment.fact, judgment.grade))
+        .collect();
+    let ranked: Vec<Grade> = results
+        .iter()
+        .map(|(fact, _)| grade_of.get(fact).copied().unwrap_or(0))
+        .collect();
+    let judged: Vec<Grade> = judgments.iter().map(|judgment| judgment.grade).collect();
+    Some(QueryEvaluation {
+        query: query.clone(),
+        values: query_metrics(&ranked, &judged, settings),
+        relevant,
+        returned: results.len(),
+    })
+}
+
+impl Evaluation {
+    /// A run's evaluation from its evaluated queries (in order) and the queries that
+    /// had no relevant fact.
+    pub fn from_queries(
+        settings: &MetricSettings,
+        per_query: Vec<QueryEvaluation>,
+        without_relevant: Vec<QueryId>,
+    ) -> Evaluation {
+        let names = settings.metric_names();
+        let mut means = vec![0.0; names.len()];
+        for evaluation in &per_query {
+            for (mean, value) in means.iter_mut().zip(&evaluation.values) {
+                *mean += value;
+            }
+        }
+        if !per_query.is_empty() {
+            for mean in &mut means {
+                *mean /= per_query.len() as f64;
+            }
+        }
+        Evaluation {
+            names,
+            per_query,
+            means,
+            without_relevant,
+        }
     }
 }
 

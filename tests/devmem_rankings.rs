@@ -12,7 +12,7 @@
 mod common;
 
 use hyde_eval::cli::RunArgs;
-use hyde_eval::commands::execute;
+use hyde_eval::commands::{execute, RankingOutputs};
 use hyde_eval::dataset::Dataset;
 use hyde_eval::settings::{resolve, ConfigFile};
 
@@ -35,10 +35,15 @@ fn ranking_lines() -> Vec<String> {
         10,
         "every preset runs by default"
     );
-    let output = execute(&dataset, &settings).unwrap().output;
+    let execution = execute(&dataset, &settings, RankingOutputs::kept()).unwrap();
     let mut lines = Vec::new();
-    for configuration in &output.configurations {
-        for ranking in &configuration.rankings {
+    for (configuration, rankings) in execution
+        .output
+        .configurations
+        .iter()
+        .zip(&execution.rankings)
+    {
+        for ranking in rankings {
             let mut bytes = Vec::new();
             for (fact, score) in &ranking.results {
                 bytes.extend_from_slice(fact.as_str().as_bytes());

@@ -7,9 +7,10 @@ mod common;
 use std::path::Path;
 
 use hyde_eval::cli::RunArgs;
-use hyde_eval::commands::{execute, Execution};
+use hyde_eval::commands::{execute, Execution, RankingOutputs};
 use hyde_eval::dataset::Dataset;
 use hyde_eval::metrics::evaluate;
+use hyde_eval::report::files::{write_report, RunSpool};
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::trec::{read_trec_qrels, read_trec_run};
 
@@ -24,7 +25,7 @@ fn run(dataset: &str, args: RunArgs) -> (Dataset, RunSettings, Execution) {
         &dataset.manifest,
     )
     .unwrap();
-    let execution = execute(&dataset, &settings).unwrap();
+    let execution = execute(&dataset, &settings, RankingOutputs::kept()).unwrap();
     (dataset, settings, execution)
 }
 
@@ -96,7 +97,7 @@ fn keyword_and_hyde_3a_scores_worked_by_hand() {
     let (_, _, execution) = run("fixtures/datasets/tiny", args);
     let temporal = (1.0 + 4f64.ln()) * (-28.0 * std::f64::consts::LN_2 / 30.0).exp() * 1.4;
     let score = |configuration: usize| {
-        let ranking = &execution.output.configurations[configuration].rankings[0];
+        let ranking = &execution.rankings[configuration][0];
         assert_eq!(ranking.query.0, "q1");
         assert_eq!(ranking.results.len(), 1, "only f1 has keyword relevance");
         assert_eq!(ranking.results[0].0.as_str(), "f1");
@@ -121,18 +122,43 @@ fn keyword_and_hyde_3a_scores_worked_by_hand() {
 /// docno descending; `-c` semantics) reproduces every per-query value `run` computed.
 #[test]
 fn run_files_rescore_to_the_printed_numbers() {
-    let (dataset, settings, execution) = run("datasets/devmem", RunArgs::default());
+    let dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    let settings = resolve(
+        &RunArgs {
+            quiet: true,
+            ..RunArgs::default()
+        },
+        &ConfigFile::default(),
+        &dataset.manifest,
+    )
+    .unwrap();
     let output = tempfile::tempdir().unwrap();
-    let directory = hyde_eval::report::files::write_report(
+    let spool = RunSpool::create(output.path(), &settings.run_name).unwrap();
+    let execution = execute(
+        &dataset,
+        &settings,
+        RankingOutputs {
+            keep: false,
+            run_files: Some(&spool),
+        },
+    )
+    .unwrap();
+    let directory = write_report(
         output.path(),
         &execution.results,
         &dataset,
-        settings.metrics.relevance_level,
         &execution.output.configurations,
         &execution.output.timings,
+        &spool,
         Vec::new(),
     )
     .unwrap();
+    drop(spool);
+    let entries: Vec<_> = std::fs::read_dir(output.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, [settings.run_name.as_str()], "the spool is gone");
     let read = |path: &Path| std::fs::read_to_string(path).unwrap();
     let (qrels, queries) = read_trec_qrels(
         Path::new("qrels.trec"),
@@ -185,4 +211,73 @@ fn weights_change_the_blend() {
     assert!(
         macro_value(&skewed, "blend", "ndcg@10") < macro_value(&default, "blend", "ndcg@10") - 0.1
     );
+}
+
+/// Rankings stream out of the pipeline in chunks of queries and are reduced on the way
+/// (see `report::digest`). Over several chunks, the reductions equal what the whole
+/// rankings give: every metric, top list and relevant rank, and the spooled run files.
+#[test]
+fn streamed_reductions_equal_the_whole_rankings() {
+    let work = tempfile::tempdir().unwrap();
+    let directory = work.path().join("synthetic");
+    // 700 queries: three chunks of the pipeline's 256.
+    common::write_synthetic_dataset(&directory, 3_000, 700);
+    let dataset = Dataset::load(&directory).unwrap();
+    let settings = resolve(
+        &RunArgs {
+            quiet: true,
+            ..RunArgs::default()
+        },
+        &ConfigFile::default(),
+        &dataset.manifest,
+    )
+    .unwrap();
+    let spool = RunSpool::create(work.path(), &settings.run_name).unwrap();
+    let execution = execute(
+        &dataset,
+        &settings,
+        RankingOutputs {
+            keep: true,
+            run_files: Some(&spool),
+        },
+    )
+    .unwrap();
+    let query_ids: Vec<_> = dataset
+        .queries
+        .iter()
+        .map(|query| query.id.clone())
+        .collect();
+    let depth = *settings.metrics.cutoffs.last().unwrap();
+    for (configuration, rankings) in execution
+        .results
+        .configurations
+        .iter()
+        .zip(&execution.rankings)
+    {
+        assert_eq!(rankings.len(), 700);
+        let whole = evaluate(&query_ids, rankings, &dataset.qrels, &settings.metrics);
+        assert_eq!(configuration.per_query.len(), whole.per_query.len());
+        for (name, mean) in whole.names.iter().zip(&whole.means) {
+            assert_eq!(configuration.macro_metrics[name].as_f64(), Some(*mean));
+        }
+        for (streamed, query) in configuration.per_query.iter().zip(&whole.per_query) {
+            assert_eq!(streamed.query, query.query);
+            let ranking = rankings.iter().find(|r| r.query == query.query).unwrap();
+            let top: Vec<_> = ranking
+                .results
+                .iter()
+                .take(depth)
+                .map(|(f, _)| f.clone())
+                .collect();
+            assert_eq!(streamed.top, top, "{} {}", configuration.name, query.query);
+            for (fact, rank) in &streamed.relevant_ranks {
+                let position = ranking.results.iter().position(|(f, _)| f == fact);
+                assert_eq!(*rank, position.map(|p| p + 1));
+            }
+        }
+        let mut expected = Vec::new();
+        hyde_eval::trec::write_trec_run(&mut expected, rankings, &configuration.name).unwrap();
+        let spooled = std::fs::read(spool.run_file(&configuration.name)).unwrap();
+        assert!(spooled == expected, "{} run file", configuration.name);
+    }
 }

@@ -9,7 +9,7 @@
 mod common;
 
 use hyde_eval::cli::RunArgs;
-use hyde_eval::commands::execute;
+use hyde_eval::commands::{execute, RankingOutputs};
 use hyde_eval::dataset::{Dataset, Fact, FactId};
 use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
 use hyde_eval::index::{sort_by_score_then_id, Bm25Params, FlatIndex, LexicalIndex, LexicalNeeds};
@@ -159,8 +159,8 @@ fn batched_dense_search_ranks_as_the_full_sort() {
         &dataset.manifest,
     )
     .unwrap();
-    let output = execute(&dataset, &settings).unwrap().output;
-    let rankings = &output.configurations[0].rankings;
+    let execution = execute(&dataset, &settings, RankingOutputs::kept()).unwrap();
+    let rankings = &execution.rankings[0];
 
     let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
     facts.sort_by(|a, b| a.id.cmp(&b.id));

@@ -4,8 +4,11 @@
 //! per configuration) → fuse → ranking.
 //!
 //! Configurations differ only in their [`Plan`] and [`Params`]; there is no per-
-//! configuration code path. Queries run in parallel; outputs are collected in query
-//! order, so results do not depend on the thread count.
+//! configuration code path. Queries run in parallel, in chunks of [`CHUNK_QUERIES`]:
+//! a chunk's vectors are searched in one batch, its rankings handed to each
+//! configuration's [`RankingSink`] in query order, and only then is the next chunk
+//! retrieved, so memory does not grow with the number of queries and results do not
+//! depend on the thread count.
 
 pub mod candidates;
 pub mod config;
@@ -155,8 +158,6 @@ fn percentile(values: &[f64], p: f64) -> Option<f64> {
 #[derive(Debug, Clone)]
 pub struct ConfigurationOutput {
     pub configuration: Configuration,
-    /// One ranking per dataset query, in dataset order.
-    pub rankings: Vec<QueryRanking>,
     /// Whether each query used a hypothesis, in dataset order.
     pub used_hypotheses: Vec<bool>,
     pub accounting: HydeAccounting,
@@ -213,12 +214,13 @@ struct QueryExpansion {
 }
 
 impl QueryExpansion {
-    /// The precomputed nearest facts of `vector` (see [`search_all`]).
+    /// The nearest facts of `vector`, searched with its chunk of queries (see
+    /// [`search_all`]).
     fn hits(&self, vector: &[f32]) -> &[(FactIndex, f64)] {
         self.search_hits
             .get(&vector_key(vector))
             .map(Vec::as_slice)
-            .expect("every search vector is searched in prepare")
+            .expect("every search vector is searched before its query is retrieved")
     }
 }
 
@@ -363,17 +365,8 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     };
 
     let started = Instant::now();
-    let (mut expansions, query_usage) =
+    let (expansions, query_usage) =
         expand_queries(&dataset.queries, inputs.generator, embedder, max_hypotheses)?;
-    if let Some(index) = &corpus.vectors {
-        search_all(
-            &dataset.queries,
-            &mut expansions,
-            inputs.configurations,
-            &plans,
-            index,
-        );
-    }
     timings.expand_queries_ms = elapsed_ms(started);
     let embedding_usage = match (usage_before, usage_after_facts) {
         (Some(before), Some(after)) => Some(StageUsage {
@@ -414,8 +407,36 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     })
 }
 
-/// Runs every configuration on the dataset.
-pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
+/// Takes one configuration's rankings as the pipeline makes them: chunk after chunk of
+/// consecutive queries, in dataset order. The pipeline keeps no ranking past its chunk,
+/// so the sink decides what of them outlives the run (a `Vec` keeps them all).
+pub trait RankingSink: Send {
+    fn accept(&mut self, rankings: Vec<QueryRanking>) -> Result<(), Error>;
+}
+
+impl RankingSink for Vec<QueryRanking> {
+    fn accept(&mut self, rankings: Vec<QueryRanking>) -> Result<(), Error> {
+        self.extend(rankings);
+        Ok(())
+    }
+}
+
+/// Queries retrieved together: their vector searches run as one batch and their rankings
+/// are handed to the sinks before the next chunk starts, which bounds the memory held
+/// by hits and rankings whatever the number of queries.
+const CHUNK_QUERIES: usize = 256;
+
+/// Runs every configuration on the dataset, handing each configuration's rankings to its
+/// sink (`sinks` is aligned with `inputs.configurations`).
+pub fn run<S: RankingSink>(
+    inputs: &PipelineInputs<'_>,
+    sinks: &mut [S],
+) -> Result<PipelineOutput, Error> {
+    assert_eq!(
+        sinks.len(),
+        inputs.configurations.len(),
+        "one sink per configuration"
+    );
     let mut prepared = prepare(inputs)?;
     let dataset = inputs.dataset;
     let plans = prepared.plans.clone();
@@ -426,68 +447,84 @@ pub fn run(inputs: &PipelineInputs<'_>) -> Result<PipelineOutput, Error> {
         dataset.queries.len(),
         "retrieving",
     );
-    // Taken out so each query can drop its search hits once its configurations are done.
+    let configuration_count = inputs.configurations.len();
+    let mut outcomes: Vec<Vec<HydeOutcome>> = vec![Vec::new(); configuration_count];
+    let mut retrieval_ms = vec![0.0; configuration_count];
+    // Taken out so each chunk's expansions can take and drop their search hits.
     let mut expansions = std::mem::take(&mut prepared.expansions);
     let shared = &prepared;
-    let mut per_query: Vec<Vec<QueryOutcome>> = dataset
-        .queries
-        .par_iter()
-        .zip(expansions.par_iter_mut())
-        .map(|(query, expansion)| {
-            let outcomes = inputs
-                .configurations
-                .iter()
-                .zip(&plans)
-                .map(|(configuration, plan)| {
-                    let started = Instant::now();
-                    let signals = shared.query_signals(query, expansion, configuration, *plan);
-                    let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
-                        .into_iter()
-                        .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
-                        .collect();
-                    QueryOutcome {
-                        ranking,
-                        hyde: signals.hyde,
-                        elapsed_ms: elapsed_ms(started),
-                    }
-                })
-                .collect();
-            expansion.search_hits = FxHashMap::default();
-            bar.inc(1);
-            outcomes
-        })
-        .collect();
+    for first in (0..dataset.queries.len()).step_by(CHUNK_QUERIES) {
+        let queries = &dataset.queries[first..(first + CHUNK_QUERIES).min(dataset.queries.len())];
+        let chunk = &mut expansions[first..first + queries.len()];
+        shared.search(queries, chunk);
+        let per_query: Vec<Vec<QueryOutcome>> = queries
+            .par_iter()
+            .zip(chunk.par_iter_mut())
+            .map(|(query, expansion)| {
+                let outcomes = inputs
+                    .configurations
+                    .iter()
+                    .zip(&plans)
+                    .map(|(configuration, plan)| {
+                        let started = Instant::now();
+                        let signals = shared.query_signals(query, expansion, configuration, *plan);
+                        let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
+                            .into_iter()
+                            .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
+                            .collect();
+                        QueryOutcome {
+                            ranking,
+                            hyde: signals.hyde,
+                            elapsed_ms: elapsed_ms(started),
+                        }
+                    })
+                    .collect();
+                expansion.search_hits = FxHashMap::default();
+                bar.inc(1);
+                outcomes
+            })
+            .collect();
+        let mut rankings: Vec<Vec<QueryRanking>> = (0..configuration_count)
+            .map(|_| Vec::with_capacity(queries.len()))
+            .collect();
+        for (query, query_outcomes) in queries.iter().zip(per_query) {
+            for (index, outcome) in query_outcomes.into_iter().enumerate() {
+                outcomes[index].push(outcome.hyde);
+                retrieval_ms[index] += outcome.elapsed_ms;
+                rankings[index].push(QueryRanking {
+                    query: query.id.clone(),
+                    results: outcome.ranking,
+                });
+            }
+        }
+        sinks
+            .par_iter_mut()
+            .zip(rankings)
+            .try_for_each(|(sink, rankings)| sink.accept(rankings))?;
+    }
     prepared.expansions = expansions;
     bar.finish_and_clear();
     timings.retrieve_ms = elapsed_ms(started);
 
-    let mut configurations = Vec::with_capacity(inputs.configurations.len());
-    for (index, configuration) in inputs.configurations.iter().enumerate() {
-        let outcomes: Vec<HydeOutcome> = per_query
-            .iter()
-            .map(|outcomes| outcomes[index].hyde)
-            .collect();
-        let mut rankings = Vec::with_capacity(dataset.queries.len());
-        let mut used_hypotheses = Vec::with_capacity(dataset.queries.len());
-        let mut retrieval_ms = 0.0;
-        for (query, query_outcomes) in dataset.queries.iter().zip(&mut per_query) {
-            let outcome = &mut query_outcomes[index];
-            used_hypotheses.push(outcome.hyde == HydeOutcome::Used);
-            retrieval_ms += outcome.elapsed_ms;
-            rankings.push(QueryRanking {
-                query: query.id.clone(),
-                results: std::mem::take(&mut outcome.ranking),
-            });
-        }
-        configurations.push(ConfigurationOutput {
-            configuration: configuration.clone(),
-            rankings,
-            used_hypotheses,
-            accounting: account(outcomes.iter().copied()),
-            backend: prepared.backend_accounting(plans[index], &outcomes),
-            retrieval_ms,
-        });
-    }
+    let configurations = inputs
+        .configurations
+        .iter()
+        .zip(outcomes)
+        .zip(retrieval_ms)
+        .enumerate()
+        .map(
+            |(index, ((configuration, outcomes), retrieval_ms))| ConfigurationOutput {
+                configuration: configuration.clone(),
+                used_hypotheses: outcomes
+                    .iter()
+                    .map(|&outcome| outcome == HydeOutcome::Used)
+                    .collect(),
+                accounting: account(outcomes.iter().copied()),
+                backend: prepared.backend_accounting(plans[index], &outcomes),
+                retrieval_ms,
+            },
+        )
+        .collect();
     let embedded_texts = if prepared.corpus.vectors.is_some() {
         prepared.corpus.facts.len()
             + prepared.expansions.len()
@@ -861,30 +898,12 @@ impl Prepared<'_> {
     /// The candidate table of every configuration for every query, without fusing,
     /// configurations in input order. Sweeps re-fuse these
     /// tables per parameter point instead of recomputing signals.
-    pub fn candidate_tables(&self) -> Vec<ConfigurationTables> {
+    pub fn candidate_tables(&mut self) -> Vec<ConfigurationTables> {
         let bar = progress_bar(
             self.progress && self.queries.len() * self.configurations.len() > 5000,
             self.queries.len(),
             "signals",
         );
-        let per_query: Vec<Vec<QuerySignals>> = self
-            .queries
-            .par_iter()
-            .zip(self.expansions.par_iter())
-            .map(|(query, expansion)| {
-                let signals = self
-                    .configurations
-                    .iter()
-                    .zip(&self.plans)
-                    .map(|(configuration, plan)| {
-                        self.query_signals(query, expansion, configuration, *plan)
-                    })
-                    .collect();
-                bar.inc(1);
-                signals
-            })
-            .collect();
-        bar.finish_and_clear();
         let mut tables: Vec<ConfigurationTables> = self
             .configurations
             .iter()
@@ -893,12 +912,46 @@ impl Prepared<'_> {
                 tables: Vec::with_capacity(self.queries.len()),
             })
             .collect();
-        for signals in per_query {
-            for (configuration, query_signals) in tables.iter_mut().zip(signals) {
-                configuration.tables.push(query_signals.table);
+        let mut expansions = std::mem::take(&mut self.expansions);
+        let shared = &*self;
+        for first in (0..shared.queries.len()).step_by(CHUNK_QUERIES) {
+            let queries = &shared.queries[first..(first + CHUNK_QUERIES).min(shared.queries.len())];
+            let chunk = &mut expansions[first..first + queries.len()];
+            shared.search(queries, chunk);
+            let per_query: Vec<Vec<QuerySignals>> = queries
+                .par_iter()
+                .zip(chunk.par_iter_mut())
+                .map(|(query, expansion)| {
+                    let signals = shared
+                        .configurations
+                        .iter()
+                        .zip(&shared.plans)
+                        .map(|(configuration, plan)| {
+                            shared.query_signals(query, expansion, configuration, *plan)
+                        })
+                        .collect();
+                    expansion.search_hits = FxHashMap::default();
+                    bar.inc(1);
+                    signals
+                })
+                .collect();
+            for signals in per_query {
+                for (configuration, query_signals) in tables.iter_mut().zip(signals) {
+                    configuration.tables.push(query_signals.table);
+                }
             }
         }
+        self.expansions = expansions;
+        bar.finish_and_clear();
         tables
+    }
+
+    /// Searches, in one batch, every vector that some configuration searches for
+    /// `queries`, storing the hits in their `expansions` (aligned with `queries`).
+    fn search(&self, queries: &[Query], expansions: &mut [QueryExpansion]) {
+        if let Some(index) = &self.corpus.vectors {
+            search_all(queries, expansions, self.configurations, &self.plans, index);
+        }
     }
 
     /// The candidate table of one configuration for one query, and how it used HyDE.

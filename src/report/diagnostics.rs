@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use super::{ConfigurationResult, PerQueryResult, Results};
 use crate::dataset::{Dataset, FactId, Grade, Judgment, QueryId};
 use crate::pipeline::config::{KeywordSource, Plan, SearchVector};
-use crate::run::QueryRanking;
 
 /// A query as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,28 +66,31 @@ pub fn query_details(dataset: &Dataset) -> Vec<QueryDetail> {
 /// The first `depth` fact ids of `ranking`, and the 1-based rank of every relevant fact
 /// (`None` when it was not returned).
 pub fn ranked_view(
-    ranking: &QueryRanking,
+    results: &[(FactId, f64)],
     judgments: &[Judgment],
     relevance_level: Grade,
     depth: usize,
 ) -> (Vec<FactId>, BTreeMap<FactId, Option<usize>>) {
-    let rank_of: HashMap<&FactId, usize> = ranking
-        .results
-        .iter()
-        .enumerate()
-        .map(|(position, (fact, _))| (fact, position + 1))
-        .collect();
-    let top = ranking
-        .results
+    let top = results
         .iter()
         .take(depth)
         .map(|(fact, _)| fact.clone())
         .collect();
-    let relevant = judgments
+    let mut relevant: BTreeMap<FactId, Option<usize>> = judgments
         .iter()
         .filter(|judgment| judgment.grade >= relevance_level)
-        .map(|judgment| (judgment.fact.clone(), rank_of.get(&judgment.fact).copied()))
+        .map(|judgment| (judgment.fact.clone(), None))
         .collect();
+    let mut unfound = relevant.len();
+    for (position, (fact, _)) in results.iter().enumerate() {
+        if unfound == 0 {
+            break;
+        }
+        if let Some(rank @ None) = relevant.get_mut(fact) {
+            *rank = Some(position + 1);
+            unfound -= 1;
+        }
+    }
     (top, relevant)
 }
 

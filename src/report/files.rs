@@ -1,5 +1,7 @@
 //! Writes a run's report directory (`results.json`, `per_query.csv`, `timings.json`,
 //! `qrels.trec`, `runs/<configuration>.run`) and other output directories and files.
+//! Run files are written while the pipeline runs, into a [`RunSpool`] beside the report,
+//! and moved in with the rest.
 //!
 //! The directory is built beside its destination under a temporary name and swapped in
 //! with renames, so a reader (or an interrupted run) never sees a half-written report.
@@ -11,11 +13,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Results;
-use crate::dataset::{Dataset, Grade, Judgment, Qrels, QueryId};
+use crate::dataset::{Dataset, Judgment, Qrels, QueryId};
 use crate::error::Error;
 use crate::interrupt::{critical, write_through_temporary, Temporary};
 use crate::pipeline::{ConfigurationOutput, StageTimings};
-use crate::trec::{write_trec_qrels, write_trec_run};
+use crate::trec::write_trec_qrels;
 
 #[derive(Serialize)]
 struct Timings<'a> {
@@ -69,14 +71,63 @@ fn per_query_csv(results: &Results) -> Result<Vec<u8>, csv::Error> {
         .map_err(|error| csv::Error::from(error.into_error()))
 }
 
-/// Writes `files` (relative path, bytes) as the directory `output_dir/name`, replacing
+/// The content of one file of an output directory.
+pub enum ReportFile {
+    Bytes(Vec<u8>),
+    /// A finished file on the same file system, moved into place.
+    Moved(PathBuf),
+}
+
+impl From<Vec<u8>> for ReportFile {
+    fn from(bytes: Vec<u8>) -> ReportFile {
+        ReportFile::Bytes(bytes)
+    }
+}
+
+/// The directory beside a report where its run files are written while the rankings
+/// stream out of the pipeline (see [`super::digest`]); [`write_report`] moves them into
+/// the report. Removed when dropped, or by the interrupt handler.
+pub struct RunSpool {
+    directory: PathBuf,
+    _registered: Temporary,
+}
+
+impl RunSpool {
+    /// Creates the spool for the report `output_dir/run_name`.
+    pub fn create(output_dir: &Path, run_name: &str) -> Result<RunSpool, Error> {
+        std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
+        let directory = output_dir.join(format!(".{run_name}.runs-{}", std::process::id()));
+        let registered = Temporary::register(&directory);
+        if directory.exists() {
+            std::fs::remove_dir_all(&directory).map_err(write_error(&directory))?;
+        }
+        std::fs::create_dir(&directory).map_err(write_error(&directory))?;
+        Ok(RunSpool {
+            directory,
+            _registered: registered,
+        })
+    }
+
+    /// Where the run file of `configuration` is spooled.
+    pub fn run_file(&self, configuration: &str) -> PathBuf {
+        self.directory.join(format!("{configuration}.run"))
+    }
+}
+
+impl Drop for RunSpool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.directory);
+    }
+}
+
+/// Writes `files` (relative path, content) as the directory `output_dir/name`, replacing
 /// any previous one: the directory is built under a temporary name, flushed, and renamed
 /// into place. Returns the directory. Files are taken one at a time, so a lazy iterator
 /// holds only the file being written in memory.
-pub fn write_directory(
+pub fn write_directory<F: Into<ReportFile>>(
     output_dir: &Path,
     name: &str,
-    files: impl IntoIterator<Item = (String, Vec<u8>)>,
+    files: impl IntoIterator<Item = (String, F)>,
 ) -> Result<PathBuf, Error> {
     // Names come from flags, dataset.toml and stored results: none may leave output_dir.
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
@@ -92,15 +143,21 @@ pub fn write_directory(
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
     }
-    for (relative, bytes) in files {
+    for (relative, content) in files {
         let path = partial.join(relative);
+        let content = content.into();
         // Each write is a critical section: once an interruption has removed the
         // temporary directory, no write may recreate it.
         critical(|| {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(write_error(parent))?;
             }
-            write_file(&path, &bytes)
+            match content {
+                ReportFile::Bytes(bytes) => write_file(&path, &bytes),
+                ReportFile::Moved(source) => {
+                    std::fs::rename(&source, &path).map_err(write_error(&path))
+                }
+            }
         })?;
     }
     flush_directory(&partial);
@@ -142,17 +199,19 @@ pub fn write_report(
     output_dir: &Path,
     results: &Results,
     dataset: &Dataset,
-    relevance_level: Grade,
     outputs: &[ConfigurationOutput],
     stage_timings: &StageTimings,
+    run_files: &RunSpool,
     extra: Vec<(String, Vec<u8>)>,
 ) -> Result<PathBuf, Error> {
-    let mut files: Vec<(String, Vec<u8>)> = vec![("results.json".into(), json_bytes(results))];
+    let relevance_level = results.evaluation.settings.relevance_level;
+    let mut files: Vec<(String, ReportFile)> =
+        vec![("results.json".into(), json_bytes(results).into())];
     let csv = per_query_csv(results).map_err(|error| Error::Write {
         path: output_dir.join(&results.run_name).join("per_query.csv"),
         source: std::io::Error::other(error),
     })?;
-    files.push(("per_query.csv".into(), csv));
+    files.push(("per_query.csv".into(), csv.into()));
     let timings = Timings {
         threads: rayon::current_num_threads(),
         stages_ms: stage_timings,
@@ -161,7 +220,7 @@ pub fn write_report(
             .map(|output| (output.configuration.name.as_str(), output.retrieval_ms))
             .collect(),
     };
-    files.push(("timings.json".into(), json_bytes(&timings)));
+    files.push(("timings.json".into(), json_bytes(&timings).into()));
 
     // Only queries with a relevant fact, so trec_eval averages over the same queries.
     let judged: Vec<QueryId> = dataset
@@ -183,17 +242,20 @@ pub fn write_report(
         .collect();
     let mut qrels_bytes = Vec::new();
     write_trec_qrels(&mut qrels_bytes, &judged, &filtered).expect("writing to memory");
-    files.push(("qrels.trec".into(), qrels_bytes));
-    // Run files are rendered one at a time as they are written: together they are the
-    // largest part of a report.
-    let runs = outputs.iter().map(|output| {
-        let mut bytes = Vec::new();
-        write_trec_run(&mut bytes, &output.rankings, &output.configuration.name)
-            .expect("writing to memory");
-        (format!("runs/{}.run", output.configuration.name), bytes)
-    });
-    files.extend(extra);
-    write_directory(output_dir, &results.run_name, files.into_iter().chain(runs))
+    files.push(("qrels.trec".into(), qrels_bytes.into()));
+    files.extend(outputs.iter().map(|output| {
+        let name = &output.configuration.name;
+        (
+            format!("runs/{name}.run"),
+            ReportFile::Moved(run_files.run_file(name)),
+        )
+    }));
+    files.extend(
+        extra
+            .into_iter()
+            .map(|(relative, bytes)| (relative, bytes.into())),
+    );
+    write_directory(output_dir, &results.run_name, files)
 }
 
 /// Best-effort fsync of the files in `directory` before it is renamed into place.

@@ -3,10 +3,12 @@
 //! `table` renders it for the terminal and `files` writes it (with per-query CSV, TREC
 //! run files and timings) atomically. `html` renders the report page from it (with
 //! `charts`, `markdown`, `metrics_csv` and the per-query `diagnostics`), and `sweep`
-//! renders `hyde-eval sweep` results.
+//! renders `hyde-eval sweep` results. `digest` reduces the rankings streaming out of
+//! the pipeline to what the document needs.
 
 pub mod charts;
 pub mod diagnostics;
+pub mod digest;
 pub mod eval;
 pub mod files;
 pub mod html;
@@ -23,11 +25,12 @@ use serde_json::{Map, Number, Value};
 
 use crate::dataset::{Dataset, FactId, QueryId};
 use crate::embed::ProviderIdentity;
-use crate::expectations::{summarize, ExpectationSummary};
+use crate::expectations::ExpectationSummary;
 use crate::generate::GeneratorIdentity;
-use crate::metrics::{Evaluation, MetricSettings};
+use crate::metrics::MetricSettings;
 use crate::pipeline::config::{Params, Plan, Preset};
 use crate::pipeline::{BackendAccounting, ConfigurationOutput, RunBackendAccounting};
+use digest::Digest;
 
 /// Bumped whenever a field changes meaning or is removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -171,7 +174,8 @@ fn metric_map(names: &[String], values: &[f64]) -> Map<String, Value> {
         .collect()
 }
 
-/// Assembles the results document from the pipeline's outputs and their evaluations.
+/// Assembles the results document from the pipeline's outputs and the digests of their
+/// rankings (aligned with `outputs`).
 pub fn build_results(
     run_name: &str,
     dataset: &Dataset,
@@ -179,53 +183,36 @@ pub fn build_results(
     embedder: Option<ProviderIdentity>,
     generator: GeneratorIdentity,
     outputs: &[ConfigurationOutput],
-    evaluations: &[Evaluation],
+    digests: Vec<Digest>,
 ) -> Results {
     let names = settings.metric_names();
-    let first = evaluations.first();
-    let has_expectations = dataset
-        .queries
-        .iter()
-        .any(|query| !query.expectations.is_empty());
+    let evaluated_queries = digests
+        .first()
+        .map_or(0, |digest| digest.evaluation.per_query.len());
+    let queries_without_relevant = digests.first().map_or_else(Vec::new, |digest| {
+        digest.evaluation.without_relevant.clone()
+    });
     let configurations = outputs
         .iter()
-        .zip(evaluations)
-        .map(|(output, evaluation)| {
+        .zip(digests)
+        .map(|(output, digest)| {
             let configuration = &output.configuration;
+            let evaluation = &digest.evaluation;
             let uses_hypotheses = configuration.plan().uses_hypotheses();
-            let position_of: std::collections::HashMap<&QueryId, usize> = output
-                .rankings
-                .iter()
-                .enumerate()
-                .map(|(index, ranking)| (&ranking.query, index))
-                .collect();
             let per_query = evaluation
                 .per_query
                 .iter()
-                .map(|query| {
-                    let position = position_of[&query.query];
-                    let (top, relevant_ranks) = diagnostics::ranked_view(
-                        &output.rankings[position],
-                        dataset.qrels.get(&query.query).map_or(&[], Vec::as_slice),
-                        settings.relevance_level,
-                        settings.cutoffs.last().copied().unwrap_or(0),
-                    );
-                    PerQueryResult {
-                        query: query.query.clone(),
-                        relevant: query.relevant,
-                        returned: query.returned,
-                        hypothesis_used: uses_hypotheses.then(|| output.used_hypotheses[position]),
-                        metrics: metric_map(&names, &query.values),
-                        top,
-                        relevant_ranks,
-                    }
+                .zip(digest.views)
+                .map(|(query, view)| PerQueryResult {
+                    query: query.query.clone(),
+                    relevant: query.relevant,
+                    returned: query.returned,
+                    hypothesis_used: uses_hypotheses.then(|| output.used_hypotheses[view.position]),
+                    metrics: metric_map(&names, &query.values),
+                    top: view.top,
+                    relevant_ranks: view.relevant_ranks,
                 })
                 .collect();
-            let abstained = evaluation
-                .without_relevant
-                .iter()
-                .filter(|query| output.rankings[position_of[query]].results.is_empty())
-                .count();
             let accounting = &output.accounting;
             ConfigurationResult {
                 name: configuration.name.clone(),
@@ -236,14 +223,14 @@ pub fn build_results(
                 params: configuration.params.clone(),
                 macro_metrics: metric_map(&names, &evaluation.means),
                 counts: Counts {
-                    queries: output.rankings.len(),
+                    queries: digest.queries,
                     evaluated: evaluation.per_query.len(),
                     empty_rankings: evaluation
                         .per_query
                         .iter()
                         .filter(|query| query.returned == 0)
                         .count(),
-                    abstained_without_relevant: abstained,
+                    abstained_without_relevant: digest.abstained_without_relevant,
                 },
                 hyde: uses_hypotheses.then(|| HydeSummary {
                     eligible_queries: accounting.eligible_queries,
@@ -253,8 +240,7 @@ pub fn build_results(
                     skipped_short_query: accounting.skipped_short_query,
                     skipped_code_mention: accounting.skipped_code_mention,
                 }),
-                expectations: has_expectations
-                    .then(|| summarize(&dataset.queries, &output.rankings)),
+                expectations: digest.expectations,
                 backend: output.backend.clone(),
                 per_query,
             }
@@ -278,9 +264,8 @@ pub fn build_results(
         evaluation: EvaluationSummary {
             settings: settings.clone(),
             metrics: names,
-            evaluated_queries: first.map_or(0, |evaluation| evaluation.per_query.len()),
-            queries_without_relevant: first
-                .map_or_else(Vec::new, |evaluation| evaluation.without_relevant.clone()),
+            evaluated_queries,
+            queries_without_relevant,
         },
         embedder,
         generator,

@@ -400,7 +400,7 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
     let (planned, to_prepare) = plan_points(&selected, &settings.kind)?;
 
     let needs_vectors = to_prepare.iter().any(|c| c.plan().vector.is_some());
-    let prepared = pipeline::prepare(&PipelineInputs {
+    let mut prepared = pipeline::prepare(&PipelineInputs {
         dataset: inputs.dataset,
         embedder: inputs.embedder,
         generator: inputs.generator,
