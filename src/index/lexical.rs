@@ -14,12 +14,14 @@
 //! Building is the cost of a lexical run (a search visits only the postings of the query's
 //! terms): facts are tokenized in parallel a chunk at a time (so the tokens of the whole
 //! corpus never exist at once), terms are interned once in a hash map, and each fact's
-//! term frequencies come from sorting its term ids. Only the structures some
+//! term frequencies come from sorting its term ids. Postings are stored compressed
+//! (see [`super::postings`]). Only the structures some
 //! configuration reads are built (see [`LexicalNeeds`]).
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::postings::{PostingLists, PostingListsBuilder, Postings};
 use super::FactIndex;
 use crate::dataset::Fact;
 use crate::text::{word_tokens, Analyzer};
@@ -52,55 +54,64 @@ fn for_each_tokenized(
 
 /// A sorted vocabulary mapping each distinct token to the facts that contain it.
 struct Vocabulary {
-    terms: Vec<(String, Vec<FactIndex>)>,
+    /// Distinct tokens, ascending; term `i`'s facts are list `i` of `facts`.
+    terms: Vec<Box<str>>,
+    facts: PostingLists,
 }
 
 impl Vocabulary {
     /// The vocabulary of `field`'s tokens over `facts`.
     fn build(facts: &[&Fact], field: impl Fn(&Fact) -> Vec<String> + Sync) -> Vocabulary {
-        let mut postings: FxHashMap<String, Vec<FactIndex>> = FxHashMap::default();
+        let mut list_of: FxHashMap<String, usize> = FxHashMap::default();
+        let mut lists = PostingListsBuilder::default();
         for_each_tokenized(facts, field, |fact, tokens| {
             for token in tokens {
-                match postings.get_mut(token.as_str()) {
-                    Some(list) if list.last() == Some(&fact) => {}
-                    Some(list) => list.push(fact),
+                match list_of.get(token.as_str()) {
+                    Some(&list) if lists.ends_with(list, fact) => {}
+                    Some(&list) => lists.push(list, fact, 1),
                     None => {
-                        postings.insert(token, vec![fact]);
+                        let list = lists.add_list();
+                        lists.push(list, fact, 1);
+                        list_of.insert(token, list);
                     }
                 }
             }
         });
-        let mut terms: Vec<(String, Vec<FactIndex>)> = postings
-            .into_iter()
-            .map(|(term, mut facts)| {
-                facts.shrink_to_fit();
-                (term, facts)
-            })
-            .collect();
+        let mut terms: Vec<(String, usize)> = list_of.into_iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Vocabulary { terms }
+        let order: Vec<usize> = terms.iter().map(|&(_, list)| list).collect();
+        Vocabulary {
+            facts: lists.finish_in_order(&order),
+            terms: terms
+                .into_iter()
+                .map(|(term, _)| term.into_boxed_str())
+                .collect(),
+        }
     }
 
-    /// Posting lists of every token that matches `keyword` under chatcli's rule.
-    fn matching<'a>(&'a self, keyword: &'a str) -> impl Iterator<Item = &'a [FactIndex]> + 'a {
+    /// The facts of every token that matches `keyword` under chatcli's rule, one
+    /// iterator per token.
+    fn matching<'a>(
+        &'a self,
+        keyword: &'a str,
+    ) -> impl Iterator<Item = impl Iterator<Item = FactIndex> + 'a> + 'a {
         let allows_prefix = keyword.chars().count() >= 4;
-        let start = self
-            .terms
-            .partition_point(|(term, _)| term.as_str() < keyword);
+        let start = self.terms.partition_point(|term| &**term < keyword);
         self.terms[start..]
             .iter()
-            .take_while(move |(term, _)| term.starts_with(keyword))
-            .filter(move |(term, _)| allows_prefix || term == keyword)
-            .map(|(_, facts)| facts.as_slice())
+            .take_while(move |term| term.starts_with(keyword))
+            .enumerate()
+            .filter(move |(_, term)| allows_prefix || &***term == keyword)
+            .map(move |(offset, _)| self.facts.postings(start + offset).map(|(fact, _)| fact))
     }
 }
 
 /// BM25 statistics: postings with term frequencies and document lengths.
 struct Bm25Postings {
-    /// Term -> its id, the position of its postings.
+    /// Term -> its id, the number of its posting list.
     term_ids: FxHashMap<String, u32>,
     /// Per term id: (fact, term frequency), facts ascending.
-    postings: Vec<Vec<(FactIndex, u32)>>,
+    postings: PostingLists,
     lengths: Vec<u32>,
     average_length: f64,
 }
@@ -125,7 +136,7 @@ pub struct LexicalIndex {
 impl Bm25Postings {
     fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
         let mut term_ids: FxHashMap<String, u32> = FxHashMap::default();
-        let mut postings: Vec<Vec<(FactIndex, u32)>> = Vec::new();
+        let mut postings = PostingListsBuilder::default();
         let mut lengths = Vec::with_capacity(facts.len());
         let mut ids: Vec<u32> = Vec::new();
         let terms_of = |fact: &Fact| {
@@ -143,18 +154,15 @@ impl Bm25Postings {
                 let next = term_ids.len() as u32;
                 let id = *term_ids.entry(term).or_insert(next);
                 if id == next {
-                    postings.push(Vec::new());
+                    postings.add_list();
                 }
                 ids.push(id);
             }
             ids.sort_unstable();
             for run in ids.chunk_by(|a, b| a == b) {
-                postings[run[0] as usize].push((fact, run.len() as u32));
+                postings.push(run[0] as usize, fact, run.len() as u32);
             }
         });
-        for list in &mut postings {
-            list.shrink_to_fit();
-        }
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
         let average_length = if lengths.is_empty() {
             0.0
@@ -163,16 +171,20 @@ impl Bm25Postings {
         };
         Bm25Postings {
             term_ids,
-            postings,
+            postings: postings.finish(),
             lengths,
             average_length,
         }
     }
 
-    fn postings(&self, term: &str) -> Option<&[(FactIndex, u32)]> {
-        self.term_ids
-            .get(term)
-            .map(|&id| self.postings[id as usize].as_slice())
+    /// The document frequency and postings of `term`, when it occurs.
+    fn postings(&self, term: &str) -> Option<(usize, Postings<'_>)> {
+        self.term_ids.get(term).map(|&id| {
+            (
+                self.postings.length(id as usize),
+                self.postings.postings(id as usize),
+            )
+        })
     }
 }
 
@@ -222,7 +234,7 @@ impl LexicalIndex {
                 (tags, &mut tag_stamp, 0.5),
             ] {
                 for facts in vocabulary.matching(&keyword) {
-                    for &fact in facts {
+                    for fact in facts {
                         let slot = &mut stamps[fact as usize];
                         if *slot != keyword_number {
                             *slot = keyword_number;
@@ -265,13 +277,13 @@ impl LexicalIndex {
         let mut scores = vec![0.0f64; statistics.lengths.len()];
         let mut touched: Vec<FactIndex> = Vec::new();
         for (term, query_frequency) in &query_terms {
-            let Some(postings) = statistics.postings(term) else {
+            let Some((document_frequency, postings)) = statistics.postings(term) else {
                 continue;
             };
-            let document_frequency = postings.len() as f64;
+            let document_frequency = document_frequency as f64;
             let idf =
                 (1.0 + (fact_count - document_frequency + 0.5) / (document_frequency + 0.5)).ln();
-            for &(fact, term_frequency) in postings {
+            for (fact, term_frequency) in postings {
                 let length_ratio = if statistics.average_length > 0.0 {
                     f64::from(statistics.lengths[fact as usize]) / statistics.average_length
                 } else {

@@ -4,6 +4,7 @@
 //! by fact id, so "ties by id ascending" is "ties by position ascending" everywhere.
 
 mod lexical;
+mod postings;
 mod temporal;
 mod vector;
 
