@@ -21,6 +21,7 @@ pub mod generate;
 pub mod http;
 pub mod index;
 pub mod interrupt;
+pub mod memory;
 pub mod metrics;
 pub mod models;
 pub mod pipeline;

@@ -320,6 +320,9 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
             .collect(),
     };
     let lexical = LexicalIndex::build(&facts, &needs);
+    // The tokens and per-term buffers of building are freed; give their pages back
+    // before the fact vectors are allocated.
+    crate::memory::release_freed_memory();
     timings.index_ms = elapsed_ms(started);
 
     let started = Instant::now();
