@@ -35,40 +35,52 @@ pub struct CandidateTable {
     pub candidates: Vec<Candidate>,
 }
 
-/// Min-max normalizes `values` in place (chatcli: span <= 1e-12 makes all 0).
-pub fn min_max_normalize(values: &mut [f64]) {
-    let (min, max) = values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(min, max), &value| {
+/// The min-max scaling of one signal (chatcli: a span <= 1e-12 makes every value 0).
+#[derive(Clone, Copy)]
+struct MinMax {
+    min: f64,
+    span: f64,
+}
+
+impl MinMax {
+    fn of(values: impl Iterator<Item = f64>) -> MinMax {
+        let (min, max) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(min, max), value| {
             (min.min(value), max.max(value))
         });
-    let span = max - min;
-    for value in values.iter_mut() {
-        *value = if span <= MIN_NORMALIZATION_SPAN {
+        MinMax {
+            min,
+            span: max - min,
+        }
+    }
+
+    fn scale(self, value: f64) -> f64 {
+        if self.span <= MIN_NORMALIZATION_SPAN {
             0.0
         } else {
-            (*value - min) / span
-        };
+            (value - self.min) / self.span
+        }
     }
 }
 
-/// chatcli's blended score of every candidate: min-max per signal, weighted sum.
-pub fn blend_scores(candidates: &[Candidate], weights: Weights) -> Vec<f64> {
-    let column = |signal: fn(&Candidate) -> f64| {
-        let mut values: Vec<f64> = candidates.iter().map(signal).collect();
-        min_max_normalize(&mut values);
-        values
-    };
-    let semantic = column(|candidate| candidate.semantic);
-    let lexical = column(|candidate| candidate.lexical);
-    let temporal = column(|candidate| candidate.temporal);
-    (0..candidates.len())
-        .map(|index| {
-            weights.semantic * semantic[index]
-                + weights.lexical * lexical[index]
-                + weights.temporal * temporal[index]
-        })
-        .collect()
+/// Min-max normalizes `values` in place (chatcli: span <= 1e-12 makes all 0).
+pub fn min_max_normalize(values: &mut [f64]) {
+    let scaling = MinMax::of(values.iter().copied());
+    for value in values.iter_mut() {
+        *value = scaling.scale(*value);
+    }
+}
+
+/// chatcli's blended score of every candidate: min-max per signal, weighted sum. The
+/// scalings are found first, so no normalized column is ever stored.
+pub fn blend_scores(candidates: &[Candidate], weights: Weights) -> impl Iterator<Item = f64> + '_ {
+    let semantic = MinMax::of(candidates.iter().map(|candidate| candidate.semantic));
+    let lexical = MinMax::of(candidates.iter().map(|candidate| candidate.lexical));
+    let temporal = MinMax::of(candidates.iter().map(|candidate| candidate.temporal));
+    candidates.iter().map(move |candidate| {
+        weights.semantic * semantic.scale(candidate.semantic)
+            + weights.lexical * lexical.scale(candidate.lexical)
+            + weights.temporal * temporal.scale(candidate.temporal)
+    })
 }
 
 /// Fuses `table` into a ranking: score descending, fact id ascending, at most
