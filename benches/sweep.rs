@@ -35,7 +35,7 @@ fn main() {
     let repeats: usize = option("--repeats").map_or(31, |n| n.parse().expect("--repeats N"));
     let threads: usize = option("--threads").map_or(1, |n| n.parse().expect("--threads N"));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dataset = Dataset::load(&root.join("datasets/devmem")).expect("datasets/devmem loads");
+    let mut dataset = Dataset::load(&root.join("datasets/devmem")).expect("datasets/devmem loads");
     let settings = resolve(
         &RunArgs {
             configurations: vec![configuration.clone()],
@@ -60,7 +60,7 @@ fn main() {
         .expect("thread pool");
     pool.install(|| {
         // Warm up (page in the binary, fill allocator caches).
-        execute(&dataset, &settings, RankingOutputs::default()).expect("run");
+        execute(&mut dataset, &settings, RankingOutputs::default()).expect("run");
         let points = execute_sweep(&dataset, &settings, &sweep).expect("sweep").configurations
             [0]
         .points
@@ -68,7 +68,7 @@ fn main() {
         let (mut run_ms, mut sweep_ms) = (Vec::new(), Vec::new());
         for _ in 0..repeats {
             let started = Instant::now();
-            std::hint::black_box(execute(&dataset, &settings, RankingOutputs::default()).expect("run"));
+            std::hint::black_box(execute(&mut dataset, &settings, RankingOutputs::default()).expect("run"));
             run_ms.push(started.elapsed().as_secs_f64() * 1000.0);
             let started = Instant::now();
             std::hint::black_box(execute_sweep(&dataset, &settings, &sweep).expect("sweep"));

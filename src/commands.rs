@@ -14,6 +14,7 @@ use crate::cli::{
     RecordArgs, ReportArgs, RunArgs, RunCommand, SweepArgs,
 };
 use crate::compare::{self, Accounting};
+use crate::dataset::spill::{SpilledFacts, SPILL_MIN_BYTES};
 use crate::dataset::Dataset;
 use crate::embed::{
     CachedProvider, ConceptProvider, EmbeddingProvider, HashProvider, LocalProvider, RemoteProvider,
@@ -186,9 +187,11 @@ impl RankingOutputs<'_> {
 
 /// Runs every configuration of `settings` on `dataset` and evaluates them as the
 /// rankings stream out of the pipeline; `rankings` says what else happens to them.
+/// While the queries are retrieved, a large corpus' facts wait in a temporary file
+/// (see [`SpilledFacts`]); `dataset` is whole again when this returns, error or not.
 /// Prints nothing. Runs on the current rayon pool.
 pub fn execute(
-    dataset: &Dataset,
+    dataset: &mut Dataset,
     settings: &RunSettings,
     rankings: RankingOutputs<'_>,
 ) -> Result<Execution, Error> {
@@ -204,7 +207,7 @@ pub fn execute(
     let generator = build_generator(settings, dataset)?;
     let mut digests = Vec::with_capacity(settings.configurations.len());
     for configuration in &settings.configurations {
-        let mut digest = RankingDigest::new(dataset, &settings.metrics);
+        let mut digest = RankingDigest::new(&dataset.queries, &dataset.qrels, &settings.metrics);
         if let Some(spool) = rankings.run_files {
             digest = digest
                 .writing_run_file(&spool.run_file(&configuration.name), &configuration.name)?;
@@ -214,16 +217,22 @@ pub fn execute(
         }
         digests.push(digest);
     }
-    let output = pipeline::run(
+    let prepared = pipeline::prepare(
+        dataset,
         &PipelineInputs {
-            dataset,
             embedder: embedder.as_deref(),
             generator: generator.as_ref(),
             configurations: &settings.configurations,
             progress: !settings.quiet,
         },
-        &mut digests,
     )?;
+    let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
+    let output = prepared.retrieve(&mut digests);
+    if let Some(spilled) = spilled {
+        spilled.restore(&mut dataset.facts)?;
+    }
+    let output = output?;
+    let dataset = &*dataset;
     let mut digests = digests
         .into_iter()
         .map(RankingDigest::finish)
@@ -335,7 +344,7 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
             "--html renders the report directory, which --no-report skips; drop one of them".into(),
         ));
     }
-    let (file, dataset) = load_inputs(&command.run)?;
+    let (file, mut dataset) = load_inputs(&command.run)?;
     let settings = settings::resolve(&command.run, &file, &dataset.manifest)?;
     let gate_settings = settings::resolve_gate(&command.gate, &file)?;
     // Read the baseline before the (possibly long) run, so a bad path fails fast.
@@ -355,7 +364,9 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     };
     let Execution {
         results, output, ..
-    } = in_pool(settings.threads, || execute(&dataset, &settings, outputs))??;
+    } = in_pool(settings.threads, || {
+        execute(&mut dataset, &settings, outputs)
+    })??;
     if !settings.quiet {
         backend_notes(&output);
     }
@@ -455,10 +466,10 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
             })?
         }
         None => {
-            let (file, dataset) = load_inputs(&args.run)?;
+            let (file, mut dataset) = load_inputs(&args.run)?;
             let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
             let Execution { results, .. } = in_pool(settings.threads, || {
-                execute(&dataset, &settings, RankingOutputs::default())
+                execute(&mut dataset, &settings, RankingOutputs::default())
             })??;
             let mut printer = Printer::new();
             for section in terminal_summary(&results, &settings, None) {
@@ -533,7 +544,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 "compare needs two or more --embedder options (e.g. --embedder hash --embedder concept) or two results.json files".into(),
             ));
         }
-        let (file, dataset) = load_inputs(&args.run)?;
+        let (file, mut dataset) = load_inputs(&args.run)?;
         let mut runs = Vec::new();
         let mut last_settings = None;
         for embedder in &args.run.embedder {
@@ -545,7 +556,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
             let Execution {
                 results, output, ..
             } = in_pool(settings.threads, || {
-                execute(&dataset, &settings, RankingOutputs::default())
+                execute(&mut dataset, &settings, RankingOutputs::default())
             })??;
             let accounting = Accounting {
                 embedded_texts: Some(output.embedded_texts),

@@ -20,7 +20,7 @@ const FIXTURE: &str = "fixtures/devmem-rankings.tsv";
 
 /// One line per configuration and query: configuration, query, results, digest.
 fn ranking_lines() -> Vec<String> {
-    let dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
     let settings = resolve(
         &RunArgs {
             quiet: true,
@@ -35,7 +35,7 @@ fn ranking_lines() -> Vec<String> {
         10,
         "every preset runs by default"
     );
-    let execution = execute(&dataset, &settings, RankingOutputs::kept()).unwrap();
+    let execution = execute(&mut dataset, &settings, RankingOutputs::kept()).unwrap();
     let mut lines = Vec::new();
     for (configuration, rankings) in execution
         .output

@@ -15,7 +15,7 @@ use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::trec::{read_trec_qrels, read_trec_run};
 
 fn run(dataset: &str, args: RunArgs) -> (Dataset, RunSettings, Execution) {
-    let dataset = Dataset::load(&common::repo_path(dataset)).unwrap();
+    let mut dataset = Dataset::load(&common::repo_path(dataset)).unwrap();
     let settings = resolve(
         &RunArgs {
             quiet: true,
@@ -25,7 +25,7 @@ fn run(dataset: &str, args: RunArgs) -> (Dataset, RunSettings, Execution) {
         &dataset.manifest,
     )
     .unwrap();
-    let execution = execute(&dataset, &settings, RankingOutputs::kept()).unwrap();
+    let execution = execute(&mut dataset, &settings, RankingOutputs::kept()).unwrap();
     (dataset, settings, execution)
 }
 
@@ -122,7 +122,7 @@ fn keyword_and_hyde_3a_scores_worked_by_hand() {
 /// docno descending; `-c` semantics) reproduces every per-query value `run` computed.
 #[test]
 fn run_files_rescore_to_the_printed_numbers() {
-    let dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
     let settings = resolve(
         &RunArgs {
             quiet: true,
@@ -135,7 +135,7 @@ fn run_files_rescore_to_the_printed_numbers() {
     let output = tempfile::tempdir().unwrap();
     let spool = RunSpool::create(output.path(), &settings.run_name).unwrap();
     let execution = execute(
-        &dataset,
+        &mut dataset,
         &settings,
         RankingOutputs {
             keep: false,
@@ -222,7 +222,7 @@ fn streamed_reductions_equal_the_whole_rankings() {
     let directory = work.path().join("synthetic");
     // 700 queries: three chunks of the pipeline's 256.
     common::write_synthetic_dataset(&directory, 3_000, 700);
-    let dataset = Dataset::load(&directory).unwrap();
+    let mut dataset = Dataset::load(&directory).unwrap();
     let settings = resolve(
         &RunArgs {
             quiet: true,
@@ -234,7 +234,7 @@ fn streamed_reductions_equal_the_whole_rankings() {
     .unwrap();
     let spool = RunSpool::create(work.path(), &settings.run_name).unwrap();
     let execution = execute(
-        &dataset,
+        &mut dataset,
         &settings,
         RankingOutputs {
             keep: true,

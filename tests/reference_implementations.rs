@@ -148,7 +148,7 @@ fn postings_give_the_reference_scores_bit_for_bit() {
 
 #[test]
 fn batched_dense_search_ranks_as_the_full_sort() {
-    let dataset = devmem();
+    let mut dataset = devmem();
     let settings = resolve(
         &RunArgs {
             configurations: vec!["dense".into()],
@@ -159,7 +159,7 @@ fn batched_dense_search_ranks_as_the_full_sort() {
         &dataset.manifest,
     )
     .unwrap();
-    let execution = execute(&dataset, &settings, RankingOutputs::kept()).unwrap();
+    let execution = execute(&mut dataset, &settings, RankingOutputs::kept()).unwrap();
     let rankings = &execution.rankings[0];
 
     let mut facts: Vec<&Fact> = dataset.facts.iter().collect();

@@ -67,7 +67,7 @@ const METRICS: [&str; 4] = ["ndcg@10", "mrr", "recall@5", "precision@1"];
 /// equals it, is exactly `run`'s value, for every blending configuration and metric.
 #[test]
 fn grid_size_and_agreement_with_run() {
-    let dataset = devmem();
+    let mut dataset = devmem();
     let settings = settings(&dataset, RunArgs::default());
     let results = sweep(
         &dataset,
@@ -75,7 +75,7 @@ fn grid_size_and_agreement_with_run() {
         SweepKind::Weights { steps: 20 },
         &METRICS,
     );
-    let run = execute(&dataset, &settings, RankingOutputs::default()).unwrap();
+    let run = execute(&mut dataset, &settings, RankingOutputs::default()).unwrap();
     let names: Vec<&str> = results
         .configurations
         .iter()
@@ -161,7 +161,7 @@ fn grid_size_and_agreement_with_run() {
 /// a point that is not the default (checks the re-fusion, not just the default path).
 #[test]
 fn grid_points_equal_runs_with_those_weights() {
-    let dataset = devmem();
+    let mut dataset = devmem();
     let base = settings(
         &dataset,
         RunArgs {
@@ -178,19 +178,15 @@ fn grid_points_equal_runs_with_those_weights() {
     let configuration = &results.configurations[0];
     for at in [[0.2, 0.7, 0.1], [1.0, 0.0, 0.0], [0.0, 0.05, 0.95]] {
         let point = configuration.points.iter().find(|p| p.at == at).unwrap();
-        let run = execute(
+        let run_settings = settings(
             &dataset,
-            &settings(
-                &dataset,
-                RunArgs {
-                    configurations: vec!["multi-hyde".into()],
-                    weights: at.to_vec(),
-                    ..RunArgs::default()
-                },
-            ),
-            RankingOutputs::default(),
-        )
-        .unwrap();
+            RunArgs {
+                configurations: vec!["multi-hyde".into()],
+                weights: at.to_vec(),
+                ..RunArgs::default()
+            },
+        );
+        let run = execute(&mut dataset, &run_settings, RankingOutputs::default()).unwrap();
         for metric in ["ndcg@10", "map"] {
             assert_eq!(
                 point.value(metric),
@@ -204,7 +200,7 @@ fn grid_points_equal_runs_with_those_weights() {
 /// A parameter sweep's value at each step equals `run --set CONFIG.NAME=VALUE`.
 #[test]
 fn param_sweep_values_equal_runs_with_set() {
-    let dataset = devmem();
+    let mut dataset = devmem();
     let base = settings(
         &dataset,
         RunArgs {
@@ -239,19 +235,15 @@ fn param_sweep_values_equal_runs_with_set() {
         for configuration in &results.configurations {
             assert_eq!(configuration.points.len(), range.values.len());
             for (point, value) in configuration.points.iter().zip(&range.values) {
-                let run = execute(
+                let run_settings = settings(
                     &dataset,
-                    &settings(
-                        &dataset,
-                        RunArgs {
-                            configurations: vec![configuration.name.clone()],
-                            set: vec![format!("{}={}", range.name, value.text)],
-                            ..RunArgs::default()
-                        },
-                    ),
-                    RankingOutputs::default(),
-                )
-                .unwrap();
+                    RunArgs {
+                        configurations: vec![configuration.name.clone()],
+                        set: vec![format!("{}={}", range.name, value.text)],
+                        ..RunArgs::default()
+                    },
+                );
+                let run = execute(&mut dataset, &run_settings, RankingOutputs::default()).unwrap();
                 assert_eq!(
                     point.value("ndcg@10"),
                     run_value(&run, &configuration.name, "ndcg@10"),
@@ -271,7 +263,7 @@ fn param_sweep_values_equal_runs_with_set() {
 /// of devmem unchanged.
 #[test]
 fn parameters_a_plan_ignores_do_not_change_its_rankings() {
-    let dataset = devmem();
+    let mut dataset = devmem();
     let perturbed = [
         (
             "weights",
@@ -302,7 +294,7 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         "every parameter is covered"
     );
     let all = settings(&dataset, RunArgs::default());
-    let reference = execute(&dataset, &all, RankingOutputs::kept()).unwrap();
+    let reference = execute(&mut dataset, &all, RankingOutputs::kept()).unwrap();
     let mut checked = 0;
     for (name, value) in perturbed {
         let ignoring: Vec<String> = Preset::ALL
@@ -313,19 +305,15 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         if ignoring.is_empty() {
             continue;
         }
-        let changed = execute(
+        let changed_settings = settings(
             &dataset,
-            &settings(
-                &dataset,
-                RunArgs {
-                    configurations: ignoring.clone(),
-                    set: vec![format!("{name}={value}")],
-                    ..RunArgs::default()
-                },
-            ),
-            RankingOutputs::kept(),
-        )
-        .unwrap();
+            RunArgs {
+                configurations: ignoring.clone(),
+                set: vec![format!("{name}={value}")],
+                ..RunArgs::default()
+            },
+        );
+        let changed = execute(&mut dataset, &changed_settings, RankingOutputs::kept()).unwrap();
         for (output, rankings) in changed.output.configurations.iter().zip(&changed.rankings) {
             let original = reference
                 .output

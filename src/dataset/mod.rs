@@ -15,6 +15,7 @@ mod lines;
 pub mod manifest;
 mod native;
 mod smart;
+pub mod spill;
 pub mod stats;
 pub mod synth;
 mod trec;

@@ -37,7 +37,6 @@ use config::{Configuration, Fusion, KeywordSource, Params, Plan, SearchVector};
 
 /// What the pipeline needs besides the dataset.
 pub struct PipelineInputs<'a> {
-    pub dataset: &'a Dataset,
     /// Required when any configuration uses vectors.
     pub embedder: Option<&'a dyn EmbeddingProvider>,
     pub generator: &'a dyn HypothesisGenerator,
@@ -226,10 +225,12 @@ impl QueryExpansion {
 
 /// The shared stages of a run, computed once for all its configurations.
 pub struct Prepared<'a> {
-    queries: &'a [Query],
+    /// The dataset's queries: the prepared stages keep no borrow of the dataset, so its
+    /// facts can be set aside while the queries are retrieved.
+    queries: Vec<Query>,
     configurations: &'a [Configuration],
     plans: Vec<Plan>,
-    corpus: Corpus<'a>,
+    corpus: Corpus,
     expansions: Vec<QueryExpansion>,
     /// Temporal score of every fact, per distinct half-life (keyed by its bits).
     temporal_by_half_life: HashMap<u64, Vec<f64>>,
@@ -251,9 +252,9 @@ struct StageUsage {
     hypotheses: EmbeddingUsage,
 }
 
-/// The corpus sorted by fact id, with its indexes.
-struct Corpus<'a> {
-    facts: Vec<&'a Fact>,
+/// The corpus' fact ids, sorted, with its indexes (facts are addressed by position).
+struct Corpus {
+    ids: Vec<FactId>,
     lexical: LexicalIndex,
     vectors: Option<FlatIndex>,
 }
@@ -281,10 +282,10 @@ pub fn max_hypotheses(configurations: &[Configuration]) -> usize {
         .unwrap_or(0)
 }
 
-/// Prepares the shared stages for every configuration of `inputs`: the corpus and its
-/// indexes, fact vectors, query expansions and temporal scores.
-pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
-    let dataset = inputs.dataset;
+/// Prepares the shared stages of `dataset` for every configuration of `inputs`: the
+/// corpus and its indexes, fact vectors, query expansions and temporal scores. The
+/// result does not borrow `dataset`.
+pub fn prepare<'a>(dataset: &Dataset, inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     let plans: Vec<Plan> = inputs
         .configurations
         .iter()
@@ -361,8 +362,26 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
     };
     timings.embed_facts_ms = elapsed_ms(started);
     let usage_after_facts = embedder.and_then(|embedder| embedder.usage());
+    // Temporal scores depend only on the half-life; compute once per distinct value.
+    let mut temporal_by_half_life: HashMap<u64, Vec<f64>> = HashMap::new();
+    for configuration in inputs.configurations {
+        let half_life = configuration.params.half_life_days;
+        temporal_by_half_life
+            .entry(half_life.to_bits())
+            .or_insert_with(|| {
+                facts
+                    .iter()
+                    .map(|fact| temporal_score(fact, dataset.manifest.now, half_life))
+                    .collect()
+            });
+    }
     let corpus = Corpus {
-        facts,
+        // Copies rather than shared clones: the dataset's ids sit among its fact texts,
+        // whose pages are given back while the queries are retrieved (`dataset::spill`).
+        ids: facts
+            .iter()
+            .map(|fact| FactId::from(fact.id.as_str()))
+            .collect(),
         lexical,
         vectors,
     };
@@ -379,24 +398,8 @@ pub fn prepare<'a>(inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
         }),
         _ => None,
     };
-
-    // Temporal scores depend only on the half-life; compute once per distinct value.
-    let mut temporal_by_half_life: HashMap<u64, Vec<f64>> = HashMap::new();
-    for configuration in inputs.configurations {
-        let half_life = configuration.params.half_life_days;
-        temporal_by_half_life
-            .entry(half_life.to_bits())
-            .or_insert_with(|| {
-                corpus
-                    .facts
-                    .iter()
-                    .map(|fact| temporal_score(fact, dataset.manifest.now, half_life))
-                    .collect()
-            });
-    }
-
     Ok(Prepared {
-        queries: &dataset.queries,
+        queries: dataset.queries.clone(),
         configurations: inputs.configurations,
         plans,
         corpus,
@@ -429,128 +432,138 @@ impl RankingSink for Vec<QueryRanking> {
 /// by hits and rankings whatever the number of queries.
 const CHUNK_QUERIES: usize = 256;
 
-/// Runs every configuration on the dataset, handing each configuration's rankings to its
-/// sink (`sinks` is aligned with `inputs.configurations`).
+/// Prepares `dataset` and runs every configuration of `inputs` on it (see
+/// [`Prepared::retrieve`]).
 pub fn run<S: RankingSink>(
+    dataset: &Dataset,
     inputs: &PipelineInputs<'_>,
     sinks: &mut [S],
 ) -> Result<PipelineOutput, Error> {
-    assert_eq!(
-        sinks.len(),
-        inputs.configurations.len(),
-        "one sink per configuration"
-    );
-    let mut prepared = prepare(inputs)?;
-    let dataset = inputs.dataset;
-    let plans = prepared.plans.clone();
-    let mut timings = prepared.timings.clone();
-    let started = Instant::now();
-    let bar = progress_bar(
-        inputs.progress && dataset.queries.len() * inputs.configurations.len() > 5000,
-        dataset.queries.len(),
-        "retrieving",
-    );
-    let configuration_count = inputs.configurations.len();
-    let mut outcomes: Vec<Vec<HydeOutcome>> = vec![Vec::new(); configuration_count];
-    let mut retrieval_ms = vec![0.0; configuration_count];
-    // Taken out so each chunk's expansions can take and drop their search hits.
-    let mut expansions = std::mem::take(&mut prepared.expansions);
-    let shared = &prepared;
-    for first in (0..dataset.queries.len()).step_by(CHUNK_QUERIES) {
-        let queries = &dataset.queries[first..(first + CHUNK_QUERIES).min(dataset.queries.len())];
-        let chunk = &mut expansions[first..first + queries.len()];
-        shared.search(queries, chunk);
-        let per_query: Vec<Vec<QueryOutcome>> = queries
-            .par_iter()
-            .zip(chunk.par_iter_mut())
-            .map(|(query, expansion)| {
-                let outcomes = inputs
-                    .configurations
-                    .iter()
-                    .zip(&plans)
-                    .map(|(configuration, plan)| {
-                        let started = Instant::now();
-                        let signals = shared.query_signals(query, expansion, configuration, *plan);
-                        let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
-                            .into_iter()
-                            .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
-                            .collect();
-                        QueryOutcome {
-                            ranking,
-                            hyde: signals.hyde,
-                            elapsed_ms: elapsed_ms(started),
-                        }
-                    })
-                    .collect();
-                expansion.search_hits = FxHashMap::default();
-                bar.inc(1);
-                outcomes
-            })
-            .collect();
-        let mut rankings: Vec<Vec<QueryRanking>> = (0..configuration_count)
-            .map(|_| Vec::with_capacity(queries.len()))
-            .collect();
-        for (query, query_outcomes) in queries.iter().zip(per_query) {
-            for (index, outcome) in query_outcomes.into_iter().enumerate() {
-                outcomes[index].push(outcome.hyde);
-                retrieval_ms[index] += outcome.elapsed_ms;
-                rankings[index].push(QueryRanking {
-                    query: query.id.clone(),
-                    results: outcome.ranking,
-                });
-            }
-        }
-        sinks
-            .par_iter_mut()
-            .zip(rankings)
-            .try_for_each(|(sink, rankings)| sink.accept(rankings))?;
-    }
-    prepared.expansions = expansions;
-    bar.finish_and_clear();
-    timings.retrieve_ms = elapsed_ms(started);
+    prepare(dataset, inputs)?.retrieve(sinks)
+}
 
-    let configurations = inputs
-        .configurations
-        .iter()
-        .zip(outcomes)
-        .zip(retrieval_ms)
-        .enumerate()
-        .map(
-            |(index, ((configuration, outcomes), retrieval_ms))| ConfigurationOutput {
-                configuration: configuration.clone(),
-                used_hypotheses: outcomes
+impl Prepared<'_> {
+    /// Runs every configuration on the prepared queries, handing each configuration's
+    /// rankings to its sink (`sinks` is aligned with the configurations).
+    pub fn retrieve<S: RankingSink>(mut self, sinks: &mut [S]) -> Result<PipelineOutput, Error> {
+        let configurations = self.configurations;
+        assert_eq!(
+            sinks.len(),
+            configurations.len(),
+            "one sink per configuration"
+        );
+        let plans = self.plans.clone();
+        let mut timings = self.timings.clone();
+        let started = Instant::now();
+        let query_count = self.queries.len();
+        let bar = progress_bar(
+            self.progress && query_count * configurations.len() > 5000,
+            query_count,
+            "retrieving",
+        );
+        let embedded_texts = if self.corpus.vectors.is_some() {
+            self.corpus.ids.len()
+                + self.expansions.len()
+                + self
+                    .expansions
                     .iter()
-                    .map(|&outcome| outcome == HydeOutcome::Used)
-                    .collect(),
-                accounting: account(outcomes.iter().copied()),
-                backend: prepared.backend_accounting(plans[index], &outcomes),
-                retrieval_ms,
-            },
-        )
-        .collect();
-    let embedded_texts = if prepared.corpus.vectors.is_some() {
-        prepared.corpus.facts.len()
-            + prepared.expansions.len()
-            + prepared
+                    .map(|expansion| expansion.hypothesis_vectors.len())
+                    .sum::<usize>()
+        } else {
+            0
+        };
+        let mut outcomes: Vec<Vec<HydeOutcome>> = vec![Vec::new(); configurations.len()];
+        let mut retrieval_ms = vec![0.0; configurations.len()];
+        // Taken out so each chunk's expansions can take and drop their search hits.
+        let mut expansions = std::mem::take(&mut self.expansions);
+        let shared = &self;
+        for first in (0..query_count).step_by(CHUNK_QUERIES) {
+            let queries = &shared.queries[first..(first + CHUNK_QUERIES).min(query_count)];
+            let chunk = &mut expansions[first..first + queries.len()];
+            shared.search(queries, chunk);
+            let per_query: Vec<Vec<QueryOutcome>> = queries
+                .par_iter()
+                .zip(chunk.par_iter_mut())
+                .map(|(query, expansion)| {
+                    let outcomes = configurations
+                        .iter()
+                        .zip(&plans)
+                        .map(|(configuration, plan)| {
+                            let started = Instant::now();
+                            let signals =
+                                shared.query_signals(query, expansion, configuration, *plan);
+                            let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
+                                .into_iter()
+                                .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
+                                .collect();
+                            QueryOutcome {
+                                ranking,
+                                hyde: signals.hyde,
+                                elapsed_ms: elapsed_ms(started),
+                            }
+                        })
+                        .collect();
+                    // A retrieved query's vectors and hits are not read again.
+                    expansion.search_hits = FxHashMap::default();
+                    expansion.query_vector = None;
+                    expansion.hypothesis_vectors = Vec::new();
+                    bar.inc(1);
+                    outcomes
+                })
+                .collect();
+            let mut rankings: Vec<Vec<QueryRanking>> = (0..configurations.len())
+                .map(|_| Vec::with_capacity(queries.len()))
+                .collect();
+            for (query, query_outcomes) in queries.iter().zip(per_query) {
+                for (index, outcome) in query_outcomes.into_iter().enumerate() {
+                    outcomes[index].push(outcome.hyde);
+                    retrieval_ms[index] += outcome.elapsed_ms;
+                    rankings[index].push(QueryRanking {
+                        query: query.id.clone(),
+                        results: outcome.ranking,
+                    });
+                }
+            }
+            sinks
+                .par_iter_mut()
+                .zip(rankings)
+                .try_for_each(|(sink, rankings)| sink.accept(rankings))?;
+        }
+        self.expansions = expansions;
+        bar.finish_and_clear();
+        timings.retrieve_ms = elapsed_ms(started);
+
+        let outputs = configurations
+            .iter()
+            .zip(outcomes)
+            .zip(retrieval_ms)
+            .enumerate()
+            .map(
+                |(index, ((configuration, outcomes), retrieval_ms))| ConfigurationOutput {
+                    configuration: configuration.clone(),
+                    used_hypotheses: outcomes
+                        .iter()
+                        .map(|&outcome| outcome == HydeOutcome::Used)
+                        .collect(),
+                    accounting: account(outcomes.iter().copied()),
+                    backend: self.backend_accounting(plans[index], &outcomes),
+                    retrieval_ms,
+                },
+            )
+            .collect();
+        Ok(PipelineOutput {
+            configurations: outputs,
+            timings,
+            embedded_texts,
+            backend: self.run_backend_accounting(),
+            backend_failures: self.backend_failures(),
+            hypotheses: self
                 .expansions
                 .iter()
-                .map(|expansion| expansion.hypothesis_vectors.len())
-                .sum::<usize>()
-    } else {
-        0
-    };
-    Ok(PipelineOutput {
-        configurations,
-        timings,
-        embedded_texts,
-        backend: prepared.run_backend_accounting(),
-        backend_failures: prepared.backend_failures(),
-        hypotheses: prepared
-            .expansions
-            .iter()
-            .map(|expansion| expansion.hypotheses.clone().unwrap_or_default())
-            .collect(),
-    })
+                .map(|expansion| expansion.hypotheses.clone().unwrap_or_default())
+                .collect(),
+        })
+    }
 }
 
 fn elapsed_ms(started: Instant) -> f64 {
@@ -890,12 +903,12 @@ impl Prepared<'_> {
 
     /// The id of the fact at `index` in the prepared corpus.
     pub fn fact_id(&self, index: FactIndex) -> &FactId {
-        &self.corpus.facts[index as usize].id
+        &self.corpus.ids[index as usize]
     }
 
     /// The ids of the corpus facts, by position.
     pub fn fact_ids(&self) -> Vec<&FactId> {
-        self.corpus.facts.iter().map(|fact| &fact.id).collect()
+        self.corpus.ids.iter().collect()
     }
 
     /// The candidate table of every configuration for every query, without fusing,
@@ -1002,7 +1015,7 @@ fn build_signals(
     expansion: &QueryExpansion,
     configuration: &Configuration,
     plan: Plan,
-    corpus: &Corpus<'_>,
+    corpus: &Corpus,
     temporal: &[f64],
 ) -> QuerySignals {
     let params = &configuration.params;
@@ -1196,7 +1209,7 @@ fn candidate_table(
     searches: Searches<'_>,
     query_text: &str,
     params: &Params,
-    corpus: &Corpus<'_>,
+    corpus: &Corpus,
     temporal: &[f64],
 ) -> CandidateTable {
     // A candidate with only its temporal signal; callers fill in the others.
@@ -1218,7 +1231,7 @@ fn candidate_table(
     match fusion {
         Fusion::KeywordTimesTemporal if keywords.is_empty() => CandidateTable {
             kind: TableKind::AllByTemporal,
-            candidates: (0..corpus.facts.len() as FactIndex).map(blank).collect(),
+            candidates: (0..corpus.ids.len() as FactIndex).map(blank).collect(),
         },
         Fusion::KeywordTimesTemporal => signals(
             corpus
@@ -1253,7 +1266,7 @@ fn candidate_table(
                     })
                     .collect(),
             ),
-            None => signals((0..corpus.facts.len() as FactIndex).map(blank).collect()),
+            None => signals((0..corpus.ids.len() as FactIndex).map(blank).collect()),
         },
         Fusion::Blend => {
             // Keyword matches come in fact order; the few vector hits are put in fact
@@ -1266,7 +1279,7 @@ fn candidate_table(
                 // chatcli: nothing to search with -> every fact by temporal score.
                 return CandidateTable {
                     kind: TableKind::AllByTemporal,
-                    candidates: (0..corpus.facts.len() as FactIndex).map(blank).collect(),
+                    candidates: (0..corpus.ids.len() as FactIndex).map(blank).collect(),
                 };
             }
             let mut candidates = Vec::with_capacity(keyword_matches.len() + semantic.len());

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::dataset::{Dataset, FactId};
+use crate::dataset::{FactId, Qrels, Query, QueryId};
 use crate::error::Error;
 use crate::expectations::ExpectationSummary;
 use crate::metrics::{evaluate_query, Evaluation, MetricSettings, QueryEvaluation};
@@ -54,12 +54,13 @@ struct RunFile {
 
 /// Reduces one configuration's rankings as they arrive (see the module docs).
 pub struct RankingDigest<'d> {
-    dataset: &'d Dataset,
+    queries: &'d [Query],
+    qrels: &'d Qrels,
     settings: &'d MetricSettings,
     /// Dataset position of the next query to arrive.
     next: usize,
     per_query: Vec<QueryEvaluation>,
-    without_relevant: Vec<crate::dataset::QueryId>,
+    without_relevant: Vec<QueryId>,
     views: Vec<RankedView>,
     abstained_without_relevant: usize,
     expectations: Option<ExpectationSummary>,
@@ -68,14 +69,16 @@ pub struct RankingDigest<'d> {
 }
 
 impl<'d> RankingDigest<'d> {
-    /// A digest of rankings of `dataset`'s queries (which arrive in dataset order).
-    pub fn new(dataset: &'d Dataset, settings: &'d MetricSettings) -> RankingDigest<'d> {
-        let has_expectations = dataset
-            .queries
-            .iter()
-            .any(|query| !query.expectations.is_empty());
+    /// A digest of rankings of `queries` (which arrive in that order), judged by `qrels`.
+    pub fn new(
+        queries: &'d [Query],
+        qrels: &'d Qrels,
+        settings: &'d MetricSettings,
+    ) -> RankingDigest<'d> {
+        let has_expectations = queries.iter().any(|query| !query.expectations.is_empty());
         RankingDigest {
-            dataset,
+            queries,
+            qrels,
             settings,
             next: 0,
             per_query: Vec::new(),
@@ -137,21 +140,16 @@ impl RankingSink for RankingDigest<'_> {
         for ranking in &rankings {
             let position = self.next;
             self.next += 1;
-            let query = &self.dataset.queries[position];
+            let query = &self.queries[position];
             debug_assert_eq!(query.id, ranking.query, "rankings arrive in dataset order");
             if let Some(expectations) = &mut self.expectations {
                 expectations.record(query, &ranking.results);
             }
-            match evaluate_query(
-                &query.id,
-                &ranking.results,
-                &self.dataset.qrels,
-                self.settings,
-            ) {
+            match evaluate_query(&query.id, &ranking.results, self.qrels, self.settings) {
                 Some(evaluation) => {
                     let (top, relevant_ranks) = super::diagnostics::ranked_view(
                         &ranking.results,
-                        self.dataset.qrels.get(&query.id).map_or(&[], Vec::as_slice),
+                        self.qrels.get(&query.id).map_or(&[], Vec::as_slice),
                         self.settings.relevance_level,
                         depth,
                     );

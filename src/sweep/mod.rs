@@ -400,13 +400,15 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
     let (planned, to_prepare) = plan_points(&selected, &settings.kind)?;
 
     let needs_vectors = to_prepare.iter().any(|c| c.plan().vector.is_some());
-    let mut prepared = pipeline::prepare(&PipelineInputs {
-        dataset: inputs.dataset,
-        embedder: inputs.embedder,
-        generator: inputs.generator,
-        configurations: &to_prepare,
-        progress: inputs.progress,
-    })?;
+    let mut prepared = pipeline::prepare(
+        inputs.dataset,
+        &PipelineInputs {
+            embedder: inputs.embedder,
+            generator: inputs.generator,
+            configurations: &to_prepare,
+            progress: inputs.progress,
+        },
+    )?;
     let tables = prepared.candidate_tables();
     let judged = JudgedQueries::new(
         inputs.dataset,
