@@ -11,25 +11,15 @@
 
 mod common;
 
-use hyde_eval::cli::RunArgs;
 use hyde_eval::commands::{execute, RankingOutputs};
 use hyde_eval::dataset::Dataset;
-use hyde_eval::settings::{resolve, ConfigFile};
 
 const FIXTURE: &str = "fixtures/devmem-rankings.tsv";
 
 /// One line per configuration and query: configuration, query, results, digest.
 fn ranking_lines() -> Vec<String> {
     let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
-    let settings = resolve(
-        &RunArgs {
-            quiet: true,
-            ..RunArgs::default()
-        },
-        &ConfigFile::default(),
-        &dataset.manifest,
-    )
-    .unwrap();
+    let settings = common::quiet_settings(&dataset);
     assert_eq!(
         settings.configurations.len(),
         10,

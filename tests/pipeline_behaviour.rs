@@ -123,15 +123,7 @@ fn keyword_and_hyde_3a_scores_worked_by_hand() {
 #[test]
 fn run_files_rescore_to_the_printed_numbers() {
     let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
-    let settings = resolve(
-        &RunArgs {
-            quiet: true,
-            ..RunArgs::default()
-        },
-        &ConfigFile::default(),
-        &dataset.manifest,
-    )
-    .unwrap();
+    let settings = common::quiet_settings(&dataset);
     let output = tempfile::tempdir().unwrap();
     let spool = RunSpool::create(output.path(), &settings.run_name).unwrap();
     let execution = execute(
@@ -223,15 +215,7 @@ fn streamed_reductions_equal_the_whole_rankings() {
     // 700 queries: three chunks of the pipeline's 256.
     common::write_synthetic_dataset(&directory, 3_000, 700);
     let mut dataset = Dataset::load(&directory).unwrap();
-    let settings = resolve(
-        &RunArgs {
-            quiet: true,
-            ..RunArgs::default()
-        },
-        &ConfigFile::default(),
-        &dataset.manifest,
-    )
-    .unwrap();
+    let settings = common::quiet_settings(&dataset);
     let spool = RunSpool::create(work.path(), &settings.run_name).unwrap();
     let execution = execute(
         &mut dataset,

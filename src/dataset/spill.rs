@@ -191,16 +191,7 @@ mod tests {
     use super::*;
 
     fn fact(id: &str, content: &str) -> Fact {
-        Fact {
-            id: id.into(),
-            content: content.to_owned(),
-            tags: Vec::new(),
-            category: None,
-            created_at: None,
-            last_accessed: None,
-            access_count: 0,
-            confidence: None,
-        }
+        crate::dataset::import::plain_fact(id.to_owned(), content.to_owned())
     }
 
     #[test]

@@ -92,3 +92,16 @@ pub fn write_synthetic_dataset(directory: &Path, facts: usize, queries: usize) {
     std::fs::write(directory.join("qrels.tsv"), qrels).unwrap();
     std::fs::write(directory.join("hypotheses.jsonl"), hypotheses_jsonl).unwrap();
 }
+
+/// The default settings of `run --quiet` for `dataset`.
+pub fn quiet_settings(dataset: &hyde_eval::dataset::Dataset) -> hyde_eval::settings::RunSettings {
+    hyde_eval::settings::resolve(
+        &hyde_eval::cli::RunArgs {
+            quiet: true,
+            ..hyde_eval::cli::RunArgs::default()
+        },
+        &hyde_eval::settings::ConfigFile::default(),
+        &dataset.manifest,
+    )
+    .unwrap()
+}
