@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::dataset::{FactId, Qrels, Query, QueryId};
+use crate::dataset::{FactId, Qrels, Query};
 use crate::error::Error;
 use crate::expectations::ExpectationSummary;
 use crate::metrics::{evaluate_query, Evaluation, MetricSettings, QueryEvaluation};
@@ -52,6 +52,24 @@ struct RunFile {
     writer: BufWriter<File>,
 }
 
+/// The reductions of the evaluated queries, in arrival order, stored flat: a long run's
+/// reductions then sit in a few growing buffers instead of small allocations scattered
+/// among the chunks' rankings, which would keep the memory those free from being reused.
+#[derive(Default)]
+struct Reductions {
+    positions: Vec<usize>,
+    relevant: Vec<usize>,
+    returned: Vec<usize>,
+    /// The metric values of each query, back to back.
+    values: Vec<f64>,
+    /// The top list of each query, back to back; `top_ends[i]` ends query i's.
+    top: Vec<FactId>,
+    top_ends: Vec<usize>,
+    /// The relevant facts and their ranks of each query, back to back.
+    ranks: Vec<(FactId, Option<usize>)>,
+    rank_ends: Vec<usize>,
+}
+
 /// Reduces one configuration's rankings as they arrive (see the module docs).
 pub struct RankingDigest<'d> {
     queries: &'d [Query],
@@ -59,9 +77,9 @@ pub struct RankingDigest<'d> {
     settings: &'d MetricSettings,
     /// Dataset position of the next query to arrive.
     next: usize,
-    per_query: Vec<QueryEvaluation>,
-    without_relevant: Vec<QueryId>,
-    views: Vec<RankedView>,
+    reductions: Reductions,
+    /// Dataset positions of the queries without a relevant fact.
+    without_relevant: Vec<usize>,
     abstained_without_relevant: usize,
     expectations: Option<ExpectationSummary>,
     run_file: Option<RunFile>,
@@ -81,9 +99,8 @@ impl<'d> RankingDigest<'d> {
             qrels,
             settings,
             next: 0,
-            per_query: Vec::new(),
+            reductions: Reductions::default(),
             without_relevant: Vec::new(),
-            views: Vec::new(),
             abstained_without_relevant: 0,
             expectations: has_expectations.then(ExpectationSummary::default),
             run_file: None,
@@ -119,13 +136,38 @@ impl<'d> RankingDigest<'d> {
                 source,
             })?;
         }
+        let reductions = self.reductions;
+        let metric_count = self.settings.metric_names().len();
+        let mut per_query = Vec::with_capacity(reductions.positions.len());
+        let mut views = Vec::with_capacity(reductions.positions.len());
+        let (mut top_start, mut rank_start) = (0, 0);
+        for (index, &position) in reductions.positions.iter().enumerate() {
+            per_query.push(QueryEvaluation {
+                query: self.queries[position].id.clone(),
+                values: reductions.values[index * metric_count..(index + 1) * metric_count]
+                    .to_vec(),
+                relevant: reductions.relevant[index],
+                returned: reductions.returned[index],
+            });
+            let (top_end, rank_end) = (reductions.top_ends[index], reductions.rank_ends[index]);
+            views.push(RankedView {
+                position,
+                top: reductions.top[top_start..top_end].to_vec(),
+                relevant_ranks: reductions.ranks[rank_start..rank_end]
+                    .iter()
+                    .cloned()
+                    .collect(),
+            });
+            (top_start, rank_start) = (top_end, rank_end);
+        }
+        let without_relevant = self
+            .without_relevant
+            .iter()
+            .map(|&position| self.queries[position].id.clone())
+            .collect();
         Ok(Digest {
-            evaluation: Evaluation::from_queries(
-                self.settings,
-                self.per_query,
-                self.without_relevant,
-            ),
-            views: self.views,
+            evaluation: Evaluation::from_queries(self.settings, per_query, without_relevant),
+            views,
             queries: self.next,
             abstained_without_relevant: self.abstained_without_relevant,
             expectations: self.expectations,
@@ -153,18 +195,21 @@ impl RankingSink for RankingDigest<'_> {
                         self.settings.relevance_level,
                         depth,
                     );
-                    self.per_query.push(evaluation);
-                    self.views.push(RankedView {
-                        position,
-                        top,
-                        relevant_ranks,
-                    });
+                    let reductions = &mut self.reductions;
+                    reductions.positions.push(position);
+                    reductions.relevant.push(evaluation.relevant);
+                    reductions.returned.push(evaluation.returned);
+                    reductions.values.extend_from_slice(&evaluation.values);
+                    reductions.top.extend(top);
+                    reductions.top_ends.push(reductions.top.len());
+                    reductions.ranks.extend(relevant_ranks);
+                    reductions.rank_ends.push(reductions.ranks.len());
                 }
                 None => {
                     if ranking.results.is_empty() {
                         self.abstained_without_relevant += 1;
                     }
-                    self.without_relevant.push(query.id.clone());
+                    self.without_relevant.push(position);
                 }
             }
         }
