@@ -212,44 +212,66 @@ impl LexicalIndex {
 
     /// chatcli keyword relevance of every fact with relevance > 0, by fact position.
     pub fn keyword_relevance(&self, keywords: &[String]) -> Vec<(FactIndex, f64)> {
+        self.with_keyword_relevance(keywords, |matches| matches.collect())
+    }
+
+    /// Hands `consume` the facts with keyword relevance > 0, in fact order, as they are
+    /// read off this thread's accumulators: no list of them is made unless `consume`
+    /// makes one (the iterator knows its length).
+    pub fn with_keyword_relevance<R>(
+        &self,
+        keywords: &[String],
+        consume: impl FnOnce(&mut ScoredFacts<'_>) -> R,
+    ) -> R {
         if keywords.is_empty() {
-            return Vec::new();
+            return consume(&mut ScoredFacts::empty());
         }
         let (content, tags) = self
             .keyword_vocabularies
             .as_ref()
             .expect("keyword vocabularies are built when a configuration reads keywords");
         let fact_count = self.fact_count;
-        let mut sums = vec![0.0f64; fact_count];
-        // Which keyword last credited a fact, per field, so each field counts once.
-        let mut content_stamp = vec![u32::MAX; fact_count];
-        let mut tag_stamp = vec![u32::MAX; fact_count];
-        for (keyword_number, keyword) in (0u32..).zip(keywords) {
-            let keyword = keyword.trim().to_lowercase();
-            if keyword.is_empty() {
-                continue;
+        with_accumulators(fact_count, |accumulators| {
+            let Accumulators {
+                sums,
+                stamps,
+                touched,
+            } = accumulators;
+            // Only keyword relevance stamps facts; BM25 alone never allocates stamps.
+            if stamps.len() < fact_count {
+                stamps.resize(fact_count, u32::MAX);
             }
-            for (vocabulary, stamps, credit) in [
-                (content, &mut content_stamp, 1.0),
-                (tags, &mut tag_stamp, 0.5),
-            ] {
-                for facts in vocabulary.matching(&keyword) {
-                    for fact in facts {
-                        let slot = &mut stamps[fact as usize];
-                        if *slot != keyword_number {
-                            *slot = keyword_number;
-                            sums[fact as usize] += credit;
+            // One pass per keyword and field, numbered; a fact's stamp is the last pass
+            // that credited it, so each field counts once per keyword.
+            let mut pass = 0u32;
+            for keyword in keywords {
+                let keyword = keyword.trim().to_lowercase();
+                if keyword.is_empty() {
+                    continue;
+                }
+                for (vocabulary, credit) in [(content, 1.0), (tags, 0.5)] {
+                    for facts in vocabulary.matching(&keyword) {
+                        for fact in facts {
+                            let stamp = &mut stamps[fact as usize];
+                            if *stamp != pass {
+                                *stamp = pass;
+                                let sum = &mut sums[fact as usize];
+                                if *sum == 0.0 {
+                                    touched.push(fact);
+                                }
+                                *sum += credit;
+                            }
                         }
                     }
+                    pass += 1;
                 }
             }
-        }
-        let denominator = keywords.len() as f64;
-        sums.into_iter()
-            .enumerate()
-            .filter(|&(_, sum)| sum > 0.0)
-            .map(|(fact, sum)| (fact as FactIndex, sum / denominator))
-            .collect()
+            // Credited facts are exactly the stamped ones: back to rest.
+            for &fact in touched.iter() {
+                stamps[fact as usize] = u32::MAX;
+            }
+            drain(sums, touched, keywords.len() as f64, consume)
+        })
     }
 
     /// BM25 score of every fact that shares a term with `query`, by fact position.
@@ -260,6 +282,19 @@ impl LexicalIndex {
         params: Bm25Params,
         analyzer: Analyzer,
     ) -> Vec<(FactIndex, f64)> {
+        self.with_bm25(query, params, analyzer, |scores| scores.collect())
+    }
+
+    /// Hands `consume` the BM25 score of every fact that shares a term with `query`, in
+    /// fact order, as they are read off this thread's accumulators (see
+    /// [`Self::with_keyword_relevance`]). `analyzer` must be one the index was built with.
+    pub fn with_bm25<R>(
+        &self,
+        query: &str,
+        params: Bm25Params,
+        analyzer: Analyzer,
+        consume: impl FnOnce(&mut ScoredFacts<'_>) -> R,
+    ) -> R {
         let statistics = &self
             .bm25
             .iter()
@@ -274,37 +309,122 @@ impl LexicalIndex {
                 None => query_terms.push((token, 1)),
             }
         }
-        let mut scores = vec![0.0f64; statistics.lengths.len()];
-        let mut touched: Vec<FactIndex> = Vec::new();
-        for (term, query_frequency) in &query_terms {
-            let Some((document_frequency, postings)) = statistics.postings(term) else {
-                continue;
-            };
-            let document_frequency = document_frequency as f64;
-            let idf =
-                (1.0 + (fact_count - document_frequency + 0.5) / (document_frequency + 0.5)).ln();
-            for (fact, term_frequency) in postings {
-                let length_ratio = if statistics.average_length > 0.0 {
-                    f64::from(statistics.lengths[fact as usize]) / statistics.average_length
-                } else {
-                    0.0
+        with_accumulators(statistics.lengths.len(), |accumulators| {
+            let Accumulators { sums, touched, .. } = accumulators;
+            for (term, query_frequency) in &query_terms {
+                let Some((document_frequency, postings)) = statistics.postings(term) else {
+                    continue;
                 };
-                let term_frequency = f64::from(term_frequency);
-                let weight = term_frequency * (params.k1 + 1.0)
-                    / (term_frequency + params.k1 * (1.0 - params.b + params.b * length_ratio));
-                let slot = &mut scores[fact as usize];
-                if *slot == 0.0 {
-                    touched.push(fact);
+                let document_frequency = document_frequency as f64;
+                let idf = (1.0
+                    + (fact_count - document_frequency + 0.5) / (document_frequency + 0.5))
+                    .ln();
+                for (fact, term_frequency) in postings {
+                    let length_ratio = if statistics.average_length > 0.0 {
+                        f64::from(statistics.lengths[fact as usize]) / statistics.average_length
+                    } else {
+                        0.0
+                    };
+                    let term_frequency = f64::from(term_frequency);
+                    let weight = term_frequency * (params.k1 + 1.0)
+                        / (term_frequency + params.k1 * (1.0 - params.b + params.b * length_ratio));
+                    let slot = &mut sums[fact as usize];
+                    if *slot == 0.0 {
+                        touched.push(fact);
+                    }
+                    *slot += f64::from(*query_frequency) * idf * weight;
                 }
-                *slot += f64::from(*query_frequency) * idf * weight;
             }
-        }
-        touched.sort_unstable();
-        touched
-            .into_iter()
-            .map(|fact| (fact, scores[fact as usize]))
-            .collect()
+            drain(sums, touched, 1.0, consume)
+        })
     }
+}
+
+/// Sorts the `touched` facts and hands them to `consume` with their sums divided by
+/// `divisor`; afterwards every slot is at rest again, whatever `consume` read.
+fn drain<R>(
+    sums: &mut [f64],
+    touched: &mut Vec<FactIndex>,
+    divisor: f64,
+    consume: impl FnOnce(&mut ScoredFacts<'_>) -> R,
+) -> R {
+    touched.sort_unstable();
+    let mut scored = ScoredFacts {
+        sums,
+        touched: touched.iter(),
+        divisor,
+    };
+    let result = consume(&mut scored);
+    scored.for_each(drop);
+    touched.clear();
+    result
+}
+
+/// Facts and their scores in fact order, taken off the accumulators one by one (each
+/// slot is put back at rest as it is read).
+pub struct ScoredFacts<'a> {
+    sums: &'a mut [f64],
+    touched: std::slice::Iter<'a, FactIndex>,
+    /// What each sum is divided by (chatcli divides by the number of keywords).
+    divisor: f64,
+}
+
+impl ScoredFacts<'_> {
+    fn empty() -> ScoredFacts<'static> {
+        ScoredFacts {
+            sums: &mut [],
+            touched: [].iter(),
+            divisor: 1.0,
+        }
+    }
+}
+
+impl Iterator for ScoredFacts<'_> {
+    type Item = (FactIndex, f64);
+
+    fn next(&mut self) -> Option<(FactIndex, f64)> {
+        let &fact = self.touched.next()?;
+        let sum = std::mem::take(&mut self.sums[fact as usize]);
+        Some((fact, sum / self.divisor))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.touched.size_hint()
+    }
+}
+
+impl ExactSizeIterator for ScoredFacts<'_> {}
+
+/// One thread's per-fact accumulators for scoring a query against the whole corpus,
+/// kept from one search to the next: at a million facts, allocating and zeroing them
+/// per query and configuration cost more time than the scoring, and the freed
+/// megabytes fragmented the allocator's arenas. Between searches every slot is at
+/// rest: sums 0, stamps `u32::MAX`, `touched` empty.
+#[derive(Default)]
+struct Accumulators {
+    sums: Vec<f64>,
+    /// The keyword-and-field pass that last credited each fact (keyword relevance).
+    stamps: Vec<u32>,
+    /// The facts whose sum is not 0.
+    touched: Vec<FactIndex>,
+}
+
+thread_local! {
+    static ACCUMULATORS: std::cell::RefCell<Accumulators> = std::cell::RefCell::default();
+}
+
+/// Runs `search` with this thread's accumulators, at rest, their sums covering
+/// `fact_count` facts. `search` must leave them at rest (if it panics they are simply dropped).
+fn with_accumulators<R>(fact_count: usize, search: impl FnOnce(&mut Accumulators) -> R) -> R {
+    ACCUMULATORS.with(|cell| {
+        let mut accumulators = cell.take();
+        if accumulators.sums.len() < fact_count {
+            accumulators.sums.resize(fact_count, 0.0);
+        }
+        let result = search(&mut accumulators);
+        cell.replace(accumulators);
+        result
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ mod postings;
 mod temporal;
 mod vector;
 
-pub use lexical::{Bm25Params, LexicalIndex, LexicalNeeds};
+pub use lexical::{Bm25Params, LexicalIndex, LexicalNeeds, ScoredFacts};
 pub use temporal::temporal_score;
 pub use vector::FlatIndex;
 
@@ -33,4 +33,76 @@ pub fn top_by_score_then_id(scored: &mut Vec<(FactIndex, f64)>, limit: usize) {
     }
     scored.truncate(limit);
     sort_by_score_then_id(scored);
+}
+
+/// The first `limit` of `scored` in [`sort_by_score_then_id`] order, sorted, holding
+/// at most `2 * limit` pairs at a time: whenever the buffer fills, only its best `limit`
+/// are kept, and pairs behind the last of those are not taken in. The order is total,
+/// so this equals collecting everything and calling [`top_by_score_then_id`], without
+/// materializing every scored fact.
+pub fn select_top_by_score_then_id(
+    scored: impl IntoIterator<Item = (FactIndex, f64)>,
+    limit: usize,
+) -> Vec<(FactIndex, f64)> {
+    use std::cmp::Ordering;
+    if limit == 0 {
+        return Vec::new();
+    }
+    let scored = scored.into_iter();
+    let bound = limit.saturating_mul(2);
+    let mut kept = Vec::with_capacity(scored.size_hint().0.min(bound));
+    // The last pair kept at the latest pruning: nothing behind it can enter the top.
+    let mut cutoff: Option<(FactIndex, f64)> = None;
+    for pair in scored {
+        if cutoff.is_some_and(|cutoff| score_then_id(&pair, &cutoff) != Ordering::Less) {
+            continue;
+        }
+        if kept.len() == bound {
+            kept.select_nth_unstable_by(limit - 1, score_then_id);
+            kept.truncate(limit);
+            cutoff = Some(kept[limit - 1]);
+            if score_then_id(&pair, &kept[limit - 1]) != Ordering::Less {
+                continue;
+            }
+        }
+        kept.push(pair);
+    }
+    top_by_score_then_id(&mut kept, limit);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Streaming selection equals sorting everything and truncating, ties included
+        /// (scores drawn from a few values so many tie and the id decides).
+        #[test]
+        fn streaming_selection_equals_full_sort(
+            scores in proptest::collection::vec(0u8..6, 0..400),
+            limit in 0usize..50,
+        ) {
+            let scored: Vec<(FactIndex, f64)> = scores
+                .iter()
+                .enumerate()
+                .map(|(fact, &score)| (fact as FactIndex, f64::from(score) * 0.5))
+                .rev()
+                .collect();
+            let mut expected = scored.clone();
+            sort_by_score_then_id(&mut expected);
+            expected.truncate(limit);
+            prop_assert_eq!(select_top_by_score_then_id(scored, limit), expected);
+        }
+    }
+
+    #[test]
+    fn streaming_selection_keeps_everything_under_the_limit() {
+        let scored = vec![(3, 0.5), (1, 0.5), (2, 0.9)];
+        assert_eq!(
+            select_top_by_score_then_id(scored, usize::MAX),
+            vec![(2, 0.9), (1, 0.5), (3, 0.5)]
+        );
+    }
 }

@@ -5,7 +5,7 @@
 //! numbers, so re-fusing with other weights never recomputes a signal.
 
 use super::config::{Fusion, Params, Weights};
-use crate::index::{top_by_score_then_id, FactIndex};
+use crate::index::{select_top_by_score_then_id, FactIndex};
 
 /// chatcli: a signal whose span over the candidates is at most this is zero for all.
 pub const MIN_NORMALIZATION_SPAN: f64 = 1e-12;
@@ -87,39 +87,42 @@ pub fn blend_scores(candidates: &[Candidate], weights: Weights) -> impl Iterator
 /// `params.depth` entries.
 pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(FactIndex, f64)> {
     let candidates = &table.candidates;
-    let mut ranking: Vec<(FactIndex, f64)> = match (table.kind, fusion) {
-        (TableKind::AllByTemporal, _) => candidates.iter().map(|c| (c.fact, c.temporal)).collect(),
-        (TableKind::Signals, Fusion::KeywordTimesTemporal) => candidates
-            .iter()
-            .map(|c| (c.fact, c.temporal * c.lexical))
-            .collect(),
+    let depth = params.depth;
+    match (table.kind, fusion) {
+        (TableKind::AllByTemporal, _) => {
+            select_top_by_score_then_id(candidates.iter().map(|c| (c.fact, c.temporal)), depth)
+        }
+        (TableKind::Signals, Fusion::KeywordTimesTemporal) => select_top_by_score_then_id(
+            candidates.iter().map(|c| (c.fact, c.temporal * c.lexical)),
+            depth,
+        ),
         (TableKind::Signals, Fusion::Bm25) => {
-            candidates.iter().map(|c| (c.fact, c.lexical)).collect()
+            select_top_by_score_then_id(candidates.iter().map(|c| (c.fact, c.lexical)), depth)
         }
         (TableKind::Signals, Fusion::Cosine) => {
-            candidates.iter().map(|c| (c.fact, c.semantic)).collect()
+            select_top_by_score_then_id(candidates.iter().map(|c| (c.fact, c.semantic)), depth)
         }
-        (TableKind::Signals, Fusion::Blend) => candidates
-            .iter()
-            .zip(blend_scores(candidates, params.weights))
-            .map(|(c, score)| (c.fact, score))
-            .collect(),
-        (TableKind::Signals, Fusion::Hybrid) => candidates
-            .iter()
-            .map(|c| {
-                (
-                    c.fact,
-                    params.hybrid_vector_weight * c.semantic
-                        + params.hybrid_text_weight * c.lexical,
-                )
-            })
-            .filter(|&(_, score)| score >= params.hybrid_min_score)
-            .collect(),
-    };
-    top_by_score_then_id(&mut ranking, params.depth);
-    // A ranking lives until the run ends: give back the capacity of the dropped tail.
-    ranking.shrink_to_fit();
-    ranking
+        (TableKind::Signals, Fusion::Blend) => select_top_by_score_then_id(
+            candidates
+                .iter()
+                .zip(blend_scores(candidates, params.weights))
+                .map(|(c, score)| (c.fact, score)),
+            depth,
+        ),
+        (TableKind::Signals, Fusion::Hybrid) => select_top_by_score_then_id(
+            candidates
+                .iter()
+                .map(|c| {
+                    (
+                        c.fact,
+                        params.hybrid_vector_weight * c.semantic
+                            + params.hybrid_text_weight * c.lexical,
+                    )
+                })
+                .filter(|&(_, score)| score >= params.hybrid_min_score),
+            depth,
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -27,8 +27,8 @@ use crate::error::Error;
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::http::map_in_parallel;
 use crate::index::{
-    sort_by_score_then_id, temporal_score, top_by_score_then_id, Bm25Params, FactIndex, FlatIndex,
-    LexicalIndex, LexicalNeeds,
+    select_top_by_score_then_id, sort_by_score_then_id, temporal_score, Bm25Params, FactIndex,
+    FlatIndex, LexicalIndex, LexicalNeeds,
 };
 use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
@@ -1233,28 +1233,29 @@ fn candidate_table(
             kind: TableKind::AllByTemporal,
             candidates: (0..corpus.ids.len() as FactIndex).map(blank).collect(),
         },
-        Fusion::KeywordTimesTemporal => signals(
-            corpus
-                .lexical
-                .keyword_relevance(keywords)
-                .into_iter()
-                .map(|(fact, relevance)| Candidate {
-                    lexical: relevance,
-                    ..blank(fact)
-                })
-                .collect(),
-        ),
-        Fusion::Bm25 => signals(
-            corpus
-                .lexical
-                .bm25(query_text, bm25, params.bm25_analyzer)
-                .into_iter()
-                .map(|(fact, score)| Candidate {
-                    lexical: score,
-                    ..blank(fact)
-                })
-                .collect(),
-        ),
+        Fusion::KeywordTimesTemporal => {
+            signals(corpus.lexical.with_keyword_relevance(keywords, |matches| {
+                matches
+                    .map(|(fact, relevance)| Candidate {
+                        lexical: relevance,
+                        ..blank(fact)
+                    })
+                    .collect()
+            }))
+        }
+        Fusion::Bm25 => signals(corpus.lexical.with_bm25(
+            query_text,
+            bm25,
+            params.bm25_analyzer,
+            |scores| {
+                scores
+                    .map(|(fact, score)| Candidate {
+                        lexical: score,
+                        ..blank(fact)
+                    })
+                    .collect()
+            },
+        )),
         Fusion::Cosine => match searches.hits.first() {
             // The nearest facts are enough: the ranking keeps `depth` of them.
             Some(_) => signals(
@@ -1271,40 +1272,43 @@ fn candidate_table(
         Fusion::Blend => {
             // Keyword matches come in fact order; the few vector hits are put in fact
             // order and merged in, so the table is in fact order without a hash map.
-            let keyword_matches = corpus.lexical.keyword_relevance(keywords);
             let mut semantic = vector_hits(searches, params);
             semantic.sort_unstable_by_key(|&(fact, _)| fact);
             let inputs_empty = keywords.is_empty() && searches.all_zero;
-            if keyword_matches.is_empty() && semantic.is_empty() && inputs_empty {
-                // chatcli: nothing to search with -> every fact by temporal score.
-                return CandidateTable {
-                    kind: TableKind::AllByTemporal,
-                    candidates: (0..corpus.ids.len() as FactIndex).map(blank).collect(),
-                };
-            }
-            let mut candidates = Vec::with_capacity(keyword_matches.len() + semantic.len());
-            let mut semantic = semantic.into_iter().peekable();
-            for (fact, relevance) in keyword_matches {
-                while let Some((hit, cosine)) = semantic.next_if(|&(hit, _)| hit < fact) {
-                    candidates.push(Candidate {
+            corpus
+                .lexical
+                .with_keyword_relevance(keywords, |keyword_matches| {
+                    if keyword_matches.len() == 0 && semantic.is_empty() && inputs_empty {
+                        // chatcli: nothing to search with -> every fact by temporal score.
+                        return CandidateTable {
+                            kind: TableKind::AllByTemporal,
+                            candidates: (0..corpus.ids.len() as FactIndex).map(blank).collect(),
+                        };
+                    }
+                    let mut candidates = Vec::with_capacity(keyword_matches.len() + semantic.len());
+                    let mut semantic = semantic.into_iter().peekable();
+                    for (fact, relevance) in keyword_matches {
+                        while let Some((hit, cosine)) = semantic.next_if(|&(hit, _)| hit < fact) {
+                            candidates.push(Candidate {
+                                semantic: cosine,
+                                ..blank(hit)
+                            });
+                        }
+                        let cosine = semantic
+                            .next_if(|&(hit, _)| hit == fact)
+                            .map_or(0.0, |(_, cosine)| cosine);
+                        candidates.push(Candidate {
+                            semantic: cosine,
+                            lexical: relevance,
+                            ..blank(fact)
+                        });
+                    }
+                    candidates.extend(semantic.map(|(hit, cosine)| Candidate {
                         semantic: cosine,
                         ..blank(hit)
-                    });
-                }
-                let cosine = semantic
-                    .next_if(|&(hit, _)| hit == fact)
-                    .map_or(0.0, |(_, cosine)| cosine);
-                candidates.push(Candidate {
-                    semantic: cosine,
-                    lexical: relevance,
-                    ..blank(fact)
-                });
-            }
-            candidates.extend(semantic.map(|(hit, cosine)| Candidate {
-                semantic: cosine,
-                ..blank(hit)
-            }));
-            signals(candidates)
+                    }));
+                    signals(candidates)
+                })
         }
         Fusion::Hybrid => {
             let fetch = params.hybrid_limit * params.hybrid_candidate_multiplier;
@@ -1320,8 +1324,12 @@ fn candidate_table(
                     );
                 }
             }
-            let mut text_hits = corpus.lexical.bm25(query_text, bm25, params.bm25_analyzer);
-            top_by_score_then_id(&mut text_hits, fetch);
+            let text_hits =
+                corpus
+                    .lexical
+                    .with_bm25(query_text, bm25, params.bm25_analyzer, |scores| {
+                        select_top_by_score_then_id(scores, fetch)
+                    });
             for (rank, (fact, _)) in text_hits.into_iter().enumerate() {
                 by_fact.entry(fact).or_insert_with(|| blank(fact)).lexical =
                     1.0 / (1.0 + rank as f64);
