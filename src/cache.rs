@@ -92,12 +92,26 @@ pub struct Namespace {
 
 /// The sha256 of the key parts, each length-prefixed so no two lists collide.
 pub fn entry_key(parts: &[&[u8]]) -> [u8; 32] {
-    let mut hasher = Sha256::new();
+    let mut key = EntryKey::default();
     for part in parts {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part);
+        key.part(part);
     }
-    hasher.finalize().into()
+    key.finish()
+}
+
+/// [`entry_key`] a part at a time, for keys over more parts than are in memory at once.
+#[derive(Default)]
+pub struct EntryKey(Sha256);
+
+impl EntryKey {
+    pub fn part(&mut self, part: &[u8]) {
+        self.0.update((part.len() as u64).to_le_bytes());
+        self.0.update(part);
+    }
+
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
 }
 
 fn cache_error(path: &Path, source: std::io::Error) -> Error {

@@ -217,17 +217,27 @@ pub fn execute(
         }
         digests.push(digest);
     }
-    let prepared = pipeline::prepare(
-        dataset,
-        &PipelineInputs {
-            embedder: embedder.as_deref(),
-            generator: generator.as_ref(),
-            configurations: &settings.configurations,
-            progress: !settings.quiet,
-        },
-    )?;
+    let inputs = PipelineInputs {
+        embedder: embedder.as_deref(),
+        generator: generator.as_ref(),
+        configurations: &settings.configurations,
+        progress: !settings.quiet,
+    };
+    let indexed = pipeline::index_corpus(dataset, &inputs)?;
+    // A large corpus' facts wait on disk from here until the report; the embedder
+    // reads their texts back a chunk at a time.
     let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
-    let output = prepared.retrieve(&mut digests);
+    let output = match &spilled {
+        Some(spilled) => {
+            let order = indexed.fact_order().to_vec();
+            indexed.embed(&spilled.contents(&order), &dataset.queries)
+        }
+        None => {
+            let texts = indexed.texts_of(&dataset.facts);
+            indexed.embed(&texts, &dataset.queries)
+        }
+    }
+    .and_then(|prepared| prepared.retrieve(&mut digests));
     if let Some(spilled) = spilled {
         spilled.restore(&mut dataset.facts)?;
     }

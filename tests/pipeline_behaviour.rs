@@ -265,3 +265,56 @@ fn streamed_reductions_equal_the_whole_rankings() {
         assert!(spooled == expected, "{} run file", configuration.name);
     }
 }
+
+/// A large corpus' facts wait on disk from the lexical index on, and the embedder reads
+/// their texts back from there (`dataset::spill`). That path must rank exactly as facts
+/// kept in memory do. The facts are reversed first, so corpus (id) order is not dataset
+/// order and a text read back for the wrong fact would show.
+#[test]
+fn facts_set_aside_on_disk_rank_as_facts_in_memory() {
+    use hyde_eval::dataset::spill::SpilledFacts;
+    use hyde_eval::embed::HashProvider;
+    use hyde_eval::generate::RecordedGenerator;
+    use hyde_eval::pipeline::{self, PipelineInputs};
+    use hyde_eval::run::QueryRanking;
+
+    let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    dataset.facts.reverse();
+    let settings = common::quiet_settings(&dataset);
+    let embedder = HashProvider::new(384).unwrap();
+    let generator = RecordedGenerator::from_dataset(&dataset);
+    let inputs = PipelineInputs {
+        embedder: Some(&embedder),
+        generator: &generator,
+        configurations: &settings.configurations,
+        progress: false,
+    };
+    let sinks = || -> Vec<Vec<QueryRanking>> {
+        settings.configurations.iter().map(|_| Vec::new()).collect()
+    };
+    let mut in_memory = sinks();
+    pipeline::run(&dataset, &inputs, &mut in_memory).unwrap();
+
+    let indexed = pipeline::index_corpus(&dataset, &inputs).unwrap();
+    let original_facts = dataset.facts.clone();
+    let spilled = SpilledFacts::take(&mut dataset.facts, 1)
+        .unwrap()
+        .expect("any text is enough at a 1-byte threshold");
+    assert!(dataset.facts.is_empty());
+    let order = indexed.fact_order().to_vec();
+    let mut from_disk = sinks();
+    indexed
+        .embed(&spilled.contents(&order), &dataset.queries)
+        .unwrap()
+        .retrieve(&mut from_disk)
+        .unwrap();
+    spilled.restore(&mut dataset.facts).unwrap();
+
+    assert_eq!(dataset.facts, original_facts);
+    assert_eq!(from_disk.len(), 10);
+    assert!(from_disk.iter().all(|rankings| rankings.len() == 90));
+    assert!(
+        from_disk == in_memory,
+        "rankings differ between the two paths"
+    );
+}

@@ -15,8 +15,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::segment::{SegmentLookup, SegmentStore};
-use super::{EmbeddingProvider, EmbeddingUsage, ProviderIdentity, TextKind};
-use crate::cache::{entry_key, Lookup, Namespace, NamespaceDescription};
+use super::{CorpusTexts, EmbeddingProvider, EmbeddingUsage, ProviderIdentity, TextKind};
+use crate::cache::{entry_key, EntryKey, Lookup, Namespace, NamespaceDescription};
 use crate::error::Error;
 use crate::index::FlatIndex;
 
@@ -36,6 +36,9 @@ pub struct CacheScope {
 /// Corpora at least this large are also stored whole as a segment and memory-mapped
 /// on later runs (see [`super::segment`]); smaller ones are quick to read entry by entry.
 pub const SEGMENT_MIN_TEXTS: usize = 4096;
+
+/// Texts read at a time while a corpus' key is computed.
+const CORPUS_KEY_CHUNK: usize = 4096;
 
 /// A provider behind the on-disk cache.
 pub struct CachedProvider {
@@ -117,11 +120,18 @@ impl CachedProvider {
     }
 
     /// The key of a corpus' segment: the space, the documents' input type, every text.
-    fn corpus_key(&self, texts: &[&str]) -> [u8; 32] {
-        let prefix = self.key_prefix("corpus-segment", TextKind::Document);
-        let mut parts: Vec<&[u8]> = prefix.iter().map(Vec::as_slice).collect();
-        parts.extend(texts.iter().map(|text| text.as_bytes()));
-        entry_key(&parts)
+    fn corpus_key(&self, texts: &dyn CorpusTexts) -> Result<[u8; 32], Error> {
+        let mut key = EntryKey::default();
+        for part in self.key_prefix("corpus-segment", TextKind::Document) {
+            key.part(&part);
+        }
+        texts.for_each_chunk(CORPUS_KEY_CHUNK, &mut |chunk| {
+            for text in chunk {
+                key.part(text.as_bytes());
+            }
+            Ok(())
+        })?;
+        Ok(key.finish())
     }
 
     /// The cached vector under `key`, if whole and of the space's `dimension` (0: not
@@ -210,13 +220,13 @@ impl EmbeddingProvider for CachedProvider {
 
     fn corpus_index(
         &self,
-        texts: &[&str],
+        texts: &dyn CorpusTexts,
         build: &mut dyn FnMut() -> Result<FlatIndex, Error>,
     ) -> Result<FlatIndex, Error> {
         if texts.len() < SEGMENT_MIN_TEXTS {
             return build();
         }
-        let key = self.corpus_key(texts);
+        let key = self.corpus_key(texts)?;
         let dimension = self.inner.identity().dimension;
         match self.segments.load(&key, texts.len(), dimension) {
             SegmentLookup::Hit(index) => {

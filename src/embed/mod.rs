@@ -111,10 +111,39 @@ pub trait EmbeddingProvider: Send + Sync {
     /// instead, or keep the one `build` made.
     fn corpus_index(
         &self,
-        _texts: &[&str],
+        _texts: &dyn CorpusTexts,
         build: &mut dyn FnMut() -> Result<FlatIndex, Error>,
     ) -> Result<FlatIndex, Error> {
         build()
+    }
+}
+
+/// A corpus' texts in corpus order, read a chunk at a time: they may wait on disk
+/// (`dataset::spill`), so only a chunk of them need be in memory.
+pub trait CorpusTexts {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Calls `visit` with consecutive chunks of at most `size` texts, in order.
+    fn for_each_chunk(
+        &self,
+        size: usize,
+        visit: &mut dyn FnMut(&[&str]) -> Result<(), Error>,
+    ) -> Result<(), Error>;
+}
+
+impl CorpusTexts for Vec<&str> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn for_each_chunk(
+        &self,
+        size: usize,
+        visit: &mut dyn FnMut(&[&str]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.chunks(size).try_for_each(visit)
     }
 }
 

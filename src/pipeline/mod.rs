@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::dataset::{Dataset, Fact, FactId, Query};
-use crate::embed::{embed_checked, EmbeddingProvider, EmbeddingUsage, TextKind};
+use crate::embed::{embed_checked, CorpusTexts, EmbeddingProvider, EmbeddingUsage, TextKind};
 use crate::error::Error;
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::http::map_in_parallel;
@@ -284,15 +284,44 @@ pub fn max_hypotheses(configurations: &[Configuration]) -> usize {
 
 /// Prepares the shared stages of `dataset` for every configuration of `inputs`: the
 /// corpus and its indexes, fact vectors, query expansions and temporal scores. The
-/// result does not borrow `dataset`.
+/// result does not borrow `dataset`. (A caller that sets the facts aside before the
+/// vectors are made runs [`index_corpus`] and [`IndexedCorpus::embed`] itself.)
 pub fn prepare<'a>(dataset: &Dataset, inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
+    let indexed = index_corpus(dataset, inputs)?;
+    let texts = indexed.texts_of(&dataset.facts);
+    indexed.embed(&texts, &dataset.queries)
+}
+
+/// The shared stages that read the facts themselves (corpus order, lexical index,
+/// temporal scores, ids); the fact vectors and query expansions follow in
+/// [`IndexedCorpus::embed`], which needs nothing of the facts but their texts.
+pub struct IndexedCorpus<'a> {
+    configurations: &'a [Configuration],
+    plans: Vec<Plan>,
+    embedder: Option<&'a dyn EmbeddingProvider>,
+    generator: &'a dyn HypothesisGenerator,
+    max_hypotheses: usize,
+    progress: bool,
+    /// Position in the dataset of each fact, in corpus (fact id) order.
+    fact_order: Vec<u32>,
+    ids: Vec<FactId>,
+    lexical: LexicalIndex,
+    temporal_by_half_life: HashMap<u64, Vec<f64>>,
+    timings: StageTimings,
+}
+
+/// Sorts `dataset`'s facts by id, builds the lexical index the configurations of
+/// `inputs` read and scores every fact's recency. The result does not borrow `dataset`.
+pub fn index_corpus<'a>(
+    dataset: &Dataset,
+    inputs: &PipelineInputs<'a>,
+) -> Result<IndexedCorpus<'a>, Error> {
     let plans: Vec<Plan> = inputs
         .configurations
         .iter()
         .map(Configuration::plan)
         .collect();
     let needs_vectors = plans.iter().any(|plan| plan.vector.is_some());
-    let max_hypotheses = max_hypotheses(inputs.configurations);
     let embedder = match (needs_vectors, inputs.embedder) {
         (true, None) => {
             return Err(Error::Usage(
@@ -302,11 +331,26 @@ pub fn prepare<'a>(dataset: &Dataset, inputs: &PipelineInputs<'a>) -> Result<Pre
         (true, Some(embedder)) => Some(embedder),
         (false, _) => None,
     };
+    let fact_count = u32::try_from(dataset.facts.len()).map_err(|_| {
+        Error::Usage(format!(
+            "{} facts: at most {} are supported",
+            dataset.facts.len(),
+            u32::MAX
+        ))
+    })?;
     let mut timings = StageTimings::default();
 
     let started = Instant::now();
-    let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
-    facts.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut fact_order: Vec<u32> = (0..fact_count).collect();
+    fact_order.sort_by(|&a, &b| {
+        dataset.facts[a as usize]
+            .id
+            .cmp(&dataset.facts[b as usize].id)
+    });
+    let facts: Vec<&Fact> = fact_order
+        .iter()
+        .map(|&position| &dataset.facts[position as usize])
+        .collect();
     let needs = LexicalNeeds {
         keywords: plans.iter().any(|plan| {
             plan.keywords.is_some()
@@ -321,47 +365,7 @@ pub fn prepare<'a>(dataset: &Dataset, inputs: &PipelineInputs<'a>) -> Result<Pre
             .collect(),
     };
     let lexical = LexicalIndex::build(&facts, &needs);
-    // The tokens and per-term buffers of building are freed; give their pages back
-    // before the fact vectors are allocated.
-    crate::memory::release_freed_memory();
     timings.index_ms = elapsed_ms(started);
-
-    let started = Instant::now();
-    let usage_before = embedder.and_then(|embedder| embedder.usage());
-    let vectors = match embedder {
-        Some(embedder) => {
-            let texts: Vec<&str> = facts.iter().map(|fact| fact.content.as_str()).collect();
-            let bar = progress_bar(
-                inputs.progress && texts.len() > 2000,
-                texts.len(),
-                "embedding",
-            );
-            // Each chunk's vectors go straight into the matrix: the corpus' vectors are
-            // never held twice. The matrix is made after the first answer, when an HTTP
-            // provider knows its dimension.
-            let mut build = || {
-                let mut index: Option<FlatIndex> = None;
-                for chunk in texts.chunks(256) {
-                    let vectors = embed_checked(embedder, chunk, TextKind::Document)?;
-                    let index = index.get_or_insert_with(|| {
-                        FlatIndex::with_capacity(embedder.identity().dimension, texts.len())
-                    });
-                    for vector in vectors {
-                        index.push(&vector);
-                    }
-                    bar.inc(chunk.len() as u64);
-                }
-                Ok(index
-                    .unwrap_or_else(|| FlatIndex::with_capacity(embedder.identity().dimension, 0)))
-            };
-            let index = embedder.corpus_index(&texts, &mut build);
-            bar.finish_and_clear();
-            Some(index?)
-        }
-        None => None,
-    };
-    timings.embed_facts_ms = elapsed_ms(started);
-    let usage_after_facts = embedder.and_then(|embedder| embedder.usage());
     // Temporal scores depend only on the half-life; compute once per distinct value.
     let mut temporal_by_half_life: HashMap<u64, Vec<f64>> = HashMap::new();
     for configuration in inputs.configurations {
@@ -375,42 +379,127 @@ pub fn prepare<'a>(dataset: &Dataset, inputs: &PipelineInputs<'a>) -> Result<Pre
                     .collect()
             });
     }
-    let corpus = Corpus {
-        // Copies rather than shared clones: the dataset's ids sit among its fact texts,
-        // whose pages are given back while the queries are retrieved (`dataset::spill`).
-        ids: facts
-            .iter()
-            .map(|fact| FactId::from(fact.id.as_str()))
-            .collect(),
-        lexical,
-        vectors,
-    };
-
-    let started = Instant::now();
-    let (expansions, query_usage) =
-        expand_queries(&dataset.queries, inputs.generator, embedder, max_hypotheses)?;
-    timings.expand_queries_ms = elapsed_ms(started);
-    let embedding_usage = match (usage_before, usage_after_facts) {
-        (Some(before), Some(after)) => Some(StageUsage {
-            facts: after - before,
-            queries: query_usage.0,
-            hypotheses: query_usage.1,
-        }),
-        _ => None,
-    };
-    Ok(Prepared {
-        queries: dataset.queries.clone(),
+    // Copies rather than shared clones: the dataset's ids sit among its fact texts,
+    // whose pages are given back once the facts are set aside (`dataset::spill`).
+    let ids = facts
+        .iter()
+        .map(|fact| FactId::from(fact.id.as_str()))
+        .collect();
+    drop(facts);
+    // The tokens and per-term buffers of building are freed; give their pages back
+    // before the fact vectors are allocated.
+    crate::memory::release_freed_memory();
+    Ok(IndexedCorpus {
         configurations: inputs.configurations,
         plans,
-        corpus,
-        expansions,
+        embedder,
+        generator: inputs.generator,
+        max_hypotheses: max_hypotheses(inputs.configurations),
+        progress: inputs.progress,
+        fact_order,
+        ids,
+        lexical,
         temporal_by_half_life,
         timings,
-        embedding_usage,
-        generator_requests: inputs.generator.requests(),
-        generator_live: inputs.generator.identity().kind != "recorded",
-        progress: inputs.progress,
     })
+}
+
+impl<'a> IndexedCorpus<'a> {
+    /// Where in the dataset each fact of the corpus is, in corpus order.
+    pub fn fact_order(&self) -> &[u32] {
+        &self.fact_order
+    }
+
+    /// The contents of `facts` (the dataset's, in memory) in corpus order.
+    pub fn texts_of<'f>(&self, facts: &'f [Fact]) -> Vec<&'f str> {
+        self.fact_order
+            .iter()
+            .map(|&position| facts[position as usize].content.as_str())
+            .collect()
+    }
+
+    /// Embeds the corpus' `texts` (in corpus order, see [`Self::fact_order`]) and
+    /// expands `queries`, completing the shared stages.
+    pub fn embed(self, texts: &dyn CorpusTexts, queries: &[Query]) -> Result<Prepared<'a>, Error> {
+        let IndexedCorpus {
+            configurations,
+            plans,
+            embedder,
+            generator,
+            max_hypotheses,
+            progress,
+            fact_order: _,
+            ids,
+            lexical,
+            temporal_by_half_life,
+            mut timings,
+        } = self;
+        assert_eq!(texts.len(), ids.len(), "one text per fact of the corpus");
+        let started = Instant::now();
+        let usage_before = embedder.and_then(|embedder| embedder.usage());
+        let vectors = match embedder {
+            Some(embedder) => {
+                let bar = progress_bar(progress && texts.len() > 2000, texts.len(), "embedding");
+                // Each chunk's vectors go straight into the matrix: the corpus' vectors
+                // are never held twice. The matrix is made after the first answer, when
+                // an HTTP provider knows its dimension.
+                let mut build = || {
+                    let mut index: Option<FlatIndex> = None;
+                    texts.for_each_chunk(256, &mut |chunk| {
+                        let vectors = embed_checked(embedder, chunk, TextKind::Document)?;
+                        let index = index.get_or_insert_with(|| {
+                            FlatIndex::with_capacity(embedder.identity().dimension, texts.len())
+                        });
+                        for vector in vectors {
+                            index.push(&vector);
+                        }
+                        bar.inc(chunk.len() as u64);
+                        Ok(())
+                    })?;
+                    Ok(index.unwrap_or_else(|| {
+                        FlatIndex::with_capacity(embedder.identity().dimension, 0)
+                    }))
+                };
+                let index = embedder.corpus_index(texts, &mut build);
+                bar.finish_and_clear();
+                Some(index?)
+            }
+            None => None,
+        };
+        timings.embed_facts_ms = elapsed_ms(started);
+        let usage_after_facts = embedder.and_then(|embedder| embedder.usage());
+        let corpus = Corpus {
+            ids,
+            lexical,
+            vectors,
+        };
+
+        let started = Instant::now();
+        let (expansions, query_usage) =
+            expand_queries(queries, generator, embedder, max_hypotheses)?;
+        timings.expand_queries_ms = elapsed_ms(started);
+        let embedding_usage = match (usage_before, usage_after_facts) {
+            (Some(before), Some(after)) => Some(StageUsage {
+                facts: after - before,
+                queries: query_usage.0,
+                hypotheses: query_usage.1,
+            }),
+            _ => None,
+        };
+        Ok(Prepared {
+            queries: queries.to_vec(),
+            configurations,
+            plans,
+            corpus,
+            expansions,
+            temporal_by_half_life,
+            timings,
+            embedding_usage,
+            generator_requests: generator.requests(),
+            generator_live: generator.identity().kind != "recorded",
+            progress,
+        })
+    }
 }
 
 /// Takes one configuration's rankings as the pipeline makes them: chunk after chunk of
