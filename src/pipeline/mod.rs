@@ -543,7 +543,6 @@ impl Prepared<'_> {
             configurations.len(),
             "one sink per configuration"
         );
-        let plans = self.plans.clone();
         let mut timings = self.timings.clone();
         let started = Instant::now();
         let query_count = self.queries.len();
@@ -565,62 +564,51 @@ impl Prepared<'_> {
         };
         let mut outcomes: Vec<Vec<HydeOutcome>> = vec![Vec::new(); configurations.len()];
         let mut retrieval_ms = vec![0.0; configurations.len()];
-        // Taken out so each chunk's expansions can take and drop their search hits.
-        let mut expansions = std::mem::take(&mut self.expansions);
-        let shared = &self;
-        for first in (0..query_count).step_by(CHUNK_QUERIES) {
-            let queries = &shared.queries[first..(first + CHUNK_QUERIES).min(query_count)];
-            let chunk = &mut expansions[first..first + queries.len()];
-            shared.search(queries, chunk);
-            let per_query: Vec<Vec<QueryOutcome>> = queries
-                .par_iter()
-                .zip(chunk.par_iter_mut())
-                .map(|(query, expansion)| {
-                    let outcomes = configurations
-                        .iter()
-                        .zip(&plans)
-                        .map(|(configuration, plan)| {
-                            let started = Instant::now();
-                            let signals =
-                                shared.query_signals(query, expansion, configuration, *plan);
-                            let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
-                                .into_iter()
-                                .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
-                                .collect();
-                            QueryOutcome {
-                                ranking,
-                                hyde: signals.hyde,
-                                elapsed_ms: elapsed_ms(started),
-                            }
-                        })
-                        .collect();
-                    // A retrieved query's vectors and hits are not read again.
-                    expansion.search_hits = FxHashMap::default();
-                    expansion.query_vector = None;
-                    expansion.hypothesis_vectors = Vec::new();
-                    bar.inc(1);
-                    outcomes
-                })
-                .collect();
-            let mut rankings: Vec<Vec<QueryRanking>> = (0..configurations.len())
-                .map(|_| Vec::with_capacity(queries.len()))
-                .collect();
-            for (query, query_outcomes) in queries.iter().zip(per_query) {
-                for (index, outcome) in query_outcomes.into_iter().enumerate() {
-                    outcomes[index].push(outcome.hyde);
-                    retrieval_ms[index] += outcome.elapsed_ms;
-                    rankings[index].push(QueryRanking {
-                        query: query.id.clone(),
-                        results: outcome.ranking,
-                    });
+        self.in_chunks(
+            |shared, query, expansion| {
+                let outcomes = configurations
+                    .iter()
+                    .zip(&shared.plans)
+                    .map(|(configuration, plan)| {
+                        let started = Instant::now();
+                        let signals = shared.query_signals(query, expansion, configuration, *plan);
+                        let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
+                            .into_iter()
+                            .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
+                            .collect();
+                        QueryOutcome {
+                            ranking,
+                            hyde: signals.hyde,
+                            elapsed_ms: elapsed_ms(started),
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                // A retrieved query's vectors are not read again.
+                expansion.query_vector = None;
+                expansion.hypothesis_vectors = Vec::new();
+                bar.inc(1);
+                outcomes
+            },
+            |queries, per_query| {
+                let mut rankings: Vec<Vec<QueryRanking>> = (0..configurations.len())
+                    .map(|_| Vec::with_capacity(queries.len()))
+                    .collect();
+                for (query, query_outcomes) in queries.iter().zip(per_query) {
+                    for (index, outcome) in query_outcomes.into_iter().enumerate() {
+                        outcomes[index].push(outcome.hyde);
+                        retrieval_ms[index] += outcome.elapsed_ms;
+                        rankings[index].push(QueryRanking {
+                            query: query.id.clone(),
+                            results: outcome.ranking,
+                        });
+                    }
                 }
-            }
-            sinks
-                .par_iter_mut()
-                .zip(rankings)
-                .try_for_each(|(sink, rankings)| sink.accept(rankings))?;
-        }
-        self.expansions = expansions;
+                sinks
+                    .par_iter_mut()
+                    .zip(rankings)
+                    .try_for_each(|(sink, rankings)| sink.accept(rankings))
+            },
+        )?;
         bar.finish_and_clear();
         timings.retrieve_ms = elapsed_ms(started);
 
@@ -637,7 +625,7 @@ impl Prepared<'_> {
                         .map(|&outcome| outcome == HydeOutcome::Used)
                         .collect(),
                     accounting: account(outcomes.iter().copied()),
-                    backend: self.backend_accounting(plans[index], &outcomes),
+                    backend: self.backend_accounting(self.plans[index], &outcomes),
                     retrieval_ms,
                 },
             )
@@ -1019,38 +1007,64 @@ impl Prepared<'_> {
                 tables: Vec::with_capacity(self.queries.len()),
             })
             .collect();
-        let mut expansions = std::mem::take(&mut self.expansions);
-        let shared = &*self;
-        for first in (0..shared.queries.len()).step_by(CHUNK_QUERIES) {
-            let queries = &shared.queries[first..(first + CHUNK_QUERIES).min(shared.queries.len())];
-            let chunk = &mut expansions[first..first + queries.len()];
-            shared.search(queries, chunk);
-            let per_query: Vec<Vec<QuerySignals>> = queries
-                .par_iter()
-                .zip(chunk.par_iter_mut())
-                .map(|(query, expansion)| {
-                    let signals = shared
-                        .configurations
-                        .iter()
-                        .zip(&shared.plans)
-                        .map(|(configuration, plan)| {
-                            shared.query_signals(query, expansion, configuration, *plan)
-                        })
-                        .collect();
-                    expansion.search_hits = FxHashMap::default();
-                    bar.inc(1);
-                    signals
-                })
-                .collect();
-            for signals in per_query {
-                for (configuration, query_signals) in tables.iter_mut().zip(signals) {
-                    configuration.tables.push(query_signals.table);
+        let Ok(()) = self.in_chunks(
+            |shared, query, expansion| {
+                let signals = shared
+                    .configurations
+                    .iter()
+                    .zip(&shared.plans)
+                    .map(|(configuration, plan)| {
+                        shared.query_signals(query, expansion, configuration, *plan)
+                    })
+                    .collect::<Vec<_>>();
+                bar.inc(1);
+                signals
+            },
+            |_, per_query| {
+                for signals in per_query {
+                    for (configuration, query_signals) in tables.iter_mut().zip(signals) {
+                        configuration.tables.push(query_signals.table);
+                    }
                 }
-            }
-        }
-        self.expansions = expansions;
+                Ok::<(), std::convert::Infallible>(())
+            },
+        );
         bar.finish_and_clear();
         tables
+    }
+
+    /// Runs `per_query` on every query, [`CHUNK_QUERIES`] at a time: a chunk's vectors
+    /// are searched in one batch, its queries mapped in parallel (each query's search
+    /// hits dropped once it is mapped), and `consume` takes the chunk's queries and
+    /// results, in order, before the next chunk starts.
+    fn in_chunks<T: Send, E>(
+        &mut self,
+        per_query: impl Fn(&Self, &Query, &mut QueryExpansion) -> T + Sync,
+        mut consume: impl FnMut(&[Query], Vec<T>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // Taken out so each chunk's expansions can take and drop their search hits.
+        let mut expansions = std::mem::take(&mut self.expansions);
+        let shared = &*self;
+        let query_count = shared.queries.len();
+        let outcome = (0..query_count)
+            .step_by(CHUNK_QUERIES)
+            .try_for_each(|first| {
+                let queries = &shared.queries[first..(first + CHUNK_QUERIES).min(query_count)];
+                let chunk = &mut expansions[first..first + queries.len()];
+                shared.search(queries, chunk);
+                let results = queries
+                    .par_iter()
+                    .zip(chunk.par_iter_mut())
+                    .map(|(query, expansion)| {
+                        let result = per_query(shared, query, expansion);
+                        expansion.search_hits = FxHashMap::default();
+                        result
+                    })
+                    .collect();
+                consume(queries, results)
+            });
+        self.expansions = expansions;
+        outcome
     }
 
     /// Searches, in one batch, every vector that some configuration searches for
