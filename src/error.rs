@@ -91,6 +91,20 @@ impl Problems {
         self.reported.is_empty()
     }
 
+    /// Orders the reported problems by line (stably; problems without a line first),
+    /// for a file whose checks ran in more than one pass.
+    pub fn sort_by_line(&mut self) {
+        self.reported.sort_by_key(|problem| problem.line);
+    }
+
+    /// Appends `later`'s problems after these.
+    pub fn append(&mut self, later: Problems) {
+        for problem in later.reported {
+            self.push(problem);
+        }
+        self.omitted += later.omitted;
+    }
+
     /// `Ok(())` when nothing was recorded, else the collected problems as an error.
     pub fn into_result(self) -> Result<(), Error> {
         if self.reported.is_empty() {

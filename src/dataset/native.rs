@@ -3,7 +3,7 @@
 //! `hypotheses.jsonl` (optional). See the README's "Dataset format" section.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -100,13 +100,31 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
         Manifest::defaults(&directory_name)
     };
 
-    let mut problems = Problems::default();
-    let facts = load_facts(root, &mut hasher, &mut problems)?;
-    let fact_ids: HashSet<&str> = facts.iter().map(|fact| fact.id.as_str()).collect();
-    let queries = load_queries(root, &fact_ids, &mut hasher, &mut problems)?;
+    // The files are read (and hashed) in their fixed order, but the facts are parsed
+    // last and only then are the queries' and the qrels' fact ids checked: what
+    // outlives loading then sits below the facts in memory rather than in the gaps
+    // their parsing leaves, so a spilled corpus' memory can go back to the system
+    // (see `SpilledFacts`). Each file's problems are still reported together, in
+    // line order, the fact list's first.
+    let fact_list = read_fact_list(root, &mut hasher)?;
+    let mut query_problems = Problems::default();
+    let (queries, query_lines) = load_queries(root, &mut hasher, &mut query_problems)?;
     let query_ids: HashSet<&str> = queries.iter().map(|query| query.id.0.as_str()).collect();
-    let qrels = load_qrels(root, &fact_ids, &query_ids, &mut hasher, &mut problems)?;
-    let hypotheses = load_hypotheses(root, &query_ids, &mut hasher, &mut problems)?;
+    let mut qrel_problems = Problems::default();
+    let (qrels, judged_facts) = load_qrels(root, &query_ids, &mut hasher, &mut qrel_problems)?;
+    let mut hypothesis_problems = Problems::default();
+    let hypotheses = load_hypotheses(root, &query_ids, &mut hasher, &mut hypothesis_problems)?;
+    drop(query_ids);
+    let mut problems = Problems::default();
+    let facts = fact_list.parse(&mut problems);
+    let fact_ids: HashSet<&str> = facts.iter().map(|fact| fact.id.as_str()).collect();
+    check_expectations(root, &queries, &query_lines, &fact_ids, &mut query_problems);
+    check_judged_facts(root, &judged_facts, &fact_ids, &mut qrel_problems);
+    drop((fact_ids, judged_facts, query_lines));
+    for mut file_problems in [query_problems, qrel_problems, hypothesis_problems] {
+        file_problems.sort_by_line();
+        problems.append(file_problems);
+    }
     let concept_lexicon = match &manifest.concept_lexicon {
         Some(relative) => {
             let inside = Path::new(relative)
@@ -174,11 +192,13 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     })
 }
 
-fn load_facts(
-    root: &Path,
-    hasher: &mut ContentHasher,
-    problems: &mut Problems,
-) -> Result<Vec<Fact>, Error> {
+/// The fact list's bytes, read and hashed before the other files, parsed after them.
+enum FactList {
+    Jsonl { path: PathBuf, bytes: Vec<u8> },
+    Chatcli { path: PathBuf, bytes: Vec<u8> },
+}
+
+fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, Error> {
     let jsonl = root.join(FACTS_FILE);
     let chatcli_file = root.join(chatcli::MEMORY_INDEX_FILE);
     match (jsonl.is_file(), chatcli_file.is_file()) {
@@ -204,30 +224,47 @@ fn load_facts(
         (false, true) => {
             let bytes = read_bytes(&chatcli_file)?;
             hasher.add(chatcli::MEMORY_INDEX_FILE, &bytes);
-            Ok(chatcli::parse_memory_index(&chatcli_file, &bytes, problems))
+            Ok(FactList::Chatcli {
+                path: chatcli_file,
+                bytes,
+            })
         }
         (true, false) => {
             let bytes = read_bytes(&jsonl)?;
             hasher.add(FACTS_FILE, &bytes);
-            let mut facts = Vec::new();
-            let mut seen = HashMap::new();
-            for line in split_lines(&jsonl, &bytes, problems) {
-                let Some(record) = parse_json_line::<FactRecord>(&jsonl, &line, problems) else {
-                    continue;
-                };
-                if let Some(fact) =
-                    fact_from_record(&jsonl, Some(line.number), record, &mut seen, problems)
-                {
-                    facts.push(fact);
+            Ok(FactList::Jsonl { path: jsonl, bytes })
+        }
+    }
+}
+
+impl FactList {
+    /// The facts (the bytes are freed before the facts are returned).
+    fn parse(self, problems: &mut Problems) -> Vec<Fact> {
+        match self {
+            FactList::Chatcli { path, bytes } => {
+                chatcli::parse_memory_index(&path, &bytes, problems)
+            }
+            FactList::Jsonl { path, bytes } => {
+                let mut facts = Vec::new();
+                let mut seen = HashMap::new();
+                for line in split_lines(&path, &bytes, problems) {
+                    let Some(record) = parse_json_line::<FactRecord>(&path, &line, problems) else {
+                        continue;
+                    };
+                    if let Some(fact) =
+                        fact_from_record(&path, Some(line.number), record, &mut seen, problems)
+                    {
+                        facts.push(fact);
+                    }
                 }
+                if facts.is_empty() && problems.is_empty() {
+                    problems.push(
+                        Problem::new(&path, None, "no facts")
+                            .with_hint("add one JSON object per line"),
+                    );
+                }
+                facts
             }
-            if facts.is_empty() && problems.is_empty() {
-                problems.push(
-                    Problem::new(&jsonl, None, "no facts")
-                        .with_hint("add one JSON object per line"),
-                );
-            }
-            Ok(facts)
         }
     }
 }
@@ -291,16 +328,18 @@ pub(super) fn fact_from_record(
     })
 }
 
+/// The queries and the line each is on (their expectations are checked once the facts
+/// are known, by [`check_expectations`]).
 fn load_queries(
     root: &Path,
-    fact_ids: &HashSet<&str>,
     hasher: &mut ContentHasher,
     problems: &mut Problems,
-) -> Result<Vec<Query>, Error> {
+) -> Result<(Vec<Query>, Vec<usize>), Error> {
     let path = root.join(QUERIES_FILE);
     let bytes = read_required(&path)?;
     hasher.add(QUERIES_FILE, &bytes);
     let mut queries = Vec::new();
+    let mut lines = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for line in split_lines(&path, &bytes, problems) {
         let Some(record) = parse_json_line::<QueryRecord>(&path, &line, problems) else {
@@ -334,16 +373,8 @@ fn load_queries(
             );
             valid = false;
         }
-        for expectation in &record.expect {
-            if let Some(message) = expectation_problem(expectation, fact_ids) {
-                problems.push(
-                    Problem::new(&path, Some(line.number), format!("query {:?}: {message}", record.id))
-                        .with_hint("expectation kinds: in_top, all_in_top, ranked_above, abstain, score_above (see the README)"),
-                );
-                valid = false;
-            }
-        }
         if valid {
+            lines.push(line.number);
             queries.push(Query {
                 id: QueryId(record.id),
                 text: record.text,
@@ -358,7 +389,28 @@ fn load_queries(
             Problem::new(&path, None, "no queries").with_hint("add one JSON object per line"),
         );
     }
-    Ok(queries)
+    Ok((queries, lines))
+}
+
+/// Checks every query's expectations (`lines` gives each query's line).
+fn check_expectations(
+    root: &Path,
+    queries: &[Query],
+    lines: &[usize],
+    fact_ids: &HashSet<&str>,
+    problems: &mut Problems,
+) {
+    let path = root.join(QUERIES_FILE);
+    for (query, &line) in queries.iter().zip(lines) {
+        for expectation in &query.expectations {
+            if let Some(message) = expectation_problem(expectation, fact_ids) {
+                problems.push(
+                    Problem::new(&path, Some(line), format!("query {:?}: {message}", query.id.0))
+                        .with_hint("expectation kinds: in_top, all_in_top, ranked_above, abstain, score_above (see the README)"),
+                );
+            }
+        }
+    }
 }
 
 /// What is wrong with an expectation, if anything.
@@ -384,17 +436,19 @@ fn expectation_problem(expectation: &Expectation, fact_ids: &HashSet<&str>) -> O
     }
 }
 
+/// The judgments, and every judged fact with its line (checked once the facts are
+/// known, by [`check_judged_facts`]).
 fn load_qrels(
     root: &Path,
-    fact_ids: &HashSet<&str>,
     query_ids: &HashSet<&str>,
     hasher: &mut ContentHasher,
     problems: &mut Problems,
-) -> Result<Qrels, Error> {
+) -> Result<(Qrels, Vec<(usize, FactId)>), Error> {
     let path = root.join(QRELS_FILE);
     let bytes = read_required(&path)?;
     hasher.add(QRELS_FILE, &bytes);
     let mut qrels: Qrels = HashMap::new();
+    let mut judged_facts = Vec::new();
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
     for (position, line) in split_lines(&path, &bytes, problems).into_iter().enumerate() {
         let fields: Vec<&str> = line.text.split('\t').map(str::trim).collect();
@@ -450,13 +504,6 @@ fn load_qrels(
             );
             continue;
         }
-        if !fact_ids.contains(fact) {
-            report(
-                format!("unknown fact id {fact:?}"),
-                "every qrels fact must be in the fact list",
-            );
-            continue;
-        }
         if let Some(first) = seen.get(&(query.to_owned(), fact.to_owned())) {
             report(
                 format!("duplicate judgment for ({query}, {fact}); first on line {first}"),
@@ -465,15 +512,36 @@ fn load_qrels(
             continue;
         }
         seen.insert((query.to_owned(), fact.to_owned()), line.number);
+        let fact = FactId::from(fact.to_owned());
+        judged_facts.push((line.number, fact.clone()));
         qrels
             .entry(QueryId(query.to_owned()))
             .or_default()
-            .push(Judgment {
-                fact: FactId::from(fact.to_owned()),
-                grade,
-            });
+            .push(Judgment { fact, grade });
     }
-    Ok(qrels)
+    Ok((qrels, judged_facts))
+}
+
+/// Reports every judged fact that is not in the fact list.
+fn check_judged_facts(
+    root: &Path,
+    judged_facts: &[(usize, FactId)],
+    fact_ids: &HashSet<&str>,
+    problems: &mut Problems,
+) {
+    let path = root.join(QRELS_FILE);
+    for (line, fact) in judged_facts {
+        if !fact_ids.contains(fact.as_str()) {
+            problems.push(
+                Problem::new(
+                    &path,
+                    Some(*line),
+                    format!("unknown fact id {:?}", fact.as_str()),
+                )
+                .with_hint("every qrels fact must be in the fact list"),
+            );
+        }
+    }
 }
 
 fn load_hypotheses(
@@ -582,5 +650,68 @@ pub(super) fn strip_position(error: &serde_json::Error) -> String {
     match message.rfind(" at line ") {
         Some(index) => message[..index].to_owned(),
         None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The facts are parsed after the other files, and the fact ids the queries and
+    /// qrels name are checked after that: the report still lists the fact list's
+    /// problems first, then each file's in line order.
+    #[test]
+    fn problems_are_reported_by_file_then_line() {
+        let directory = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(directory.path().join(name), text);
+        write(
+            FACTS_FILE,
+            "{\"id\":\"f1\",\"content\":\"one\"}\n{\"id\":\"f2\",\"content\":\"\"}\n",
+        )
+        .unwrap();
+        write(
+            QUERIES_FILE,
+            "{\"id\":\"q1\",\"text\":\"a\",\"expect\":[{\"kind\":\"in_top\",\"fact\":\"f9\",\"n\":1}]}\n\
+             {\"id\":\"q2\",\"text\":\" \"}\n",
+        )
+        .unwrap();
+        write(QRELS_FILE, "q1\tf8\t1\nq1\tf1\tx\n").unwrap();
+        write(
+            HYPOTHESES_FILE,
+            "{\"query_id\":\"q7\",\"hypotheses\":[\"h\"]}\n",
+        )
+        .unwrap();
+        let Err(Error::Invalid(invalid)) = load(directory.path()) else {
+            panic!("the dataset has problems");
+        };
+        let located: Vec<(String, Option<usize>)> = invalid
+            .problems
+            .iter()
+            .map(|problem| {
+                let name = problem.path.file_name().unwrap().to_string_lossy();
+                (name.into_owned(), problem.line)
+            })
+            .collect();
+        let expected = [
+            (FACTS_FILE, 2),
+            (QUERIES_FILE, 1),
+            (QUERIES_FILE, 2),
+            (QRELS_FILE, 1),
+            (QRELS_FILE, 2),
+            (HYPOTHESES_FILE, 1),
+        ];
+        assert_eq!(
+            located,
+            expected
+                .iter()
+                .map(|&(name, line)| (name.to_owned(), Some(line)))
+                .collect::<Vec<_>>()
+        );
+        assert!(invalid.problems[1]
+            .message
+            .contains("unknown fact id \"f9\""));
+        assert!(invalid.problems[3]
+            .message
+            .contains("unknown fact id \"f8\""));
     }
 }
