@@ -318,3 +318,69 @@ fn facts_set_aside_on_disk_rank_as_facts_in_memory() {
         "rankings differ between the two paths"
     );
 }
+
+/// `run` fuses most rankings straight off the lexical accumulators (keyword x temporal,
+/// BM25, the blend's two passes), without the candidate tables sweeps re-fuse. For
+/// every configuration and query, on devmem and on a synthetic corpus (three chunks of
+/// queries; its queries share keywords with thousands of facts), those rankings must
+/// be exactly what fusing the table gives, scores to the bit.
+#[test]
+fn rankings_fused_without_tables_equal_fusing_the_tables() {
+    use hyde_eval::dataset::synth::{write, SynthOptions};
+    use hyde_eval::embed::HashProvider;
+    use hyde_eval::generate::RecordedGenerator;
+    use hyde_eval::pipeline::candidates::fuse;
+    use hyde_eval::pipeline::{self, PipelineInputs};
+    use hyde_eval::run::QueryRanking;
+
+    let work = tempfile::tempdir().unwrap();
+    write(&SynthOptions::new(3000, 300, 11), work.path()).unwrap();
+    for root in [common::repo_path("datasets/devmem"), work.path().to_path_buf()] {
+        let dataset = Dataset::load(&root).unwrap();
+        let settings = common::quiet_settings(&dataset);
+        let embedder = HashProvider::new(384).unwrap();
+        let generator = RecordedGenerator::from_dataset(&dataset);
+        let inputs = PipelineInputs {
+            embedder: Some(&embedder),
+            generator: &generator,
+            configurations: &settings.configurations,
+            progress: false,
+        };
+        let mut rankings: Vec<Vec<QueryRanking>> =
+            settings.configurations.iter().map(|_| Vec::new()).collect();
+        pipeline::prepare(&dataset, &inputs)
+            .unwrap()
+            .retrieve(&mut rankings)
+            .unwrap();
+        let mut prepared = pipeline::prepare(&dataset, &inputs).unwrap();
+        let tables = prepared.candidate_tables();
+        let mut compared = 0;
+        for (configuration, rankings) in tables.iter().zip(&rankings) {
+            assert_eq!(configuration.tables.len(), dataset.queries.len());
+            for (table, ranking) in configuration.tables.iter().zip(rankings) {
+                let fused: Vec<_> = fuse(
+                    table,
+                    configuration.configuration.plan().fusion,
+                    &configuration.configuration.params,
+                )
+                .into_iter()
+                .map(|(fact, score)| (prepared.fact_id(fact).clone(), score.to_bits()))
+                .collect();
+                let streamed: Vec<_> = ranking
+                    .results
+                    .iter()
+                    .map(|(fact, score)| (fact.clone(), score.to_bits()))
+                    .collect();
+                assert_eq!(
+                    streamed, fused,
+                    "{} on {} in {}",
+                    configuration.configuration.name,
+                    ranking.query,
+                    root.display()
+                );
+                compared += usize::from(!fused.is_empty());
+            }
+        }
+        assert!(compared >= 9 * dataset.queries.len(), "{compared}");
+    }
+}

@@ -370,6 +370,17 @@ pub struct ScoredFacts<'a> {
 }
 
 impl ScoredFacts<'_> {
+    /// The facts and scores still to come, read without taking them off the
+    /// accumulators (for a first pass over the scores).
+    pub fn peek(&self) -> impl Iterator<Item = (FactIndex, f64)> + '_ {
+        let sums = &*self.sums;
+        let divisor = self.divisor;
+        self.touched
+            .as_slice()
+            .iter()
+            .map(move |&fact| (fact, sums[fact as usize] / divisor))
+    }
+
     fn empty() -> ScoredFacts<'static> {
         ScoredFacts {
             sums: &mut [],

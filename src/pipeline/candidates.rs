@@ -70,17 +70,57 @@ pub fn min_max_normalize(values: &mut [f64]) {
     }
 }
 
+/// chatcli's blend over one set of candidates: each signal min-max scaled over the set,
+/// then weighted. Found in one pass over the set, so a ranking can be blended from
+/// candidates streamed twice without ever being stored (see `pipeline`'s retrieval).
+#[derive(Clone, Copy)]
+pub struct Blend {
+    semantic: MinMax,
+    lexical: MinMax,
+    temporal: MinMax,
+    weights: Weights,
+}
+
+impl Blend {
+    /// The blend over `candidates`.
+    pub fn over(candidates: impl Iterator<Item = Candidate>, weights: Weights) -> Blend {
+        let start = (f64::INFINITY, f64::NEG_INFINITY);
+        let widen = |(min, max): (f64, f64), value: f64| (min.min(value), max.max(value));
+        let (semantic, lexical, temporal) =
+            candidates.fold((start, start, start), |(semantic, lexical, temporal), c| {
+                (
+                    widen(semantic, c.semantic),
+                    widen(lexical, c.lexical),
+                    widen(temporal, c.temporal),
+                )
+            });
+        let scaling = |(min, max): (f64, f64)| MinMax {
+            min,
+            span: max - min,
+        };
+        Blend {
+            semantic: scaling(semantic),
+            lexical: scaling(lexical),
+            temporal: scaling(temporal),
+            weights,
+        }
+    }
+
+    /// The blended score of one candidate of the set.
+    pub fn score(&self, candidate: &Candidate) -> f64 {
+        self.weights.semantic * self.semantic.scale(candidate.semantic)
+            + self.weights.lexical * self.lexical.scale(candidate.lexical)
+            + self.weights.temporal * self.temporal.scale(candidate.temporal)
+    }
+}
+
 /// chatcli's blended score of every candidate: min-max per signal, weighted sum. The
 /// scalings are found first, so no normalized column is ever stored.
 pub fn blend_scores(candidates: &[Candidate], weights: Weights) -> impl Iterator<Item = f64> + '_ {
-    let semantic = MinMax::of(candidates.iter().map(|candidate| candidate.semantic));
-    let lexical = MinMax::of(candidates.iter().map(|candidate| candidate.lexical));
-    let temporal = MinMax::of(candidates.iter().map(|candidate| candidate.temporal));
-    candidates.iter().map(move |candidate| {
-        weights.semantic * semantic.scale(candidate.semantic)
-            + weights.lexical * lexical.scale(candidate.lexical)
-            + weights.temporal * temporal.scale(candidate.temporal)
-    })
+    let blend = Blend::over(candidates.iter().copied(), weights);
+    candidates
+        .iter()
+        .map(move |candidate| blend.score(candidate))
 }
 
 /// Fuses `table` into a ranking: score descending, fact id ascending, at most

@@ -32,7 +32,7 @@ use crate::index::{
 };
 use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
-use candidates::{fuse, Candidate, CandidateTable, TableKind};
+use candidates::{fuse, Blend, Candidate, CandidateTable, TableKind};
 use config::{Configuration, Fusion, KeywordSource, Params, Plan, SearchVector};
 
 /// What the pipeline needs besides the dataset.
@@ -571,14 +571,14 @@ impl Prepared<'_> {
                     .zip(&shared.plans)
                     .map(|(configuration, plan)| {
                         let started = Instant::now();
-                        let signals = shared.query_signals(query, expansion, configuration, *plan);
-                        let ranking = fuse(&signals.table, plan.fusion, &configuration.params)
-                            .into_iter()
-                            .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
-                            .collect();
+                        let (ranking, hyde) =
+                            shared.query_ranking(query, expansion, configuration, *plan);
                         QueryOutcome {
-                            ranking,
-                            hyde: signals.hyde,
+                            ranking: ranking
+                                .into_iter()
+                                .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
+                                .collect(),
+                            hyde,
                             elapsed_ms: elapsed_ms(started),
                         }
                     })
@@ -820,12 +820,6 @@ struct QueryOutcome {
     elapsed_ms: f64,
 }
 
-/// One configuration's unfused candidate table for one query.
-struct QuerySignals {
-    table: CandidateTable,
-    hyde: HydeOutcome,
-}
-
 /// Every query's candidate table for one configuration (see
 /// [`Prepared::candidate_tables`]).
 #[derive(Debug, Clone)]
@@ -1009,21 +1003,21 @@ impl Prepared<'_> {
             .collect();
         let Ok(()) = self.in_chunks(
             |shared, query, expansion| {
-                let signals = shared
+                let query_tables = shared
                     .configurations
                     .iter()
                     .zip(&shared.plans)
                     .map(|(configuration, plan)| {
-                        shared.query_signals(query, expansion, configuration, *plan)
+                        shared.query_table(query, expansion, configuration, *plan)
                     })
                     .collect::<Vec<_>>();
                 bar.inc(1);
-                signals
+                query_tables
             },
             |_, per_query| {
-                for signals in per_query {
-                    for (configuration, query_signals) in tables.iter_mut().zip(signals) {
-                        configuration.tables.push(query_signals.table);
+                for query_tables in per_query {
+                    for (configuration, table) in tables.iter_mut().zip(query_tables) {
+                        configuration.tables.push(table);
                     }
                 }
                 Ok::<(), std::convert::Infallible>(())
@@ -1075,23 +1069,51 @@ impl Prepared<'_> {
         }
     }
 
-    /// The candidate table of one configuration for one query, and how it used HyDE.
-    fn query_signals(
+    /// The candidate table of one configuration for one query.
+    fn query_table(
         &self,
         query: &Query,
         expansion: &QueryExpansion,
         configuration: &Configuration,
         plan: Plan,
-    ) -> QuerySignals {
-        let temporal = &self.temporal_by_half_life[&configuration.params.half_life_days.to_bits()];
-        build_signals(
-            query,
-            expansion,
-            configuration,
-            plan,
+    ) -> CandidateTable {
+        let inputs = signal_inputs(query, expansion, configuration, plan);
+        candidate_table(
+            plan.fusion,
+            inputs.keywords.as_deref(),
+            inputs.searches(),
+            &query.text,
+            &configuration.params,
             &self.corpus,
-            temporal,
+            self.temporal(configuration),
         )
+    }
+
+    /// One configuration's ranking of one query, and how it used HyDE: what fusing its
+    /// candidate table gives, mostly without building the table (see [`fused_ranking`]).
+    fn query_ranking(
+        &self,
+        query: &Query,
+        expansion: &QueryExpansion,
+        configuration: &Configuration,
+        plan: Plan,
+    ) -> (Vec<(FactIndex, f64)>, HydeOutcome) {
+        let inputs = signal_inputs(query, expansion, configuration, plan);
+        let ranking = fused_ranking(
+            plan.fusion,
+            inputs.keywords.as_deref(),
+            inputs.searches(),
+            &query.text,
+            &configuration.params,
+            &self.corpus,
+            self.temporal(configuration),
+        );
+        (ranking, inputs.hyde)
+    }
+
+    /// The temporal score of every fact at `configuration`'s half-life.
+    fn temporal(&self, configuration: &Configuration) -> &[f64] {
+        &self.temporal_by_half_life[&configuration.params.half_life_days.to_bits()]
     }
 }
 
@@ -1113,19 +1135,34 @@ fn account(outcomes: impl Iterator<Item = HydeOutcome>) -> HydeAccounting {
     accounting
 }
 
-/// Builds one configuration's candidate table for one query (expansion per its plan,
-/// then signals); fusion is left to the caller.
-fn build_signals(
+/// What one configuration searches with for one query: its keywords, the hits of its
+/// search vectors, and how it used HyDE.
+struct SignalInputs<'e> {
+    keywords: Option<Vec<String>>,
+    hits: Vec<&'e [(FactIndex, f64)]>,
+    /// Every search vector is zero (or there is none).
+    all_zero: bool,
+    hyde: HydeOutcome,
+}
+
+impl SignalInputs<'_> {
+    fn searches(&self) -> Searches<'_> {
+        Searches {
+            hits: &self.hits,
+            all_zero: self.all_zero,
+        }
+    }
+}
+
+/// One configuration's inputs for one query, expanded per its plan.
+fn signal_inputs<'e>(
     query: &Query,
-    expansion: &QueryExpansion,
+    expansion: &'e QueryExpansion,
     configuration: &Configuration,
     plan: Plan,
-    corpus: &Corpus,
-    temporal: &[f64],
-) -> QuerySignals {
+) -> SignalInputs<'e> {
     let params = &configuration.params;
     let (hypotheses, search_vectors, hyde) = configuration_inputs(query, expansion, params, plan);
-
     let keywords: Option<Vec<String>> = plan.keywords.map(|source| match source {
         KeywordSource::Query => expansion.keywords.clone(),
         KeywordSource::QueryAndHypothesis if !hypotheses.is_empty() => {
@@ -1139,24 +1176,15 @@ fn build_signals(
         }
         KeywordSource::QueryAndHypothesis => expansion.keywords.clone(),
     });
-    let searches: Vec<&[(FactIndex, f64)]> = search_vectors
-        .iter()
-        .map(|vector| expansion.hits(vector))
-        .collect();
-    let all_zero = search_vectors.iter().all(|vector| is_zero(vector));
-    let table = candidate_table(
-        plan.fusion,
-        keywords.as_deref(),
-        Searches {
-            hits: &searches,
-            all_zero,
-        },
-        &query.text,
-        params,
-        corpus,
-        temporal,
-    );
-    QuerySignals { table, hyde }
+    SignalInputs {
+        keywords,
+        hits: search_vectors
+            .iter()
+            .map(|vector| expansion.hits(vector))
+            .collect(),
+        all_zero: search_vectors.iter().all(|vector| is_zero(vector)),
+        hyde,
+    }
 }
 
 /// The hypotheses one configuration uses for one query (after the skip heuristics and
@@ -1375,8 +1403,6 @@ fn candidate_table(
             None => signals((0..corpus.ids.len() as FactIndex).map(blank).collect()),
         },
         Fusion::Blend => {
-            // Keyword matches come in fact order; the few vector hits are put in fact
-            // order and merged in, so the table is in fact order without a hash map.
             let mut semantic = vector_hits(searches, params);
             semantic.sort_unstable_by_key(|&(fact, _)| fact);
             let inputs_empty = keywords.is_empty() && searches.all_zero;
@@ -1391,27 +1417,7 @@ fn candidate_table(
                         };
                     }
                     let mut candidates = Vec::with_capacity(keyword_matches.len() + semantic.len());
-                    let mut semantic = semantic.into_iter().peekable();
-                    for (fact, relevance) in keyword_matches {
-                        while let Some((hit, cosine)) = semantic.next_if(|&(hit, _)| hit < fact) {
-                            candidates.push(Candidate {
-                                semantic: cosine,
-                                ..blank(hit)
-                            });
-                        }
-                        let cosine = semantic
-                            .next_if(|&(hit, _)| hit == fact)
-                            .map_or(0.0, |(_, cosine)| cosine);
-                        candidates.push(Candidate {
-                            semantic: cosine,
-                            lexical: relevance,
-                            ..blank(fact)
-                        });
-                    }
-                    candidates.extend(semantic.map(|(hit, cosine)| Candidate {
-                        semantic: cosine,
-                        ..blank(hit)
-                    }));
+                    candidates.extend(blend_candidates(keyword_matches, &semantic, temporal));
                     signals(candidates)
                 })
         }
@@ -1442,6 +1448,118 @@ fn candidate_table(
             signals(sorted_candidates(by_fact))
         }
     }
+}
+
+/// What [`fuse`] gives for the table [`candidate_table`] builds, computed without the
+/// table where that is large: keyword relevance times temporal, BM25 and the blend
+/// read the scores straight off the lexical accumulators (the blend in two passes:
+/// its scalings, then its scores), and every-fact-by-temporal is read off the
+/// temporal scores. A keyword match table holds most of a million-fact corpus (32
+/// bytes a fact); the tables of vector hits (cosine, hybrid) are small and still built.
+fn fused_ranking(
+    fusion: Fusion,
+    keywords: Option<&[String]>,
+    searches: Searches<'_>,
+    query_text: &str,
+    params: &Params,
+    corpus: &Corpus,
+    temporal: &[f64],
+) -> Vec<(FactIndex, f64)> {
+    let depth = params.depth;
+    let by_temporal = || {
+        select_top_by_score_then_id(
+            (0..corpus.ids.len() as FactIndex).map(|fact| (fact, temporal[fact as usize])),
+            depth,
+        )
+    };
+    let words = keywords.unwrap_or(&[]);
+    match fusion {
+        Fusion::KeywordTimesTemporal if words.is_empty() => by_temporal(),
+        Fusion::KeywordTimesTemporal => corpus.lexical.with_keyword_relevance(words, |matches| {
+            select_top_by_score_then_id(
+                matches.map(|(fact, relevance)| (fact, temporal[fact as usize] * relevance)),
+                depth,
+            )
+        }),
+        Fusion::Bm25 => corpus.lexical.with_bm25(
+            query_text,
+            Bm25Params {
+                k1: params.bm25_k1,
+                b: params.bm25_b,
+            },
+            params.bm25_analyzer,
+            |scores| select_top_by_score_then_id(scores, depth),
+        ),
+        Fusion::Blend => {
+            let mut semantic = vector_hits(searches, params);
+            semantic.sort_unstable_by_key(|&(fact, _)| fact);
+            let inputs_empty = words.is_empty() && searches.all_zero;
+            corpus
+                .lexical
+                .with_keyword_relevance(words, |keyword_matches| {
+                    if keyword_matches.len() == 0 && semantic.is_empty() && inputs_empty {
+                        return by_temporal();
+                    }
+                    let blend = Blend::over(
+                        blend_candidates(keyword_matches.peek(), &semantic, temporal),
+                        params.weights,
+                    );
+                    select_top_by_score_then_id(
+                        blend_candidates(keyword_matches, &semantic, temporal)
+                            .map(|candidate| (candidate.fact, blend.score(&candidate))),
+                        depth,
+                    )
+                })
+        }
+        Fusion::Cosine | Fusion::Hybrid => fuse(
+            &candidate_table(
+                fusion, keywords, searches, query_text, params, corpus, temporal,
+            ),
+            fusion,
+            params,
+        ),
+    }
+}
+
+/// A blend's candidates in fact order: the keyword matches (in fact order) merged with
+/// the vector hits (`hits`, in fact order), a fact in both once with both signals.
+fn blend_candidates<'a>(
+    keyword_matches: impl Iterator<Item = (FactIndex, f64)> + 'a,
+    hits: &'a [(FactIndex, f64)],
+    temporal: &'a [f64],
+) -> impl Iterator<Item = Candidate> + 'a {
+    let mut keyword_matches = keyword_matches.peekable();
+    let mut hits = hits.iter().copied().peekable();
+    std::iter::from_fn(move || {
+        let blank = |fact: FactIndex| Candidate {
+            fact,
+            semantic: 0.0,
+            lexical: 0.0,
+            temporal: temporal[fact as usize],
+        };
+        let match_first = match (keyword_matches.peek(), hits.peek()) {
+            (Some(&(fact, _)), Some(&(hit, _))) => fact <= hit,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if match_first {
+            let (fact, relevance) = keyword_matches.next()?;
+            let cosine = hits
+                .next_if(|&(hit, _)| hit == fact)
+                .map_or(0.0, |(_, cosine)| cosine);
+            Some(Candidate {
+                semantic: cosine,
+                lexical: relevance,
+                ..blank(fact)
+            })
+        } else {
+            let (hit, cosine) = hits.next()?;
+            Some(Candidate {
+                semantic: cosine,
+                ..blank(hit)
+            })
+        }
+    })
 }
 
 /// Candidates in fact order, so fusion input never depends on hash-map iteration.
