@@ -25,6 +25,7 @@ use crate::generate::{ChatGenerator, HypothesisGenerator, RecordedGenerator};
 use crate::http::{HttpClient, Secret};
 use crate::models::{self, Fetched};
 use crate::pipeline::config::Preset;
+use crate::pipeline::vector_spill::VECTOR_SPILL_MIN_BYTES;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
 use crate::report::digest::RankingDigest;
 use crate::report::files::{
@@ -237,7 +238,11 @@ pub fn execute(
             indexed.embed(&texts, &dataset.queries)
         }
     }
-    .and_then(|prepared| prepared.retrieve(&mut digests));
+    .and_then(|mut prepared| {
+        // So are large sets of query and hypothesis vectors, until their chunk.
+        prepared.spill_query_vectors(VECTOR_SPILL_MIN_BYTES)?;
+        prepared.retrieve(&mut digests)
+    });
     if let Some(spilled) = spilled {
         spilled.restore(&mut dataset.facts)?;
     }

@@ -335,7 +335,10 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
 
     let work = tempfile::tempdir().unwrap();
     write(&SynthOptions::new(3000, 300, 11), work.path()).unwrap();
-    for root in [common::repo_path("datasets/devmem"), work.path().to_path_buf()] {
+    for root in [
+        common::repo_path("datasets/devmem"),
+        work.path().to_path_buf(),
+    ] {
         let dataset = Dataset::load(&root).unwrap();
         let settings = common::quiet_settings(&dataset);
         let embedder = HashProvider::new(384).unwrap();
@@ -353,7 +356,7 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
             .retrieve(&mut rankings)
             .unwrap();
         let mut prepared = pipeline::prepare(&dataset, &inputs).unwrap();
-        let tables = prepared.candidate_tables();
+        let tables = prepared.candidate_tables().unwrap();
         let mut compared = 0;
         for (configuration, rankings) in tables.iter().zip(&rankings) {
             assert_eq!(configuration.tables.len(), dataset.queries.len());
@@ -372,7 +375,8 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
                     .map(|(fact, score)| (fact.clone(), score.to_bits()))
                     .collect();
                 assert_eq!(
-                    streamed, fused,
+                    streamed,
+                    fused,
                     "{} on {} in {}",
                     configuration.configuration.name,
                     ranking.query,
@@ -383,4 +387,50 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
         }
         assert!(compared >= 9 * dataset.queries.len(), "{compared}");
     }
+}
+
+/// Large sets of query and hypothesis vectors wait on disk during retrieval and each
+/// chunk of queries reads its own back (`Prepared::spill_query_vectors`). Forced at a
+/// 1-byte threshold on a synthetic corpus of three chunks, every configuration must
+/// rank exactly as with the vectors in memory, and count the same embedded texts.
+#[test]
+fn query_vectors_set_aside_on_disk_rank_as_vectors_in_memory() {
+    use hyde_eval::dataset::synth::{write, SynthOptions};
+    use hyde_eval::embed::HashProvider;
+    use hyde_eval::generate::RecordedGenerator;
+    use hyde_eval::pipeline::{self, PipelineInputs};
+    use hyde_eval::run::QueryRanking;
+
+    let work = tempfile::tempdir().unwrap();
+    write(&SynthOptions::new(2000, 300, 5), work.path()).unwrap();
+    let dataset = Dataset::load(work.path()).unwrap();
+    let settings = common::quiet_settings(&dataset);
+    let embedder = HashProvider::new(384).unwrap();
+    let generator = RecordedGenerator::from_dataset(&dataset);
+    let inputs = PipelineInputs {
+        embedder: Some(&embedder),
+        generator: &generator,
+        configurations: &settings.configurations,
+        progress: false,
+    };
+    let retrieve = |spill: bool| {
+        let mut rankings: Vec<Vec<QueryRanking>> =
+            settings.configurations.iter().map(|_| Vec::new()).collect();
+        let mut prepared = pipeline::prepare(&dataset, &inputs).unwrap();
+        if spill {
+            prepared.spill_query_vectors(1).unwrap();
+        }
+        let output = prepared.retrieve(&mut rankings).unwrap();
+        (rankings, output.embedded_texts)
+    };
+    let (in_memory, texts_in_memory) = retrieve(false);
+    let (from_disk, texts_from_disk) = retrieve(true);
+    // 2,000 facts, 300 queries and their recorded hypotheses (three each).
+    assert_eq!(texts_in_memory, 2000 + 300 + 900);
+    assert_eq!(texts_from_disk, texts_in_memory);
+    assert!(in_memory.iter().all(|rankings| rankings.len() == 300));
+    assert!(
+        from_disk == in_memory,
+        "rankings differ between the two paths"
+    );
 }

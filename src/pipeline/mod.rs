@@ -12,6 +12,7 @@
 
 pub mod candidates;
 pub mod config;
+pub mod vector_spill;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -34,6 +35,7 @@ use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
 use candidates::{fuse, Blend, Candidate, CandidateTable, TableKind};
 use config::{Configuration, Fusion, KeywordSource, Params, Plan, SearchVector};
+use vector_spill::SpilledVectors;
 
 /// What the pipeline needs besides the dataset.
 pub struct PipelineInputs<'a> {
@@ -232,6 +234,10 @@ pub struct Prepared<'a> {
     plans: Vec<Plan>,
     corpus: Corpus,
     expansions: Vec<QueryExpansion>,
+    /// The expansions' vectors, when they wait on disk (see [`Prepared::spill_query_vectors`]).
+    spilled_vectors: Option<SpilledVectors>,
+    /// Facts, queries and hypotheses embedded.
+    embedded_texts: usize,
     /// Temporal score of every fact, per distinct half-life (keyed by its bits).
     temporal_by_half_life: HashMap<u64, Vec<f64>>,
     timings: StageTimings,
@@ -486,12 +492,24 @@ impl<'a> IndexedCorpus<'a> {
             }),
             _ => None,
         };
+        let embedded_texts = if corpus.vectors.is_some() {
+            corpus.ids.len()
+                + expansions.len()
+                + expansions
+                    .iter()
+                    .map(|expansion| expansion.hypothesis_vectors.len())
+                    .sum::<usize>()
+        } else {
+            0
+        };
         Ok(Prepared {
             queries: queries.to_vec(),
             configurations,
             plans,
             corpus,
             expansions,
+            spilled_vectors: None,
+            embedded_texts,
             temporal_by_half_life,
             timings,
             embedding_usage,
@@ -551,17 +569,7 @@ impl Prepared<'_> {
             query_count,
             "retrieving",
         );
-        let embedded_texts = if self.corpus.vectors.is_some() {
-            self.corpus.ids.len()
-                + self.expansions.len()
-                + self
-                    .expansions
-                    .iter()
-                    .map(|expansion| expansion.hypothesis_vectors.len())
-                    .sum::<usize>()
-        } else {
-            0
-        };
+        let embedded_texts = self.embedded_texts;
         let mut outcomes: Vec<Vec<HydeOutcome>> = vec![Vec::new(); configurations.len()];
         let mut retrieval_ms = vec![0.0; configurations.len()];
         self.in_chunks(
@@ -583,9 +591,6 @@ impl Prepared<'_> {
                         }
                     })
                     .collect::<Vec<_>>();
-                // A retrieved query's vectors are not read again.
-                expansion.query_vector = None;
-                expansion.hypothesis_vectors = Vec::new();
                 bar.inc(1);
                 outcomes
             },
@@ -987,7 +992,7 @@ impl Prepared<'_> {
     /// The candidate table of every configuration for every query, without fusing,
     /// configurations in input order. Sweeps re-fuse these
     /// tables per parameter point instead of recomputing signals.
-    pub fn candidate_tables(&mut self) -> Vec<ConfigurationTables> {
+    pub fn candidate_tables(&mut self) -> Result<Vec<ConfigurationTables>, Error> {
         let bar = progress_bar(
             self.progress && self.queries.len() * self.configurations.len() > 5000,
             self.queries.len(),
@@ -1001,7 +1006,7 @@ impl Prepared<'_> {
                 tables: Vec::with_capacity(self.queries.len()),
             })
             .collect();
-        let Ok(()) = self.in_chunks(
+        self.in_chunks(
             |shared, query, expansion| {
                 let query_tables = shared
                     .configurations
@@ -1020,22 +1025,33 @@ impl Prepared<'_> {
                         configuration.tables.push(table);
                     }
                 }
-                Ok::<(), std::convert::Infallible>(())
+                Ok(())
             },
-        );
+        )?;
         bar.finish_and_clear();
-        tables
+        Ok(tables)
+    }
+
+    /// Sets the queries' and hypotheses' vectors aside in a temporary file when they
+    /// total `min_bytes` or more (see [`vector_spill`]); each chunk of queries reads its
+    /// own back before it is searched.
+    pub fn spill_query_vectors(&mut self, min_bytes: usize) -> Result<(), Error> {
+        if self.spilled_vectors.is_none() {
+            self.spilled_vectors = SpilledVectors::take(&mut self.expansions, min_bytes)?;
+        }
+        Ok(())
     }
 
     /// Runs `per_query` on every query, [`CHUNK_QUERIES`] at a time: a chunk's vectors
-    /// are searched in one batch, its queries mapped in parallel (each query's search
-    /// hits dropped once it is mapped), and `consume` takes the chunk's queries and
-    /// results, in order, before the next chunk starts.
-    fn in_chunks<T: Send, E>(
+    /// (read back first when they wait on disk) are searched in one batch, its queries
+    /// mapped in parallel (each query's vectors and search hits dropped once it is
+    /// mapped), and `consume` takes the chunk's queries and results, in order, before
+    /// the next chunk starts.
+    fn in_chunks<T: Send>(
         &mut self,
         per_query: impl Fn(&Self, &Query, &mut QueryExpansion) -> T + Sync,
-        mut consume: impl FnMut(&[Query], Vec<T>) -> Result<(), E>,
-    ) -> Result<(), E> {
+        mut consume: impl FnMut(&[Query], Vec<T>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         // Taken out so each chunk's expansions can take and drop their search hits.
         let mut expansions = std::mem::take(&mut self.expansions);
         let shared = &*self;
@@ -1045,12 +1061,17 @@ impl Prepared<'_> {
             .try_for_each(|first| {
                 let queries = &shared.queries[first..(first + CHUNK_QUERIES).min(query_count)];
                 let chunk = &mut expansions[first..first + queries.len()];
+                if let Some(spilled) = &shared.spilled_vectors {
+                    spilled.restore(first, chunk)?;
+                }
                 shared.search(queries, chunk);
                 let results = queries
                     .par_iter()
                     .zip(chunk.par_iter_mut())
                     .map(|(query, expansion)| {
                         let result = per_query(shared, query, expansion);
+                        expansion.query_vector = None;
+                        expansion.hypothesis_vectors = Vec::new();
                         expansion.search_hits = FxHashMap::default();
                         result
                     })

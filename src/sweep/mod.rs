@@ -409,7 +409,7 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
             progress: inputs.progress,
         },
     )?;
-    let tables = prepared.candidate_tables();
+    let tables = prepared.candidate_tables()?;
     let judged = JudgedQueries::new(
         inputs.dataset,
         &prepared.fact_ids(),
