@@ -34,12 +34,15 @@ else
 fi
 
 cargo fuzz build --fuzz-dir fuzz -O --sanitizer "$sanitizer"
+# The targets write their inputs under the temp dir; this run's go, whatever happens.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 for target in "${targets[@]}"; do
   corpus="$cache/fuzz-corpus/$target"
   mkdir -p "$corpus"
   printf '%-16s ' "$target"
   log="$(mktemp)"
-  if cargo fuzz run --fuzz-dir fuzz -O --sanitizer "$sanitizer" "$target" "$corpus" "fuzz/seeds/$target" -- \
+  if TMPDIR="$scratch" cargo fuzz run --fuzz-dir fuzz -O --sanitizer "$sanitizer" "$target" "$corpus" "fuzz/seeds/$target" -- \
     -max_total_time="$seconds" -seed=1 -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
     >"$log" 2>&1; then
     runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The per-process scratch directory (under the system temp dir, removed by the OS).
+/// The per-process scratch directory, under the system temp dir (`TMPDIR`), which
+/// `scripts/fuzz.sh` points at a directory of its own and removes afterwards.
 pub fn scratch(name: &str) -> &'static Path {
     static DIRECTORY: OnceLock<PathBuf> = OnceLock::new();
     DIRECTORY.get_or_init(|| {
