@@ -14,7 +14,7 @@ cargo build --release --quiet
 binary="${CARGO_TARGET_DIR:-target}/release/hyde-eval"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-echo "| facts | queries | wall (s) | peak RSS (MB) | fact vectors (MB) | RSS / vectors |"
+echo "| facts | queries | wall (s) | peak RSS (MiB) | fact vectors (MiB) | RSS / vectors |"
 echo "|---:|---:|---:|---:|---:|---:|"
 for size in "${sizes[@]}"; do
   facts="${size%%:*}"
@@ -23,7 +23,7 @@ for size in "${sizes[@]}"; do
   /usr/bin/time -f "%e %M" -o "$work/time" "$binary" run --quiet --dataset "$work/synth" \
     --output-dir "$work/reports" > /dev/null
   read -r wall rss_kb < "$work/time"
-  vectors_mb=$(python3 -c "print(f'{$facts * 384 * 4 / 1e6:.1f}')")
-  python3 -c "print(f'| {$facts:,} | {$queries:,} | {$wall} | {$rss_kb / 1e3:.0f} | $vectors_mb | {$rss_kb * 1e3 / ($facts * 384 * 4):.1f} |')"
+  # GNU time's %M is in KiB (1,024 bytes); the ratio compares bytes with bytes.
+  python3 -c "print(f'| {$facts:,} | {$queries:,} | {$wall} | {$rss_kb / 1024:,.0f} | {$facts * 384 * 4 / 2**20:,.1f} | {$rss_kb * 1024 / ($facts * 384 * 4):.2f} |')"
   rm -rf "$work/synth" "$work/reports"
 done
