@@ -327,10 +327,8 @@ fn facts_set_aside_on_disk_rank_as_facts_in_memory() {
 #[test]
 fn rankings_fused_without_tables_equal_fusing_the_tables() {
     use hyde_eval::dataset::synth::{write, SynthOptions};
-    use hyde_eval::embed::HashProvider;
-    use hyde_eval::generate::RecordedGenerator;
-    use hyde_eval::pipeline::candidates::fuse;
-    use hyde_eval::pipeline::{self, PipelineInputs};
+    use hyde_eval::dataset::FactId;
+    use hyde_eval::pipeline::{self, candidates::fuse};
     use hyde_eval::run::QueryRanking;
 
     let work = tempfile::tempdir().unwrap();
@@ -341,44 +339,55 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
     ] {
         let dataset = Dataset::load(&root).unwrap();
         let settings = common::quiet_settings(&dataset);
-        let embedder = HashProvider::new(384).unwrap();
-        let generator = RecordedGenerator::from_dataset(&dataset);
-        let inputs = PipelineInputs {
-            embedder: Some(&embedder),
-            generator: &generator,
-            configurations: &settings.configurations,
-            progress: false,
-        };
         let mut rankings: Vec<Vec<QueryRanking>> =
             settings.configurations.iter().map(|_| Vec::new()).collect();
-        pipeline::prepare(&dataset, &inputs)
-            .unwrap()
-            .retrieve(&mut rankings)
-            .unwrap();
-        let mut prepared = pipeline::prepare(&dataset, &inputs).unwrap();
-        let tables = prepared.candidate_tables().unwrap();
+        // Per configuration and query: the fused table's fact ids and score bits.
+        let fused: Vec<Vec<Vec<(FactId, u64)>>> =
+            common::with_hash_pipeline(&dataset, &settings, |inputs| {
+                pipeline::prepare(&dataset, inputs)
+                    .unwrap()
+                    .retrieve(&mut rankings)
+                    .unwrap();
+                let mut prepared = pipeline::prepare(&dataset, inputs).unwrap();
+                let tables = prepared.candidate_tables().unwrap();
+                tables
+                    .iter()
+                    .map(|configuration| {
+                        let (plan, params) = (
+                            configuration.configuration.plan(),
+                            &configuration.configuration.params,
+                        );
+                        configuration
+                            .tables
+                            .iter()
+                            .map(|table| {
+                                fuse(table, plan.fusion, params)
+                                    .into_iter()
+                                    .map(|(fact, score)| {
+                                        (prepared.fact_id(fact).clone(), score.to_bits())
+                                    })
+                                    .collect()
+                            })
+                            .collect()
+                    })
+                    .collect()
+            });
         let mut compared = 0;
-        for (configuration, rankings) in tables.iter().zip(&rankings) {
-            assert_eq!(configuration.tables.len(), dataset.queries.len());
-            for (table, ranking) in configuration.tables.iter().zip(rankings) {
-                let fused: Vec<_> = fuse(
-                    table,
-                    configuration.configuration.plan().fusion,
-                    &configuration.configuration.params,
-                )
-                .into_iter()
-                .map(|(fact, score)| (prepared.fact_id(fact).clone(), score.to_bits()))
-                .collect();
+        for ((configuration, fused), rankings) in
+            settings.configurations.iter().zip(&fused).zip(&rankings)
+        {
+            assert_eq!(fused.len(), dataset.queries.len());
+            for (fused, ranking) in fused.iter().zip(rankings) {
                 let streamed: Vec<_> = ranking
                     .results
                     .iter()
                     .map(|(fact, score)| (fact.clone(), score.to_bits()))
                     .collect();
                 assert_eq!(
-                    streamed,
+                    &streamed,
                     fused,
                     "{} on {} in {}",
-                    configuration.configuration.name,
+                    configuration.name,
                     ranking.query,
                     root.display()
                 );
@@ -396,32 +405,24 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
 #[test]
 fn query_vectors_set_aside_on_disk_rank_as_vectors_in_memory() {
     use hyde_eval::dataset::synth::{write, SynthOptions};
-    use hyde_eval::embed::HashProvider;
-    use hyde_eval::generate::RecordedGenerator;
-    use hyde_eval::pipeline::{self, PipelineInputs};
+    use hyde_eval::pipeline;
     use hyde_eval::run::QueryRanking;
 
     let work = tempfile::tempdir().unwrap();
     write(&SynthOptions::new(2000, 300, 5), work.path()).unwrap();
     let dataset = Dataset::load(work.path()).unwrap();
     let settings = common::quiet_settings(&dataset);
-    let embedder = HashProvider::new(384).unwrap();
-    let generator = RecordedGenerator::from_dataset(&dataset);
-    let inputs = PipelineInputs {
-        embedder: Some(&embedder),
-        generator: &generator,
-        configurations: &settings.configurations,
-        progress: false,
-    };
     let retrieve = |spill: bool| {
-        let mut rankings: Vec<Vec<QueryRanking>> =
-            settings.configurations.iter().map(|_| Vec::new()).collect();
-        let mut prepared = pipeline::prepare(&dataset, &inputs).unwrap();
-        if spill {
-            prepared.spill_query_vectors(1).unwrap();
-        }
-        let output = prepared.retrieve(&mut rankings).unwrap();
-        (rankings, output.embedded_texts)
+        common::with_hash_pipeline(&dataset, &settings, |inputs| {
+            let mut rankings: Vec<Vec<QueryRanking>> =
+                settings.configurations.iter().map(|_| Vec::new()).collect();
+            let mut prepared = pipeline::prepare(&dataset, inputs).unwrap();
+            if spill {
+                prepared.spill_query_vectors(1).unwrap();
+            }
+            let output = prepared.retrieve(&mut rankings).unwrap();
+            (rankings, output.embedded_texts)
+        })
     };
     let (in_memory, texts_in_memory) = retrieve(false);
     let (from_disk, texts_from_disk) = retrieve(true);

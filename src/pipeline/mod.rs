@@ -1098,16 +1098,11 @@ impl Prepared<'_> {
         configuration: &Configuration,
         plan: Plan,
     ) -> CandidateTable {
-        let inputs = signal_inputs(query, expansion, configuration, plan);
-        candidate_table(
-            plan.fusion,
-            inputs.keywords.as_deref(),
-            inputs.searches(),
-            &query.text,
-            &configuration.params,
-            &self.corpus,
-            self.temporal(configuration),
-        )
+        let (table, _) =
+            self.with_signal_sources(query, expansion, configuration, plan, |sources| {
+                candidate_table(plan.fusion, sources)
+            });
+        table
     }
 
     /// One configuration's ranking of one query, and how it used HyDE: what fusing its
@@ -1119,17 +1114,31 @@ impl Prepared<'_> {
         configuration: &Configuration,
         plan: Plan,
     ) -> (Vec<(FactIndex, f64)>, HydeOutcome) {
+        self.with_signal_sources(query, expansion, configuration, plan, |sources| {
+            fused_ranking(plan.fusion, sources)
+        })
+    }
+
+    /// Runs `compute` on what one configuration's signals for one query come from, and
+    /// says how the configuration used HyDE for it.
+    fn with_signal_sources<R>(
+        &self,
+        query: &Query,
+        expansion: &QueryExpansion,
+        configuration: &Configuration,
+        plan: Plan,
+        compute: impl FnOnce(SignalSources<'_>) -> R,
+    ) -> (R, HydeOutcome) {
         let inputs = signal_inputs(query, expansion, configuration, plan);
-        let ranking = fused_ranking(
-            plan.fusion,
-            inputs.keywords.as_deref(),
-            inputs.searches(),
-            &query.text,
-            &configuration.params,
-            &self.corpus,
-            self.temporal(configuration),
-        );
-        (ranking, inputs.hyde)
+        let result = compute(SignalSources {
+            keywords: inputs.keywords.as_deref(),
+            searches: inputs.searches(),
+            query_text: &query.text,
+            params: &configuration.params,
+            corpus: &self.corpus,
+            temporal: self.temporal(configuration),
+        });
+        (result, inputs.hyde)
     }
 
     /// The temporal score of every fact at `configuration`'s half-life.
@@ -1173,6 +1182,17 @@ impl SignalInputs<'_> {
             all_zero: self.all_zero,
         }
     }
+}
+
+/// What one configuration's signals for one query are computed from.
+#[derive(Clone, Copy)]
+struct SignalSources<'a> {
+    keywords: Option<&'a [String]>,
+    searches: Searches<'a>,
+    query_text: &'a str,
+    params: &'a Params,
+    corpus: &'a Corpus,
+    temporal: &'a [f64],
 }
 
 /// One configuration's inputs for one query, expanded per its plan.
@@ -1356,16 +1376,24 @@ fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)>
     search(params.min_cosine)
 }
 
+/// BM25's parameters among `params`.
+fn bm25_params(params: &Params) -> Bm25Params {
+    Bm25Params {
+        k1: params.bm25_k1,
+        b: params.bm25_b,
+    }
+}
+
 /// Builds the candidate table of one configuration for one query.
-fn candidate_table(
-    fusion: Fusion,
-    keywords: Option<&[String]>,
-    searches: Searches<'_>,
-    query_text: &str,
-    params: &Params,
-    corpus: &Corpus,
-    temporal: &[f64],
-) -> CandidateTable {
+fn candidate_table(fusion: Fusion, sources: SignalSources<'_>) -> CandidateTable {
+    let SignalSources {
+        keywords,
+        searches,
+        query_text,
+        params,
+        corpus,
+        temporal,
+    } = sources;
     // A candidate with only its temporal signal; callers fill in the others.
     let blank = |fact: FactIndex| Candidate {
         fact,
@@ -1378,10 +1406,7 @@ fn candidate_table(
         candidates,
     };
     let keywords = keywords.unwrap_or(&[]);
-    let bm25 = Bm25Params {
-        k1: params.bm25_k1,
-        b: params.bm25_b,
-    };
+    let bm25 = bm25_params(params);
     match fusion {
         Fusion::KeywordTimesTemporal if keywords.is_empty() => CandidateTable {
             kind: TableKind::AllByTemporal,
@@ -1477,15 +1502,8 @@ fn candidate_table(
 /// its scalings, then its scores), and every-fact-by-temporal is read off the
 /// temporal scores. A keyword match table holds most of a million-fact corpus (32
 /// bytes a fact); the tables of vector hits (cosine, hybrid) are small and still built.
-fn fused_ranking(
-    fusion: Fusion,
-    keywords: Option<&[String]>,
-    searches: Searches<'_>,
-    query_text: &str,
-    params: &Params,
-    corpus: &Corpus,
-    temporal: &[f64],
-) -> Vec<(FactIndex, f64)> {
+fn fused_ranking(fusion: Fusion, sources: SignalSources<'_>) -> Vec<(FactIndex, f64)> {
+    let (params, corpus, temporal) = (sources.params, sources.corpus, sources.temporal);
     let depth = params.depth;
     let by_temporal = || {
         select_top_by_score_then_id(
@@ -1493,7 +1511,7 @@ fn fused_ranking(
             depth,
         )
     };
-    let words = keywords.unwrap_or(&[]);
+    let words = sources.keywords.unwrap_or(&[]);
     match fusion {
         Fusion::KeywordTimesTemporal if words.is_empty() => by_temporal(),
         Fusion::KeywordTimesTemporal => corpus.lexical.with_keyword_relevance(words, |matches| {
@@ -1503,18 +1521,15 @@ fn fused_ranking(
             )
         }),
         Fusion::Bm25 => corpus.lexical.with_bm25(
-            query_text,
-            Bm25Params {
-                k1: params.bm25_k1,
-                b: params.bm25_b,
-            },
+            sources.query_text,
+            bm25_params(params),
             params.bm25_analyzer,
             |scores| select_top_by_score_then_id(scores, depth),
         ),
         Fusion::Blend => {
-            let mut semantic = vector_hits(searches, params);
+            let mut semantic = vector_hits(sources.searches, params);
             semantic.sort_unstable_by_key(|&(fact, _)| fact);
-            let inputs_empty = words.is_empty() && searches.all_zero;
+            let inputs_empty = words.is_empty() && sources.searches.all_zero;
             corpus
                 .lexical
                 .with_keyword_relevance(words, |keyword_matches| {
@@ -1532,13 +1547,7 @@ fn fused_ranking(
                     )
                 })
         }
-        Fusion::Cosine | Fusion::Hybrid => fuse(
-            &candidate_table(
-                fusion, keywords, searches, query_text, params, corpus, temporal,
-            ),
-            fusion,
-            params,
-        ),
+        Fusion::Cosine | Fusion::Hybrid => fuse(&candidate_table(fusion, sources), fusion, params),
     }
 }
 

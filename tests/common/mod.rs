@@ -105,3 +105,21 @@ pub fn quiet_settings(dataset: &hyde_eval::dataset::Dataset) -> hyde_eval::setti
     )
     .unwrap()
 }
+
+/// Runs `body` with the pipeline inputs of `dataset` the pipeline tests use: the 384-d
+/// hash embedder, the dataset's recorded hypotheses and every configuration of
+/// `settings`, without progress bars.
+pub fn with_hash_pipeline<R>(
+    dataset: &hyde_eval::dataset::Dataset,
+    settings: &hyde_eval::settings::RunSettings,
+    body: impl FnOnce(&hyde_eval::pipeline::PipelineInputs<'_>) -> R,
+) -> R {
+    let embedder = hyde_eval::embed::HashProvider::new(384).unwrap();
+    let generator = hyde_eval::generate::RecordedGenerator::from_dataset(dataset);
+    body(&hyde_eval::pipeline::PipelineInputs {
+        embedder: Some(&embedder),
+        generator: &generator,
+        configurations: &settings.configurations,
+        progress: false,
+    })
+}
