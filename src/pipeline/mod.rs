@@ -28,8 +28,8 @@ use crate::error::Error;
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::http::map_in_parallel;
 use crate::index::{
-    select_top_by_score_then_id, sort_by_score_then_id, temporal_score, Bm25Params, FactIndex,
-    FlatIndex, LexicalIndex, LexicalNeeds,
+    select_top_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
+    LexicalNeeds,
 };
 use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
@@ -1347,9 +1347,9 @@ fn is_zero(vector: &[f32]) -> bool {
     vector.iter().all(|&value| value == 0.0)
 }
 
-/// Vector hits for a blend: top-K over every search vector with the floor (stepping the
-/// floor down when multi-hyde's adaptive floor is on); a fact hit by several vectors
-/// keeps its highest cosine.
+/// Vector hits for a blend, in fact order (to merge with the keyword matches): top-K
+/// over every search vector with the floor (stepping the floor down when multi-hyde's
+/// adaptive floor is on); a fact hit by several vectors keeps its highest cosine.
 fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)> {
     let search = |floor: f64| {
         let mut best: FxHashMap<FactIndex, f64> = FxHashMap::default();
@@ -1360,7 +1360,7 @@ fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)>
             }
         }
         let mut hits: Vec<(FactIndex, f64)> = best.into_iter().collect();
-        sort_by_score_then_id(&mut hits);
+        hits.sort_unstable_by_key(|&(fact, _)| fact);
         hits
     };
     if params.adaptive_floor_start > params.min_cosine {
@@ -1449,8 +1449,7 @@ fn candidate_table(fusion: Fusion, sources: SignalSources<'_>) -> CandidateTable
             None => signals((0..corpus.ids.len() as FactIndex).map(blank).collect()),
         },
         Fusion::Blend => {
-            let mut semantic = vector_hits(searches, params);
-            semantic.sort_unstable_by_key(|&(fact, _)| fact);
+            let semantic = vector_hits(searches, params);
             let inputs_empty = keywords.is_empty() && searches.all_zero;
             corpus
                 .lexical
@@ -1527,8 +1526,7 @@ fn fused_ranking(fusion: Fusion, sources: SignalSources<'_>) -> Vec<(FactIndex, 
             |scores| select_top_by_score_then_id(scores, depth),
         ),
         Fusion::Blend => {
-            let mut semantic = vector_hits(sources.searches, params);
-            semantic.sort_unstable_by_key(|&(fact, _)| fact);
+            let semantic = vector_hits(sources.searches, params);
             let inputs_empty = words.is_empty() && sources.searches.all_zero;
             corpus
                 .lexical

@@ -27,6 +27,14 @@ pub(super) struct SpilledVectors {
     has_query_vector: Vec<bool>,
 }
 
+/// A query's own vector (when it has one), then its hypotheses'.
+fn vectors_of(expansion: &QueryExpansion) -> impl Iterator<Item = &Vec<f32>> {
+    expansion
+        .query_vector
+        .iter()
+        .chain(&expansion.hypothesis_vectors)
+}
+
 fn spill_error(source: std::io::Error) -> Error {
     Error::Write {
         path: std::env::temp_dir().join("(hyde-eval spilled query vectors)"),
@@ -41,20 +49,13 @@ impl SpilledVectors {
         expansions: &mut [QueryExpansion],
         min_bytes: usize,
     ) -> Result<Option<SpilledVectors>, Error> {
-        let vectors_of = |expansion: &QueryExpansion| {
-            expansion
-                .query_vector
-                .iter()
-                .chain(&expansion.hypothesis_vectors)
-                .map(Vec::len)
-                .collect::<Vec<_>>()
-        };
-        let lengths: Vec<usize> = expansions.iter().flat_map(vectors_of).collect();
-        let dimension = lengths.first().copied().unwrap_or(0);
-        if lengths.iter().sum::<usize>() * 4 < min_bytes || dimension == 0 {
+        let vectors = || expansions.iter().flat_map(vectors_of);
+        let dimension = vectors().next().map_or(0, Vec::len);
+        let total: usize = vectors().map(Vec::len).sum();
+        if total * 4 < min_bytes || dimension == 0 {
             return Ok(None);
         }
-        if lengths.iter().any(|&length| length != dimension) {
+        if vectors().any(|vector| vector.len() != dimension) {
             return Err(spill_error(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 "query and hypothesis vectors differ in dimension",
@@ -68,11 +69,7 @@ impl SpilledVectors {
         for expansion in expansions.iter() {
             first_rows.push(row);
             has_query_vector.push(expansion.query_vector.is_some());
-            for vector in expansion
-                .query_vector
-                .iter()
-                .chain(&expansion.hypothesis_vectors)
-            {
+            for vector in vectors_of(expansion) {
                 for value in vector {
                     out.write_all(&value.to_le_bytes()).map_err(spill_error)?;
                 }
