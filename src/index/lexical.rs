@@ -302,13 +302,20 @@ impl LexicalIndex {
             .expect("BM25 postings are built for every analyzer in use")
             .1;
         let fact_count = statistics.lengths.len() as f64;
+        // Distinct terms in first-occurrence order (the order the sums are added in),
+        // found through a map so a query of many distinct words stays linear.
         let mut query_terms: Vec<(String, u32)> = Vec::new();
+        let mut positions: FxHashMap<String, usize> = FxHashMap::default();
         for token in analyzer.terms(query) {
-            match query_terms.iter_mut().find(|(term, _)| *term == token) {
-                Some((_, count)) => *count += 1,
-                None => query_terms.push((token, 1)),
+            match positions.get(&token) {
+                Some(&position) => query_terms[position].1 += 1,
+                None => {
+                    positions.insert(token.clone(), query_terms.len());
+                    query_terms.push((token, 1));
+                }
             }
         }
+        drop(positions);
         with_accumulators(statistics.lengths.len(), |accumulators| {
             let Accumulators { sums, touched, .. } = accumulators;
             for (term, query_frequency) in &query_terms {
