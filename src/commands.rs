@@ -68,7 +68,7 @@ fn build_embedder(
     match &settings.embedder {
         EmbedderChoice::Hash { dimension } => Ok(Box::new(HashProvider::new(*dimension)?)),
         EmbedderChoice::Concept { lexicon: Some(path) } => {
-            let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.clone(), source })?;
+            let text = crate::input::read_small_text(path)?;
             Ok(Box::new(ConceptProvider::parse(path, &text)?))
         }
         EmbedderChoice::Concept { lexicon: None } => match &dataset.concept_lexicon {
@@ -475,10 +475,7 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
     let bytes = match &args.from {
         Some(path) => {
             StoredResults::load(path)?;
-            std::fs::read(path).map_err(|source| Error::Read {
-                path: path.clone(),
-                source,
-            })?
+            crate::input::read(path)?
         }
         None => {
             let (file, mut dataset) = load_inputs(&args.run)?;
@@ -913,10 +910,7 @@ fn sweep_in_pool(
 
 /// Reads a JSON document that hyde-eval wrote, naming the file and line on failure.
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = crate::input::read(path)?;
     serde_json::from_slice(&bytes).map_err(|error| {
         Error::problem(
             Problem::new(
@@ -1048,14 +1042,8 @@ impl std::ops::Deref for InputBytes {
 }
 
 fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
-    let file = std::fs::File::open(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let is_regular = file
-        .metadata()
-        .is_ok_and(|meta| meta.is_file() && meta.len() > 0);
-    if is_regular {
+    let (file, length) = crate::input::open(path)?;
+    if length > 0 {
         // SAFETY: the map is read-only and lives while the file is evaluated; like
         // trec_eval (which maps its inputs too), we assume nobody truncates the file
         // meanwhile.
@@ -1063,7 +1051,7 @@ fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
             return Ok(InputBytes::Mapped(map));
         }
     }
-    Ok(InputBytes::Read(crate::dataset::read_file(path)?))
+    Ok(InputBytes::Read(crate::input::read(path)?))
 }
 
 /// `hyde-eval eval`: scores TREC runs against TREC qrels (trec_eval semantics).

@@ -20,6 +20,7 @@ pub mod gate;
 pub mod generate;
 pub mod http;
 pub mod index;
+pub mod input;
 pub mod interrupt;
 pub mod memory;
 pub mod metrics;

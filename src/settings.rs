@@ -81,10 +81,7 @@ pub struct ConfigFile {
 
 impl ConfigFile {
     pub fn load(path: &Path) -> Result<ConfigFile, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::input::read_small_text(path)?;
         let mut file: ConfigFile = toml::from_str(&text).map_err(|error| {
             let line = error
                 .span()

@@ -124,14 +124,17 @@ impl Collection {
     /// Reads a file of the collection, adding it to the content hash.
     pub fn read(&mut self, relative: &Path) -> Result<Vec<u8>, Error> {
         let path = self.root.join(relative);
-        if !path.is_file() {
+        if let crate::input::Entry::Other(what) = crate::input::entry(&path) {
+            return Err(crate::input::not_a_file(&path, what));
+        }
+        if !path.exists() {
             return Err(Error::problem(
                 Problem::new(&path, None, "missing").with_hint(
                     "see the README's \"Importing collections\" section for each format's files",
                 ),
             ));
         }
-        let bytes = super::read_file(&path)?;
+        let bytes = crate::input::read(&path)?;
         self.hasher
             .add(&relative.to_string_lossy().replace('\\', "/"), &bytes);
         Ok(bytes)

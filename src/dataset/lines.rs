@@ -6,20 +6,12 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Problem, Problems};
+use crate::error::{Problem, Problems};
 
 /// One non-blank line of a file, with its 1-based number.
 pub struct Line<'a> {
     pub number: usize,
     pub text: &'a str,
-}
-
-/// Reads `path` fully. The bytes are kept so the content hash sees exactly what was read.
-pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 /// Splits `bytes` into non-blank lines (blank and whitespace-only lines are skipped: they

@@ -3,17 +3,18 @@
 //! `hypotheses.jsonl` (optional). See the README's "Dataset format" section.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::lines::{read_bytes, split_lines, Line};
+use super::lines::{split_lines, Line};
 use super::manifest::{self, Manifest, MANIFEST_FILE};
 use super::{
     chatcli, check_id, parse_timestamp, ContentHasher, Dataset, Expectation, Fact, FactId,
     HypothesisSource, Judgment, Qrels, Query, QueryId, RecordedHypotheses,
 };
 use crate::error::{Error, Problem, Problems};
+use crate::input::{self, Entry};
 
 pub const FACTS_FILE: &str = "facts.jsonl";
 pub const QUERIES_FILE: &str = "queries.jsonl";
@@ -90,8 +91,8 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     let mut hasher = ContentHasher::default();
 
     let manifest_path = root.join(MANIFEST_FILE);
-    let mut manifest = if manifest_path.is_file() {
-        let bytes = read_bytes(&manifest_path)?;
+    let manifest_bytes = input::read_optional(&manifest_path, input::SMALL_FILE_LIMIT)?;
+    let mut manifest = if let Some(bytes) = manifest_bytes {
         hasher.add(MANIFEST_FILE, &bytes);
         let text = String::from_utf8(bytes)
             .map_err(|_| Error::problem(Problem::new(&manifest_path, None, "not valid UTF-8")))?;
@@ -127,21 +128,17 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     }
     let concept_lexicon = match &manifest.concept_lexicon {
         Some(relative) => {
-            let inside = Path::new(relative)
-                .components()
-                .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
-            if !inside {
+            let Some(path) = input::inside(root, Path::new(relative)) else {
                 return Err(Error::problem(
                     Problem::new(
                         &manifest_path,
                         None,
                         format!("concept_lexicon {relative:?} points outside the dataset directory"),
                     )
-                    .with_hint("name a file inside the dataset directory, e.g. concept_lexicon = \"concepts.toml\""),
+                    .with_hint("name a file inside the dataset directory, e.g. concept_lexicon = \"concepts.toml\" (symlinks are followed)"),
                 ));
-            }
-            let path = root.join(relative);
-            let bytes = read_bytes(&path)?;
+            };
+            let bytes = input::read_limited(&path, input::SMALL_FILE_LIMIT)?;
             hasher.add(relative, &bytes);
             let text = String::from_utf8(bytes)
                 .map_err(|_| Error::problem(Problem::new(&path, None, "not valid UTF-8")))?;
@@ -201,7 +198,12 @@ enum FactList {
 fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, Error> {
     let jsonl = root.join(FACTS_FILE);
     let chatcli_file = root.join(chatcli::MEMORY_INDEX_FILE);
-    match (jsonl.is_file(), chatcli_file.is_file()) {
+    for candidate in [&jsonl, &chatcli_file] {
+        if let Entry::Other(what) = input::entry(candidate) {
+            return Err(input::not_a_file(candidate, what));
+        }
+    }
+    match (jsonl.exists(), chatcli_file.exists()) {
         (true, true) => Err(Error::problem(
             Problem::new(
                 root,
@@ -222,7 +224,7 @@ fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, E
             ),
         ))),
         (false, true) => {
-            let bytes = read_bytes(&chatcli_file)?;
+            let bytes = input::read(&chatcli_file)?;
             hasher.add(chatcli::MEMORY_INDEX_FILE, &bytes);
             Ok(FactList::Chatcli {
                 path: chatcli_file,
@@ -230,7 +232,7 @@ fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, E
             })
         }
         (true, false) => {
-            let bytes = read_bytes(&jsonl)?;
+            let bytes = input::read(&jsonl)?;
             hasher.add(FACTS_FILE, &bytes);
             Ok(FactList::Jsonl { path: jsonl, bytes })
         }
@@ -552,10 +554,9 @@ fn load_hypotheses(
 ) -> Result<HashMap<QueryId, RecordedHypotheses>, Error> {
     let path = root.join(HYPOTHESES_FILE);
     let mut recorded = HashMap::new();
-    if !path.is_file() {
+    let Some(bytes) = input::read_optional(&path, u64::MAX)? else {
         return Ok(recorded);
-    }
-    let bytes = read_bytes(&path)?;
+    };
     hasher.add(HYPOTHESES_FILE, &bytes);
     let mut seen: HashMap<String, usize> = HashMap::new();
     for line in split_lines(&path, &bytes, problems) {
@@ -607,7 +608,10 @@ fn load_hypotheses(
 }
 
 fn read_required(path: &Path) -> Result<Vec<u8>, Error> {
-    if !path.is_file() {
+    if let Entry::Other(what) = input::entry(path) {
+        return Err(input::not_a_file(path, what));
+    }
+    if !path.exists() {
         let name = path
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
@@ -618,7 +622,7 @@ fn read_required(path: &Path) -> Result<Vec<u8>, Error> {
             )),
         ));
     }
-    read_bytes(path)
+    input::read(path)
 }
 
 /// Parses one JSON line, recording a problem (with the column) when it is malformed.

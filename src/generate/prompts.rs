@@ -68,10 +68,7 @@ impl PromptTemplate {
 
     /// A user template from `path`; it must contain `{query}`.
     pub fn from_file(path: &Path) -> Result<PromptTemplate, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::input::read_small_text(path)?;
         if !text.contains("{query}") {
             return Err(Error::problem(
                 Problem::new(path, None, "the prompt template has no {query} placeholder")

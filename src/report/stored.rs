@@ -79,11 +79,8 @@ impl StoredConfiguration {
 impl StoredResults {
     /// Reads and checks a `results.json` file.
     pub fn load(path: &Path) -> Result<StoredResults, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let stored: StoredResults = serde_json::from_str(&text).map_err(|error| {
+        let bytes = crate::input::read(path)?;
+        let stored: StoredResults = serde_json::from_slice(&bytes).map_err(|error| {
             Error::problem(
                 Problem::new(
                     path,

@@ -71,17 +71,10 @@ impl LocalProvider {
             .map_err(|error| invalid(&directory.tokenizer, &error))?;
         tokenizer.with_padding(None);
 
-        let config_text =
-            std::fs::read_to_string(&directory.config).map_err(|source| Error::Read {
-                path: directory.config.clone(),
-                source,
-            })?;
+        let config_text = crate::input::read_small_text(&directory.config)?;
         let config: BertConfig = serde_json::from_str(&config_text)
             .map_err(|error| invalid(&directory.config, &error))?;
-        let weights = std::fs::read(&directory.weights).map_err(|source| Error::Read {
-            path: directory.weights.clone(),
-            source,
-        })?;
+        let weights = crate::input::read(&directory.weights)?;
         let digest = format!("{:x}", Sha256::digest(&weights));
         let model = BertEncoder::load(&config, &weights, &directory.weights)?;
         if model.hidden_size() != directory.dimension {

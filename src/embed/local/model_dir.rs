@@ -75,10 +75,7 @@ struct TransformerConfig {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::input::read_small_text(path)?;
     serde_json::from_str(&text).map_err(|error| {
         Error::problem(Problem::new(
             path,
