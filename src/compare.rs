@@ -75,6 +75,13 @@ pub fn build(
                 results.dataset.name, results.dataset.content_hash, reference.dataset.name, reference.dataset.content_hash
             )));
         }
+        let differences = results.definition_differences(reference);
+        if !differences.is_empty() {
+            return Err(Error::Usage(format!(
+                "{label}'s metrics are defined differently from {reference_label}'s ({}); their numbers do not compare",
+                differences.join("; ")
+            )));
+        }
     }
     let metric = match metric {
         Some(metric) => metric.to_owned(),

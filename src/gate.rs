@@ -3,6 +3,12 @@
 //! the drop is also significant after correction), or when per-query expectations fail
 //! and the gate requires them.
 //!
+//! A gate never passes on less than it was asked: every requested metric is checked for
+//! every configuration of the run, and a check that cannot be made (a configuration or
+//! metric the baseline lacks, a null value, no per-query values to pair) is an error
+//! naming the metric and configuration (exit code 2), as is a baseline whose metrics are
+//! defined differently (relevance level, semantics, depth). Zero checks is never a pass.
+//!
 //! Pure: stored results in, a [`GateReport`] out; the caller maps a failed gate to the
 //! regression exit code.
 
@@ -11,7 +17,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::comparison::{compare, correct, PairedComparison, SignificanceSettings};
-use crate::error::{Error, Problem};
+use crate::error::{Error, Problem, Problems};
 use crate::report::stored::StoredResults;
 
 /// A metric and the largest drop the gate tolerates.
@@ -80,8 +86,6 @@ pub struct GateReport {
     pub checks: Vec<GateCheck>,
     /// Configurations of the baseline that this run did not run (not checked).
     pub missing_configurations: Vec<String>,
-    /// Configurations of this run that the baseline lacks (not checked).
-    pub new_configurations: Vec<String>,
     /// Failed expectations, counted when the gate requires expectations.
     pub failed_expectations: usize,
 }
@@ -114,6 +118,20 @@ pub fn run_gate(
             .with_hint("compare runs of the same dataset; after an intentional dataset change run `hyde-eval baseline update`"),
         ));
     }
+    let differences = current.definition_differences(baseline);
+    if !differences.is_empty() {
+        return Err(Error::problem(
+            Problem::new(
+                baseline_path,
+                None,
+                format!(
+                    "the baseline's metrics are defined differently from this run's ({}); their numbers do not compare",
+                    differences.join("; ")
+                ),
+            )
+            .with_hint("run with the baseline's settings, or record a new baseline with `hyde-eval baseline update`"),
+        ));
+    }
     let thresholds: Vec<Threshold> = if options.thresholds.is_empty() {
         current
             .evaluation
@@ -127,6 +145,11 @@ pub fn run_gate(
     } else {
         options.thresholds.clone()
     };
+    if thresholds.is_empty() || current.configurations.is_empty() {
+        return Err(Error::Usage(
+            "the gate has nothing to check: the run computed no metric or no configuration".into(),
+        ));
+    }
     for threshold in &thresholds {
         if !current.evaluation.metrics.contains(&threshold.metric) {
             return Err(Error::Usage(format!(
@@ -136,24 +159,63 @@ pub fn run_gate(
             )));
         }
     }
+    // Every requested check, made or explained.
+    let mut unmade = Problems::default();
     let mut comparisons = Vec::new();
     let mut drops = Vec::new();
     for configuration in &current.configurations {
         let Some(reference) = baseline.configuration(&configuration.name) else {
+            unmade.push(
+                Problem::new(
+                    baseline_path,
+                    None,
+                    format!(
+                        "cannot check configuration {:?}: the baseline does not hold it (it holds {})",
+                        configuration.name,
+                        names(baseline).join(", ")
+                    ),
+                )
+                .with_hint("record a baseline that includes it (`hyde-eval baseline update`), or leave it out with --configurations"),
+            );
             continue;
         };
         for threshold in &thresholds {
-            if let Some(comparison) = compare(
-                reference,
-                configuration,
-                &threshold.metric,
-                &options.significance,
-            ) {
-                comparisons.push(comparison);
-                drops.push(threshold.max_drop);
+            let metric = &threshold.metric;
+            let missing_from = if reference.macro_value(metric).is_none() {
+                Some("the baseline has")
+            } else if configuration.macro_value(metric).is_none() {
+                Some("this run has")
+            } else {
+                None
+            };
+            if let Some(side) = missing_from {
+                unmade.push(Problem::new(
+                    baseline_path,
+                    None,
+                    format!(
+                        "cannot check {metric} for configuration {:?}: {side} no {metric} value (baseline cut-offs {:?}, this run's {:?})",
+                        configuration.name, baseline.evaluation.cutoffs, current.evaluation.cutoffs
+                    ),
+                ));
+                continue;
+            }
+            match compare(reference, configuration, metric, &options.significance) {
+                Some(comparison) if comparison.paired_queries > 0 => {
+                    comparisons.push(comparison);
+                    drops.push(threshold.max_drop);
+                }
+                _ => unmade.push(Problem::new(
+                    baseline_path,
+                    None,
+                    format!(
+                        "cannot check {metric} for configuration {:?}: the baseline and this run share no query with a per-query {metric} value",
+                        configuration.name
+                    ),
+                )),
             }
         }
     }
+    unmade.into_result()?;
     correct(&mut comparisons, &options.significance);
     let checks: Vec<GateCheck> = comparisons
         .into_iter()
@@ -168,21 +230,15 @@ pub fn run_gate(
             }
         })
         .collect();
-    let names = |results: &StoredResults| {
-        results
-            .configurations
-            .iter()
-            .map(|c| c.name.clone())
-            .collect::<Vec<_>>()
-    };
     let current_names = names(current);
-    let baseline_names = names(baseline);
     let counted_expectations = if options.require_expectations {
         failed_expectations
     } else {
         0
     };
-    let passed = !checks.iter().any(|check| check.failed) && counted_expectations == 0;
+    // Zero checks never pass (unreachable above, and kept so by the property test).
+    let passed =
+        !checks.is_empty() && !checks.iter().any(|check| check.failed) && counted_expectations == 0;
     Ok(GateReport {
         passed,
         baseline: baseline_path.display().to_string(),
@@ -191,18 +247,22 @@ pub fn run_gate(
             ..options.clone()
         },
         checks,
-        missing_configurations: baseline_names
+        missing_configurations: names(baseline)
             .iter()
             .filter(|name| !current_names.contains(name))
             .cloned()
             .collect(),
-        new_configurations: current_names
-            .iter()
-            .filter(|name| !baseline_names.contains(name))
-            .cloned()
-            .collect(),
         failed_expectations: counted_expectations,
     })
+}
+
+/// The configuration names of `results`, in order.
+fn names(results: &StoredResults) -> Vec<String> {
+    results
+        .configurations
+        .iter()
+        .map(|configuration| configuration.name.clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -228,5 +288,163 @@ mod tests {
         assert!(parse_thresholds("ndcg@10").is_err());
         assert!(parse_thresholds("ndcg@10=-1").is_err());
         assert!(parse_thresholds("ndcg@10=NaN").is_err());
+    }
+
+    mod property {
+        use std::sync::Arc;
+
+        use proptest::prelude::*;
+        use serde_json::{Map, Value};
+
+        use super::super::*;
+        use crate::dataset::QueryId;
+        use crate::metrics::Semantics;
+        use crate::report::stored::{
+            StoredConfiguration, StoredDataset, StoredEvaluation, StoredParams, StoredQuery,
+        };
+        use crate::report::{MetricValues, SharedSlice};
+
+        const METRICS: [&str; 3] = ["mrr", "map", "ndcg@10"];
+        const NAMES: [&str; 4] = ["a", "b", "c", "d"];
+
+        /// A metric value: a number, or (when `None`) a null or an absent entry.
+        type Value3 = Option<f64>;
+        /// A configuration: its name's index, macro values, and per-query values.
+        type GeneratedConfiguration = (usize, Vec<Value3>, Vec<Vec<Value3>>);
+
+        fn results(configurations: &[GeneratedConfiguration], metrics: &[usize]) -> StoredResults {
+            let names: Vec<String> = metrics.iter().map(|&m| METRICS[m].to_owned()).collect();
+            StoredResults {
+                schema_version: crate::report::SCHEMA_VERSION,
+                run_name: "r".into(),
+                dataset: StoredDataset {
+                    name: "d".into(),
+                    content_hash: "sha256:0".into(),
+                    queries: 3,
+                },
+                evaluation: StoredEvaluation {
+                    metrics: names.clone(),
+                    cutoffs: vec![10],
+                    relevance_level: 1,
+                    semantics: Semantics::Trec,
+                },
+                embedder: None,
+                configurations: configurations
+                    .iter()
+                    .map(|(name, macros, queries)| {
+                        let mut macro_metrics = Map::new();
+                        for (metric, value) in names.iter().zip(macros) {
+                            if let Some(value) = value {
+                                macro_metrics.insert(metric.clone(), Value::from(*value));
+                            } else if metric.len() % 2 == 0 {
+                                macro_metrics.insert(metric.clone(), Value::Null);
+                            }
+                        }
+                        StoredConfiguration {
+                            name: NAMES[*name].into(),
+                            params: StoredParams { depth: 1000 },
+                            macro_metrics,
+                            per_query: queries
+                                .iter()
+                                .enumerate()
+                                .map(|(query, values)| StoredQuery {
+                                    query: QueryId(format!("q{query}")),
+                                    metrics: MetricValues::new(
+                                        Arc::from(names.clone()),
+                                        SharedSlice::owned(
+                                            values
+                                                .iter()
+                                                .take(names.len())
+                                                .map(|v| v.unwrap_or(f64::NAN))
+                                                .collect(),
+                                        ),
+                                    ),
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect(),
+            }
+        }
+
+        fn value() -> impl Strategy<Value = Value3> {
+            prop_oneof![3 => (0u8..5).prop_map(|v| Some(f64::from(v) / 4.0)), 1 => Just(None)]
+        }
+
+        /// Configurations: distinct names, each with a value per metric and per query.
+        fn configurations(
+            names: std::ops::Range<usize>,
+        ) -> impl Strategy<Value = Vec<GeneratedConfiguration>> {
+            proptest::sample::subsequence(
+                (names.start..names.end).collect::<Vec<_>>(),
+                0..=names.len(),
+            )
+            .prop_flat_map(|chosen| {
+                chosen
+                    .into_iter()
+                    .map(|name| {
+                        (
+                            Just(name),
+                            proptest::collection::vec(value(), 3),
+                            proptest::collection::vec(proptest::collection::vec(value(), 3), 0..4),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+        }
+
+        proptest! {
+            /// Whatever the baseline holds and whatever is asked: a PASS made at least
+            /// one check, and every requested (configuration, metric) check.
+            #[test]
+            fn a_pass_made_every_requested_check(
+                current in configurations(0..3),
+                baseline in configurations(0..4),
+                current_metrics in proptest::sample::subsequence(vec![0usize, 1, 2], 0..=3),
+                baseline_metrics in proptest::sample::subsequence(vec![0usize, 1, 2], 0..=3),
+                requested in proptest::sample::subsequence(vec![0usize, 1, 2], 0..=3),
+                max_drop in 0u8..3,
+            ) {
+                let current = results(&current, &current_metrics);
+                let baseline = results(&baseline, &baseline_metrics);
+                let options = GateOptions {
+                    thresholds: requested
+                        .iter()
+                        .map(|&m| Threshold {
+                            metric: METRICS[m].into(),
+                            max_drop: f64::from(max_drop) / 4.0,
+                        })
+                        .collect(),
+                    require_significant: false,
+                    require_expectations: false,
+                    significance: crate::comparison::SignificanceSettings {
+                        iterations: 50,
+                        ..Default::default()
+                    },
+                };
+                if let Ok(report) = run_gate(&current, &baseline, Path::new("b.json"), &options, 0) {
+                    if report.passed {
+                        prop_assert!(!report.checks.is_empty());
+                        let wanted: Vec<String> = if requested.is_empty() {
+                            current.evaluation.metrics.clone()
+                        } else {
+                            requested.iter().map(|&m| METRICS[m].to_owned()).collect()
+                        };
+                        for configuration in &current.configurations {
+                            for metric in &wanted {
+                                prop_assert!(
+                                    report.checks.iter().any(|check| {
+                                        check.comparison.configuration == configuration.name
+                                            && check.comparison.metric == *metric
+                                            && check.comparison.paired_queries > 0
+                                    }),
+                                    "{} {} unchecked in a PASS", configuration.name, metric
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -37,6 +37,16 @@ pub enum Semantics {
     Chatcli,
 }
 
+impl Semantics {
+    /// The name results.json and the command line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Semantics::Trec => "trec",
+            Semantics::Chatcli => "chatcli",
+        }
+    }
+}
+
 /// What to compute.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct MetricSettings {

@@ -1,16 +1,17 @@
 //! A read model of `results.json`: the subset that the gate and `compare` need (dataset
-//! identity, metric names, each configuration's macro and per-query metrics). Unknown
-//! fields are ignored so later schema additions stay readable; the schema version is
-//! checked.
+//! identity, how the metrics were defined, each configuration's macro and per-query
+//! metrics). Unknown fields are ignored so later schema additions stay readable; the
+//! schema version is checked, and a file without configurations is refused.
 
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{Results, SCHEMA_VERSION};
-use crate::dataset::QueryId;
+use super::{MetricValues, Results, SCHEMA_VERSION};
+use crate::dataset::{Grade, QueryId};
 use crate::error::{Error, Problem};
+use crate::metrics::Semantics;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct StoredResults {
@@ -29,9 +30,14 @@ pub struct StoredDataset {
     pub queries: usize,
 }
 
+/// How the metrics were defined: two results compare number for number only when
+/// these agree (see [`StoredResults::definition_differences`]).
 #[derive(Debug, Clone, Deserialize)]
 pub struct StoredEvaluation {
     pub metrics: Vec<String>,
+    pub cutoffs: Vec<usize>,
+    pub relevance_level: Grade,
+    pub semantics: Semantics,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -44,15 +50,23 @@ pub struct StoredEmbedder {
 #[derive(Debug, Clone, Deserialize)]
 pub struct StoredConfiguration {
     pub name: String,
+    pub params: StoredParams,
     #[serde(rename = "macro")]
     pub macro_metrics: Map<String, Value>,
     pub per_query: Vec<StoredQuery>,
 }
 
+/// The parameters that define a configuration's metrics rather than its retrieval.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoredParams {
+    /// Results kept per query (trec_eval's -M).
+    pub depth: usize,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct StoredQuery {
     pub query: QueryId,
-    pub metrics: Map<String, Value>,
+    pub metrics: MetricValues,
 }
 
 impl StoredConfiguration {
@@ -65,13 +79,7 @@ impl StoredConfiguration {
     pub fn per_query_values(&self, metric: &str) -> Vec<(&QueryId, f64)> {
         self.per_query
             .iter()
-            .filter_map(|query| {
-                query
-                    .metrics
-                    .get(metric)
-                    .and_then(Value::as_f64)
-                    .map(|value| (&query.query, value))
-            })
+            .filter_map(|query| query.metrics.get(metric).map(|value| (&query.query, value)))
             .collect()
     }
 }
@@ -102,13 +110,95 @@ impl StoredResults {
                 ),
             )));
         }
+        if stored.configurations.is_empty() {
+            return Err(Error::problem(
+                Problem::new(
+                    path,
+                    None,
+                    "holds no configurations, so nothing in it can be compared",
+                )
+                .with_hint(
+                    "pass a results.json of a run that evaluated at least one configuration",
+                ),
+            ));
+        }
         Ok(stored)
     }
 
-    /// The read model of in-memory results (through their JSON form, so both paths agree).
+    /// How `other`'s metrics are defined differently from these (relevance level,
+    /// semantics, and the depth of each configuration both hold), one line each; empty
+    /// when their numbers compare number for number.
+    pub fn definition_differences(&self, other: &StoredResults) -> Vec<String> {
+        let mut differences = Vec::new();
+        if self.evaluation.relevance_level != other.evaluation.relevance_level {
+            differences.push(format!(
+                "relevance level {} here, {} there",
+                self.evaluation.relevance_level, other.evaluation.relevance_level
+            ));
+        }
+        if self.evaluation.semantics != other.evaluation.semantics {
+            differences.push(format!(
+                "{} semantics here, {} there",
+                self.evaluation.semantics.name(),
+                other.evaluation.semantics.name()
+            ));
+        }
+        for configuration in &self.configurations {
+            if let Some(counterpart) = other.configuration(&configuration.name) {
+                if configuration.params.depth != counterpart.params.depth {
+                    differences.push(format!(
+                        "{}: depth {} here, {} there",
+                        configuration.name, configuration.params.depth, counterpart.params.depth
+                    ));
+                }
+            }
+        }
+        differences
+    }
+
+    /// The read model of in-memory results: what [`Self::load`] reads from their
+    /// `results.json` (a test holds the two equal).
     pub fn from_results(results: &Results) -> StoredResults {
-        let value = serde_json::to_value(results).expect("results serialize");
-        serde_json::from_value(value).expect("results.json always has the stored fields")
+        let evaluation = &results.evaluation;
+        StoredResults {
+            schema_version: results.schema_version,
+            run_name: results.run_name.clone(),
+            dataset: StoredDataset {
+                name: results.dataset.name.clone(),
+                content_hash: results.dataset.content_hash.clone(),
+                queries: results.dataset.queries,
+            },
+            evaluation: StoredEvaluation {
+                metrics: evaluation.metrics.clone(),
+                cutoffs: evaluation.settings.cutoffs.clone(),
+                relevance_level: evaluation.settings.relevance_level,
+                semantics: evaluation.settings.semantics,
+            },
+            embedder: results.embedder.as_ref().map(|embedder| StoredEmbedder {
+                kind: embedder.kind.clone(),
+                model: embedder.model.clone(),
+                dimension: embedder.dimension,
+            }),
+            configurations: results
+                .configurations
+                .iter()
+                .map(|configuration| StoredConfiguration {
+                    name: configuration.name.clone(),
+                    params: StoredParams {
+                        depth: configuration.params.depth,
+                    },
+                    macro_metrics: configuration.macro_metrics.clone(),
+                    per_query: configuration
+                        .per_query
+                        .iter()
+                        .map(|query| StoredQuery {
+                            query: query.query.clone(),
+                            metrics: query.metrics.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
     }
 
     pub fn configuration(&self, name: &str) -> Option<&StoredConfiguration> {
