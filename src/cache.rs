@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::interrupt::write_through_temporary;
 
 const MAGIC: &[u8; 4] = b"HEC1";
-const NAMESPACE_FILE: &str = "namespace.json";
+pub const NAMESPACE_FILE: &str = "namespace.json";
 const ENTRY_EXTENSION: &str = "entry";
 
 /// The cache root: `explicit`, else `$HYDE_EVAL_CACHE/cache`, else the user cache
@@ -281,11 +281,25 @@ fn sorted_directories(parent: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(directories)
 }
 
+/// What `cache clear` did.
+#[derive(Debug, Default)]
+pub struct Cleared {
+    pub removed: Vec<NamespaceStats>,
+    /// Directories where a namespace would be that lack a readable `namespace.json`:
+    /// not the cache's own, so left alone.
+    pub not_owned: Vec<PathBuf>,
+}
+
 /// Removes every namespace under `root`, or those whose kind or directory name equals
-/// `only`; returns the removed namespaces.
-pub fn clear(root: &Path, only: Option<&str>) -> Result<Vec<NamespaceStats>, Error> {
-    let mut removed = Vec::new();
+/// `only`. Only directories that carry the cache's own `namespace.json` are removed;
+/// anything else under `root` is reported and left alone.
+pub fn clear(root: &Path, only: Option<&str>) -> Result<Cleared, Error> {
+    let mut cleared = Cleared::default();
     for namespace in stats(root)? {
+        if namespace.description.is_none() {
+            cleared.not_owned.push(namespace.directory);
+            continue;
+        }
         let directory_name = namespace
             .directory
             .file_name()
@@ -304,10 +318,10 @@ pub fn clear(root: &Path, only: Option<&str>) -> Result<Vec<NamespaceStats>, Err
         if matches {
             std::fs::remove_dir_all(&namespace.directory)
                 .map_err(|source| cache_error(&namespace.directory, source))?;
-            removed.push(namespace);
+            cleared.removed.push(namespace);
         }
     }
-    Ok(removed)
+    Ok(cleared)
 }
 
 #[cfg(test)]
@@ -363,9 +377,27 @@ mod tests {
         let key = entry_key(&[b"x"]);
         native.put(&key, b"1").unwrap();
         assert_eq!(reduced.get(&key), Lookup::Miss);
-        assert_eq!(clear(root.path(), Some("voyage")).unwrap().len(), 0);
-        assert_eq!(clear(root.path(), Some("openai")).unwrap().len(), 2);
+        assert_eq!(clear(root.path(), Some("voyage")).unwrap().removed.len(), 0);
+        assert_eq!(clear(root.path(), Some("openai")).unwrap().removed.len(), 2);
         assert!(stats(root.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn clear_removes_only_directories_that_carry_the_namespace_file() {
+        let root = tempfile::tempdir().unwrap();
+        let owned = Namespace::open(root.path(), &description(None)).unwrap();
+        owned.put(&entry_key(&[b"x"]), b"1").unwrap();
+        let foreign = root.path().join("embeddings").join("photos");
+        std::fs::create_dir_all(foreign.join("2024")).unwrap();
+        std::fs::write(foreign.join("2024").join("keep.jpg"), b"user data").unwrap();
+        let cleared = clear(root.path(), None).unwrap();
+        assert_eq!(cleared.removed.len(), 1);
+        assert_eq!(cleared.not_owned, vec![foreign.clone()]);
+        assert!(!owned.directory().exists());
+        assert_eq!(
+            std::fs::read(foreign.join("2024").join("keep.jpg")).unwrap(),
+            b"user data"
+        );
     }
 
     #[test]

@@ -778,7 +778,14 @@ pub fn cache_stats(args: &CacheArgs) -> Result<u8, Error> {
 /// `hyde-eval cache clear`.
 pub fn cache_clear(args: &CacheClearArgs) -> Result<u8, Error> {
     let root = cache::cache_root(args.cache.cache_dir.as_deref())?;
-    let removed = cache::clear(&root, args.provider.as_deref())?;
+    let cache::Cleared { removed, not_owned } = cache::clear(&root, args.provider.as_deref())?;
+    for directory in &not_owned {
+        eprintln!(
+            "note: left {} alone: it has no {} and is not a cache namespace",
+            directory.display(),
+            cache::NAMESPACE_FILE
+        );
+    }
     if removed.is_empty() {
         if let Some(provider) = &args.provider {
             return Err(Error::Usage(format!(
