@@ -116,9 +116,9 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
             continue;
         }
         let grade = match fields.as_slice() {
-            [_, _, score] => score
-                .parse::<i32>()
-                .map_err(|_| format!("score {score:?} is not an integer")),
+            [_, _, score] => {
+                super::parse_grade(score).map_err(|message| message.replacen("grade", "score", 1))
+            }
             _ => Err(format!(
                 "expected 3 TAB-separated fields (query-id, corpus-id, score), found {}",
                 fields.len()

@@ -45,6 +45,23 @@ fn read_table(
     let path = collection.root.join(name);
     let bytes = collection.read(Path::new(name))?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    // A CSV reader takes a quote that is never closed as running to the end of the
+    // file, which would turn every later row into one field.
+    if let Some(opened) = unterminated_quote(bytes) {
+        let line = bytes[..opened]
+            .iter()
+            .filter(|&&byte| byte == b'\n')
+            .count()
+            + 1;
+        return Err(Error::problem(
+            Problem::new(
+                &path,
+                Some(line),
+                "a quoted field opens on this line and is never closed, so the rest of the file would be read as one field",
+            )
+            .with_hint("close the quote; a quote inside a quoted field is written twice (\"\")"),
+        ));
+    }
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(bytes);
@@ -59,6 +76,26 @@ fn read_table(
         }
     };
     let mut header_problem = false;
+    for (position, header) in headers.iter().enumerate() {
+        if let Some(first) = headers[..position]
+            .iter()
+            .position(|earlier| earlier == header)
+        {
+            problems.push(
+                Problem::new(
+                    &path,
+                    Some(1),
+                    format!(
+                        "column {header:?} appears twice (columns {} and {})",
+                        first + 1,
+                        position + 1
+                    ),
+                )
+                .with_hint("keep one column of each name"),
+            );
+            header_problem = true;
+        }
+    }
     for header in &headers {
         if !allowed.contains(&header.as_str()) {
             problems.push(
@@ -109,6 +146,36 @@ fn read_table(
         }
     }
     Ok(Table { path, rows })
+}
+
+/// The byte offset of a quote that opens a field and is never closed, if there is one.
+/// A quote opens a field only as the field's first byte (as the CSV reader takes it);
+/// inside a quoted field, `""` is an escaped quote.
+fn unterminated_quote(bytes: &[u8]) -> Option<usize> {
+    enum State {
+        FieldStart,
+        Unquoted,
+        Quoted { opened: usize },
+        QuoteInQuoted { opened: usize },
+    }
+    let mut state = State::FieldStart;
+    for (offset, &byte) in bytes.iter().enumerate() {
+        let separator = matches!(byte, b',' | b'\n' | b'\r');
+        state = match state {
+            State::FieldStart if byte == b'"' => State::Quoted { opened: offset },
+            State::FieldStart | State::Unquoted if separator => State::FieldStart,
+            State::FieldStart | State::Unquoted => State::Unquoted,
+            State::Quoted { opened } if byte != b'"' => State::Quoted { opened },
+            State::Quoted { opened } => State::QuoteInQuoted { opened },
+            State::QuoteInQuoted { opened } if byte == b'"' => State::Quoted { opened },
+            State::QuoteInQuoted { .. } if separator => State::FieldStart,
+            State::QuoteInQuoted { .. } => State::Unquoted,
+        };
+    }
+    match state {
+        State::Quoted { opened } => Some(opened),
+        _ => None,
+    }
 }
 
 fn tags(row: &HashMap<String, String>) -> Vec<String> {
@@ -216,7 +283,7 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     )?;
     for (line, row) in qrels.rows {
         let text = row.get("grade").cloned().unwrap_or_default();
-        match text.parse::<i32>() {
+        match super::parse_grade(&text) {
             Ok(grade) if grade >= 0 => collection.judgments.push(RawJudgment {
                 query: row.get("query_id").cloned().unwrap_or_default(),
                 fact: row.get("fact_id").cloned().unwrap_or_default(),
@@ -226,13 +293,17 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
                     line: Some(line),
                 },
             }),
-            _ => problems.push(
+            Ok(grade) => problems.push(
                 Problem::new(
                     &qrels.path,
                     Some(line),
-                    format!("grade {text:?} is not an integer >= 0"),
+                    format!("grade {grade} is negative"),
                 )
                 .with_hint("grades: 0 = not relevant, 1 = related, 2 = answers the query"),
+            ),
+            Err(message) => problems.push(
+                Problem::new(&qrels.path, Some(line), message)
+                    .with_hint("grades: 0 = not relevant, 1 = related, 2 = answers the query"),
             ),
         }
     }
@@ -244,6 +315,19 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
 mod tests {
     use super::*;
     use crate::dataset::QueryId;
+
+    #[test]
+    fn an_unclosed_quote_is_found_where_it_opens() {
+        assert_eq!(unterminated_quote(b"a,b\n1,\"x\"\"y\"\n"), None);
+        assert_eq!(unterminated_quote(b"a,b\n1,\"two\nlines\"\n"), None);
+        assert_eq!(
+            unterminated_quote(b"a,b\n1,x\"y\n"),
+            None,
+            "a quote inside a field is a character"
+        );
+        assert_eq!(unterminated_quote(b"a,b\n1,\"x\"\"\n2,y\n"), Some(6));
+        assert_eq!(unterminated_quote(b"a,b\n\"open,1\n"), Some(4));
+    }
 
     #[test]
     fn named_columns_in_any_order_with_quotes_and_optional_fields() {
@@ -291,7 +375,7 @@ mod tests {
             "{message}"
         );
         assert!(
-            message.contains("qrels.csv:2: grade \"-1\" is not an integer >= 0"),
+            message.contains("qrels.csv:2: grade -1 is negative"),
             "{message}"
         );
         std::fs::write(root.join("facts.csv"), "id,content,confidence\nf1,x,1.5\n").unwrap();

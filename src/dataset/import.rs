@@ -221,6 +221,9 @@ impl Collection {
         if queries.is_empty() && problems.is_empty() {
             problems.push(Problem::new(&self.root, None, "no queries"));
         }
+        if qrels.is_empty() && problems.is_empty() {
+            problems.push(Problem::new(&self.root, None, "no judgments"));
+        }
         problems.into_result()?;
         let directory_name = self
             .root

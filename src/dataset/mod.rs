@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, Problem};
 
 pub use manifest::Manifest;
 
@@ -203,11 +203,33 @@ impl Dataset {
     pub fn judgment_count(&self) -> usize {
         self.qrels.values().map(Vec::len).sum()
     }
-}
 
-/// Reads a whole input file; a failure names the path (exit code 2).
-pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    lines::read_bytes(path)
+    /// Refuses a dataset in which no query has a judgment of grade `relevance_level` or
+    /// more: every metric would be a mean over no queries.
+    pub fn check_evaluable(&self, relevance_level: Grade) -> Result<(), Error> {
+        let evaluable = self.queries.iter().any(|query| {
+            self.qrels.get(&query.id).is_some_and(|judgments| {
+                judgments
+                    .iter()
+                    .any(|judgment| judgment.grade >= relevance_level)
+            })
+        });
+        if evaluable {
+            return Ok(());
+        }
+        Err(Error::problem(
+            Problem::new(
+                &self.root,
+                None,
+                format!(
+                    "no query has a judgment of grade {relevance_level} or more, so there is nothing to score ({} judgments, {} queries)",
+                    self.judgment_count(),
+                    self.queries.len()
+                ),
+            )
+            .with_hint("judge at least one relevant fact per query, or lower --relevance-level"),
+        ))
+    }
 }
 
 /// Accumulates the bytes of every file read, for the dataset's content hash.
@@ -246,6 +268,23 @@ fn parse_timestamp(text: &str) -> Result<Option<DateTime<Utc>>, String> {
         return Ok(None);
     }
     Ok(Some(parsed))
+}
+
+/// Parses a relevance grade as written in a judgments file: an optional `-` and decimal
+/// digits (no `+`, spaces or fractions), within the range of [`Grade`].
+pub fn parse_grade(text: &str) -> Result<Grade, String> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!("grade {text:?} is not an integer"));
+    }
+    text.parse::<Grade>().map_err(|_| {
+        let bound = if text.starts_with('-') {
+            format!("at least {}", Grade::MIN)
+        } else {
+            format!("at most {}", Grade::MAX)
+        };
+        format!("grade {text} is out of range ({bound})")
+    })
 }
 
 /// Checks an identifier: non-empty, no whitespace (TREC run files split on whitespace).

@@ -434,6 +434,10 @@ fn expectation_problem(expectation: &Expectation, fact_ids: &HashSet<&str>) -> O
         Expectation::ScoreAbove { value, .. } if !value.is_finite() => {
             Some("score_above value must be finite".into())
         }
+        Expectation::RankedAbove { fact, over } if fact == over => Some(format!(
+            "ranked_above expectation asks {:?} to rank above itself",
+            fact.0
+        )),
         _ => None,
     }
 }
@@ -452,6 +456,7 @@ fn load_qrels(
     let mut qrels: Qrels = HashMap::new();
     let mut judged_facts = Vec::new();
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let mut judgments = 0usize;
     for (position, line) in split_lines(&path, &bytes, problems).into_iter().enumerate() {
         let fields: Vec<&str> = line.text.split('\t').map(str::trim).collect();
         if position == 0 && fields.len() == 3 && fields[2].eq_ignore_ascii_case("grade") {
@@ -475,7 +480,7 @@ fn load_qrels(
             continue;
         }
         let (query, fact, grade_text) = (fields[0], fields[1], fields[2]);
-        let grade = match grade_text.parse::<i32>() {
+        let grade = match super::parse_grade(grade_text) {
             Ok(grade) if grade >= 0 => grade,
             Ok(grade) => {
                 report(
@@ -484,21 +489,15 @@ fn load_qrels(
                 );
                 continue;
             }
-            Err(_) if grade_text.parse::<i128>().is_ok() => {
+            Err(message) => {
                 report(
-                    format!("grade {grade_text} is out of range (at most {})", i32::MAX),
-                    "grades are small integers",
-                );
-                continue;
-            }
-            Err(_) => {
-                report(
-                    format!("grade {grade_text:?} is not an integer"),
+                    message,
                     "grades are integers: 0 = not relevant, 1 = related, 2 = answers it",
                 );
                 continue;
             }
         };
+        judgments += 1;
         if !query_ids.contains(query) {
             report(
                 format!("unknown query id {query:?}"),
@@ -520,6 +519,13 @@ fn load_qrels(
             .entry(QueryId(query.to_owned()))
             .or_default()
             .push(Judgment { fact, grade });
+    }
+    if judgments == 0 && problems.is_empty() {
+        problems.push(
+            Problem::new(&path, None, "no judgments").with_hint(
+                "add one query_id<TAB>fact_id<TAB>grade line per judgment; without them nothing can be scored",
+            ),
+        );
     }
     Ok((qrels, judged_facts))
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::dataset::Grade;
+use crate::dataset::{parse_grade, Grade};
 use crate::error::{Error, Problem, Problems};
 
 /// The judgments of one query.
@@ -218,16 +218,15 @@ pub fn for_each_judgment<'a>(
             );
             continue;
         };
-        let Ok(grade) = grade_text.parse::<Grade>() else {
-            problems.push(
-                Problem::new(
-                    path,
-                    Some(number),
-                    format!("grade {grade_text:?} is not an integer"),
-                )
-                .with_hint("grades are integers; negative means judged but unjudged"),
-            );
-            continue;
+        let grade = match parse_grade(grade_text) {
+            Ok(grade) => grade,
+            Err(message) => {
+                problems.push(
+                    Problem::new(path, Some(number), message)
+                        .with_hint("grades are integers; negative means judged but unjudged"),
+                );
+                continue;
+            }
         };
         if let Err(message) = visit(number, query, document, grade) {
             problems.push(Problem::new(path, Some(number), message));
