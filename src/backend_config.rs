@@ -319,6 +319,19 @@ pub fn embedder_choice(
                     "dimensions and batch_size must be at least 1".into(),
                 ));
             }
+            if let Some(dimensions) = table
+                .dimensions
+                .filter(|&dimensions| dimensions > crate::embed::MAX_DIMENSION)
+            {
+                return Err(table_problem(
+                    config,
+                    &label,
+                    format!(
+                        "dimensions {dimensions} is more than {}, the most hyde-eval accepts",
+                        crate::embed::MAX_DIMENSION
+                    ),
+                ));
+            }
             let http = http_settings(
                 config,
                 &label,

@@ -11,6 +11,9 @@ use crate::error::{Error, Problem};
 /// The manifest file name inside a dataset directory.
 pub const MANIFEST_FILE: &str = "dataset.toml";
 
+/// The largest cut-off (and number of ranked results per query) hyde-eval accepts.
+pub const MAX_CUTOFF: usize = 1_000_000;
+
 /// Cut-offs used when neither the manifest nor the command line names any.
 pub const DEFAULT_CUTOFFS: [usize; 4] = [1, 3, 5, 10];
 
@@ -65,6 +68,16 @@ pub(super) fn parse(path: &Path, text: &str, directory_name: &str) -> Result<Man
         manifest.now_is_explicit = true;
     }
     if let Some(cutoffs) = file.k {
+        if let Some(&too_large) = cutoffs.iter().find(|&&k| k > MAX_CUTOFF) {
+            return Err(Error::problem(Problem::new(
+                path,
+                None,
+                format!(
+                    "k: cut-off {too_large} is more than {}, the most results hyde-eval ranks per query",
+                    MAX_CUTOFF
+                ),
+            )));
+        }
         if cutoffs.is_empty() || cutoffs.contains(&0) {
             return Err(Error::problem(
                 Problem::new(

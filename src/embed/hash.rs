@@ -21,6 +21,10 @@ use crate::text::{is_stop_word, word_tokens};
 /// Default dimension, the size of common small sentence-embedding models.
 pub const DEFAULT_HASH_DIMENSION: usize = 384;
 
+/// The largest embedding dimension hyde-eval accepts (the widest models are 4,096 to
+/// 12,288 wide; a vector of this size is 256 KiB).
+pub const MAX_DIMENSION: usize = 65_536;
+
 const WORD_WEIGHT: f32 = 1.0;
 const TRIGRAM_WEIGHT: f32 = 0.5;
 
@@ -31,10 +35,10 @@ pub struct HashProvider {
 
 impl HashProvider {
     pub fn new(dimension: usize) -> Result<HashProvider, Error> {
-        if dimension == 0 {
-            return Err(Error::Usage(
-                "the hash provider's dimension must be at least 1".into(),
-            ));
+        if dimension == 0 || dimension > MAX_DIMENSION {
+            return Err(Error::Usage(format!(
+                "the hash provider's dimension must be between 1 and {MAX_DIMENSION}, got {dimension}"
+            )));
         }
         Ok(HashProvider { dimension })
     }

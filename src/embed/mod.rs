@@ -20,7 +20,7 @@ use crate::index::FlatIndex;
 
 pub use cached::{CacheScope, CachedProvider};
 pub use concept::ConceptProvider;
-pub use hash::{HashProvider, DEFAULT_HASH_DIMENSION};
+pub use hash::{HashProvider, DEFAULT_HASH_DIMENSION, MAX_DIMENSION};
 pub use local::LocalProvider;
 pub use remote::RemoteProvider;
 

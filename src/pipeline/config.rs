@@ -16,6 +16,42 @@ pub struct Weights {
     pub temporal: f64,
 }
 
+/// The most results, candidates or cut-off positions a parameter may ask for per query.
+/// Larger values are refused rather than left to overflow or exhaust memory.
+pub const MAX_RESULTS: usize = crate::dataset::manifest::MAX_CUTOFF;
+
+/// The most hypotheses or hypothesis keywords a configuration may ask for per query.
+pub const MAX_PER_QUERY_ITEMS: usize = 1_000;
+
+impl Weights {
+    /// The same weights divided by their sum, so only their proportions matter and a
+    /// blended score stays in [0, 1]: `1,1,1` and `1e308,1e308,1e308` blend alike.
+    /// chatcli's defaults already sum to exactly 1 and are returned unchanged. Weights
+    /// whose sum overflows are first divided by the largest. Call after validation
+    /// (finite, non-negative, not all zero).
+    pub fn normalized(self) -> Weights {
+        let parts = [self.semantic, self.lexical, self.temporal];
+        let mut sum: f64 = parts.iter().sum();
+        let mut scale = 1.0;
+        if !sum.is_finite() {
+            scale = parts.iter().copied().fold(0.0, f64::max);
+            sum = parts.iter().map(|part| part / scale).sum();
+        }
+        let normalize = |part: f64| part / scale / sum;
+        Weights {
+            semantic: normalize(self.semantic),
+            lexical: normalize(self.lexical),
+            temporal: normalize(self.temporal),
+        }
+    }
+}
+
+/// The most searches the adaptive floor may step through for one query.
+pub const MAX_FLOOR_STEPS: f64 = 1_000.0;
+
+/// The largest BM25 k1 accepted (k1 saturates term frequency; past a few it is linear).
+pub const MAX_BM25_K1: f64 = 1_000.0;
+
 /// chatcli's default blend weights.
 pub const CHATCLI_WEIGHTS: Weights = Weights {
     semantic: 0.55,
@@ -201,6 +237,22 @@ impl Params {
                 "are all zero; at least one signal needs weight".into(),
             );
         }
+        for (name, value, most) in [
+            ("vector_top_k", self.vector_top_k, MAX_RESULTS),
+            ("depth", self.depth, MAX_RESULTS),
+            ("hybrid_limit", self.hybrid_limit, MAX_RESULTS),
+            (
+                "hybrid_candidate_multiplier",
+                self.hybrid_candidate_multiplier,
+                MAX_PER_QUERY_ITEMS,
+            ),
+            ("hyde_keywords", self.hyde_keywords, MAX_PER_QUERY_ITEMS),
+            ("num_hypotheses", self.num_hypotheses, MAX_PER_QUERY_ITEMS),
+        ] {
+            if value > most {
+                return fail(name, format!("must be at most {most}, got {value}"));
+            }
+        }
         if !(0.0..1.0).contains(&self.min_cosine) {
             return fail(
                 "min_cosine",
@@ -227,8 +279,11 @@ impl Params {
                 format!("must be > 0, got {}", self.half_life_days),
             );
         }
-        if !(self.bm25_k1.is_finite() && self.bm25_k1 >= 0.0) {
-            return fail("bm25_k1", format!("must be >= 0, got {}", self.bm25_k1));
+        if !(0.0..=MAX_BM25_K1).contains(&self.bm25_k1) {
+            return fail(
+                "bm25_k1",
+                format!("must be in [0, {MAX_BM25_K1}], got {}", self.bm25_k1),
+            );
         }
         if !(0.0..=1.0).contains(&self.bm25_b) {
             return fail("bm25_b", format!("must be in [0, 1], got {}", self.bm25_b));
@@ -244,10 +299,36 @@ impl Params {
                 return fail(name, format!("must be finite and >= 0, got {value}"));
             }
         }
+        // A fused hybrid score is at most the sum of its weights: keep it finite.
+        if !(self.hybrid_vector_weight + self.hybrid_text_weight).is_finite() {
+            return fail(
+                "hybrid_vector_weight + hybrid_text_weight",
+                "overflows; the fused score must stay finite".into(),
+            );
+        }
+        if self.adaptive_floor_start > 1.0 {
+            return fail(
+                "adaptive_floor_start",
+                format!(
+                    "must be at most 1 (a cosine), got {}",
+                    self.adaptive_floor_start
+                ),
+            );
+        }
         if self.adaptive_floor_start > 0.0 && self.adaptive_floor_step <= 0.0 {
             return fail(
                 "adaptive_floor_step",
                 "must be > 0 when adaptive_floor_start is set".into(),
+            );
+        }
+        let floor_steps = (self.adaptive_floor_start - self.min_cosine) / self.adaptive_floor_step;
+        if self.adaptive_floor_start > self.min_cosine && floor_steps > MAX_FLOOR_STEPS {
+            return fail(
+                "adaptive_floor_step",
+                format!(
+                    "is too small: stepping from {} down to min_cosine {} would take {floor_steps:.0} searches (at most {MAX_FLOOR_STEPS})",
+                    self.adaptive_floor_start, self.min_cosine
+                ),
             );
         }
         Ok(())
