@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::dataset::{Dataset, HypothesisSource, Query, QueryId};
+use crate::dataset::{Dataset, HypothesisSource, Query, QueryId, RecordedHypotheses};
 use crate::error::Error;
 
 pub use openai_chat::{ChatGenerator, ChatSettings};
@@ -99,18 +99,22 @@ pub trait HypothesisGenerator: Send + Sync {
     }
 }
 
-/// Replays the hypotheses recorded in the dataset's `hypotheses.jsonl`.
-pub struct RecordedGenerator {
-    hypotheses: HashMap<QueryId, Vec<String>>,
+/// Replays the hypotheses recorded in the dataset's `hypotheses.jsonl` (borrowed, not
+/// copied: a large set's texts are held once).
+pub struct RecordedGenerator<'a> {
+    hypotheses: &'a HashMap<QueryId, RecordedHypotheses>,
     sources: Vec<HypothesisSource>,
 }
 
-impl RecordedGenerator {
-    pub fn from_dataset(dataset: &Dataset) -> RecordedGenerator {
+impl<'a> RecordedGenerator<'a> {
+    /// The recorded `hypotheses` of `queries` (a dataset's two fields).
+    pub fn new(
+        queries: &[Query],
+        hypotheses: &'a HashMap<QueryId, RecordedHypotheses>,
+    ) -> RecordedGenerator<'a> {
         let mut sources: Vec<HypothesisSource> = Vec::new();
-        for query in &dataset.queries {
-            if let Some(source) = dataset
-                .hypotheses
+        for query in queries {
+            if let Some(source) = hypotheses
                 .get(&query.id)
                 .and_then(|recorded| recorded.source.as_ref())
             {
@@ -120,17 +124,18 @@ impl RecordedGenerator {
             }
         }
         RecordedGenerator {
-            hypotheses: dataset
-                .hypotheses
-                .iter()
-                .map(|(query, recorded)| (query.clone(), recorded.texts.clone()))
-                .collect(),
+            hypotheses,
             sources,
         }
     }
+
+    /// The recorded hypotheses of `dataset`.
+    pub fn from_dataset(dataset: &'a Dataset) -> RecordedGenerator<'a> {
+        RecordedGenerator::new(&dataset.queries, &dataset.hypotheses)
+    }
 }
 
-impl HypothesisGenerator for RecordedGenerator {
+impl HypothesisGenerator for RecordedGenerator<'_> {
     fn identity(&self) -> GeneratorIdentity {
         GeneratorIdentity {
             kind: "recorded".into(),
@@ -139,7 +144,11 @@ impl HypothesisGenerator for RecordedGenerator {
     }
 
     fn generate(&self, query: &Query, n: usize) -> Result<Generation, Error> {
-        let hypotheses = match self.hypotheses.get(&query.id) {
+        let hypotheses = match self
+            .hypotheses
+            .get(&query.id)
+            .map(|recorded| &recorded.texts)
+        {
             Some(texts) if !texts.is_empty() => Ok(texts.iter().take(n).cloned().collect()),
             _ => Err(GenerationFailure::NotRecorded),
         };

@@ -35,7 +35,7 @@ use crate::run::QueryRanking;
 use crate::text::{extract_keywords, merge_keywords};
 use candidates::{fuse, Blend, Candidate, CandidateTable, TableKind};
 use config::{Configuration, Fusion, KeywordSource, Params, Plan, SearchVector};
-use vector_spill::SpilledVectors;
+use vector_spill::{SpilledVectors, VectorSpillWriter};
 
 /// What the pipeline needs besides the dataset.
 pub struct PipelineInputs<'a> {
@@ -227,14 +227,15 @@ impl QueryExpansion {
 
 /// The shared stages of a run, computed once for all its configurations.
 pub struct Prepared<'a> {
-    /// The dataset's queries: the prepared stages keep no borrow of the dataset, so its
-    /// facts can be set aside while the queries are retrieved.
-    queries: Vec<Query>,
+    /// The dataset's queries (borrowed apart from its facts, which can be set aside
+    /// while the queries are retrieved).
+    queries: &'a [Query],
     configurations: &'a [Configuration],
     plans: Vec<Plan>,
     corpus: Corpus,
     expansions: Vec<QueryExpansion>,
-    /// The expansions' vectors, when they wait on disk (see [`Prepared::spill_query_vectors`]).
+    /// The expansions' vectors, when they wait on disk (see
+    /// [`IndexedCorpus::spilling_query_vectors`]).
     spilled_vectors: Option<SpilledVectors>,
     /// Facts, queries and hypotheses embedded.
     embedded_texts: usize,
@@ -290,9 +291,12 @@ pub fn max_hypotheses(configurations: &[Configuration]) -> usize {
 
 /// Prepares the shared stages of `dataset` for every configuration of `inputs`: the
 /// corpus and its indexes, fact vectors, query expansions and temporal scores. The
-/// result does not borrow `dataset`. (A caller that sets the facts aside before the
+/// result borrows the dataset's queries. (A caller that sets the facts aside before the
 /// vectors are made runs [`index_corpus`] and [`IndexedCorpus::embed`] itself.)
-pub fn prepare<'a>(dataset: &Dataset, inputs: &PipelineInputs<'a>) -> Result<Prepared<'a>, Error> {
+pub fn prepare<'a>(
+    dataset: &'a Dataset,
+    inputs: &PipelineInputs<'a>,
+) -> Result<Prepared<'a>, Error> {
     let indexed = index_corpus(dataset, inputs)?;
     let texts = indexed.texts_of(&dataset.facts);
     indexed.embed(&texts, &dataset.queries)
@@ -314,6 +318,9 @@ pub struct IndexedCorpus<'a> {
     lexical: LexicalIndex,
     temporal_by_half_life: HashMap<u64, Vec<f64>>,
     timings: StageTimings,
+    /// Query and hypothesis vectors totalling this many bytes go to disk as they are
+    /// made (see [`Self::spilling_query_vectors`]).
+    vector_spill_min_bytes: Option<usize>,
 }
 
 /// Sorts `dataset`'s facts by id, builds the lexical index the configurations of
@@ -407,10 +414,19 @@ pub fn index_corpus<'a>(
         lexical,
         temporal_by_half_life,
         timings,
+        vector_spill_min_bytes: None,
     })
 }
 
 impl<'a> IndexedCorpus<'a> {
+    /// Sets the query and hypothesis vectors aside in a temporary file as soon as they
+    /// are made when they total `min_bytes` or more (see [`vector_spill`]); each chunk
+    /// of queries reads its own back before it is searched.
+    pub fn spilling_query_vectors(mut self, min_bytes: usize) -> Self {
+        self.vector_spill_min_bytes = Some(min_bytes);
+        self
+    }
+
     /// Where in the dataset each fact of the corpus is, in corpus order.
     pub fn fact_order(&self) -> &[u32] {
         &self.fact_order
@@ -426,7 +442,11 @@ impl<'a> IndexedCorpus<'a> {
 
     /// Embeds the corpus' `texts` (in corpus order, see [`Self::fact_order`]) and
     /// expands `queries`, completing the shared stages.
-    pub fn embed(self, texts: &dyn CorpusTexts, queries: &[Query]) -> Result<Prepared<'a>, Error> {
+    pub fn embed(
+        self,
+        texts: &dyn CorpusTexts,
+        queries: &'a [Query],
+    ) -> Result<Prepared<'a>, Error> {
         let IndexedCorpus {
             configurations,
             plans,
@@ -439,6 +459,7 @@ impl<'a> IndexedCorpus<'a> {
             lexical,
             temporal_by_half_life,
             mut timings,
+            vector_spill_min_bytes,
         } = self;
         assert_eq!(texts.len(), ids.len(), "one text per fact of the corpus");
         let started = Instant::now();
@@ -481,8 +502,18 @@ impl<'a> IndexedCorpus<'a> {
         };
 
         let started = Instant::now();
-        let (expansions, query_usage) =
-            expand_queries(queries, generator, embedder, max_hypotheses)?;
+        let Expanded {
+            expansions,
+            spilled,
+            hypothesis_vectors,
+            usage: query_usage,
+        } = expand_queries(
+            queries,
+            generator,
+            embedder,
+            max_hypotheses,
+            vector_spill_min_bytes,
+        )?;
         timings.expand_queries_ms = elapsed_ms(started);
         let embedding_usage = match (usage_before, usage_after_facts) {
             (Some(before), Some(after)) => Some(StageUsage {
@@ -493,22 +524,17 @@ impl<'a> IndexedCorpus<'a> {
             _ => None,
         };
         let embedded_texts = if corpus.vectors.is_some() {
-            corpus.ids.len()
-                + expansions.len()
-                + expansions
-                    .iter()
-                    .map(|expansion| expansion.hypothesis_vectors.len())
-                    .sum::<usize>()
+            corpus.ids.len() + expansions.len() + hypothesis_vectors
         } else {
             0
         };
         Ok(Prepared {
-            queries: queries.to_vec(),
+            queries,
             configurations,
             plans,
             corpus,
             expansions,
-            spilled_vectors: None,
+            spilled_vectors: spilled,
             embedded_texts,
             temporal_by_half_life,
             timings,
@@ -713,26 +739,38 @@ fn search_all(
 /// Queries whose hypotheses are embedded at once when a batch of them failed.
 const QUERY_RETRY_WORKERS: usize = 16;
 
+/// What [`expand_queries`] makes.
+struct Expanded {
+    expansions: Vec<QueryExpansion>,
+    /// The expansions' vectors, when they were set aside on disk.
+    spilled: Option<SpilledVectors>,
+    /// Hypothesis vectors made.
+    hypothesis_vectors: usize,
+    /// The embedder's spend on queries and on hypotheses.
+    usage: (EmbeddingUsage, EmbeddingUsage),
+}
+
 /// Extracts keywords, fetches hypotheses and embeds queries and hypotheses, once per
-/// query for all configurations. Also returns the embedder's spend on queries and on
-/// hypotheses.
+/// query for all configurations. When the vectors will total `spill_min_bytes` or
+/// more, each kind goes to disk as soon as it is made (see [`vector_spill`]).
 fn expand_queries(
     queries: &[Query],
     generator: &dyn HypothesisGenerator,
     embedder: Option<&dyn EmbeddingProvider>,
     max_hypotheses: usize,
-) -> Result<(Vec<QueryExpansion>, (EmbeddingUsage, EmbeddingUsage)), Error> {
+    spill_min_bytes: Option<usize>,
+) -> Result<Expanded, Error> {
     let generations = if max_hypotheses == 0 {
         Vec::new()
     } else {
         generator.generate_all(queries, max_hypotheses)?
     };
+    let mut generations = generations.into_iter();
     let mut expansions: Vec<QueryExpansion> = queries
         .iter()
-        .enumerate()
-        .map(|(position, query)| {
-            let (hypotheses, generation_cost) = match generations.get(position) {
-                Some(generation) => (generation.hypotheses.clone(), generation.cost),
+        .map(|query| {
+            let (hypotheses, generation_cost) = match generations.next() {
+                Some(generation) => (generation.hypotheses, generation.cost),
                 None => (
                     Err(GenerationFailure::NotRecorded),
                     GenerationCost::default(),
@@ -755,22 +793,46 @@ fn expand_queries(
         })
         .collect();
     let Some(embedder) = embedder else {
-        return Ok((expansions, Default::default()));
+        return Ok(Expanded {
+            expansions,
+            spilled: None,
+            hypothesis_vectors: 0,
+            usage: Default::default(),
+        });
     };
     let usage = || embedder.usage().unwrap_or_default();
     let before = usage();
     let query_texts: Vec<&str> = queries.iter().map(|query| query.text.as_str()).collect();
     let query_vectors = embed_checked(embedder, &query_texts, TextKind::Query)?;
     let after_queries = usage();
+    let dimension = query_vectors.first().map_or(0, Vec::len);
     for (expansion, query_vector) in expansions.iter_mut().zip(query_vectors) {
         expansion.query_vector = Some(query_vector);
     }
+    let hypothesis_count: usize = expansions
+        .iter()
+        .map(|expansion| expansion.hypotheses.as_ref().map_or(0, Vec::len))
+        .sum();
+    let vector_bytes = (queries.len() + hypothesis_count) * dimension * 4;
+    let mut spill = match spill_min_bytes {
+        Some(min_bytes) if dimension > 0 && vector_bytes >= min_bytes => {
+            let mut writer = VectorSpillWriter::new(dimension)?;
+            writer.take_query_vectors(&mut expansions)?;
+            Some(writer)
+        }
+        _ => None,
+    };
     let hypothesis_texts = |expansion: &QueryExpansion| -> Vec<String> {
         expansion.hypotheses.as_ref().cloned().unwrap_or_default()
     };
-    let all_texts: Vec<String> = expansions.iter().flat_map(hypothesis_texts).collect();
-    let all_refs: Vec<&str> = all_texts.iter().map(String::as_str).collect();
-    match embed_checked(embedder, &all_refs, TextKind::Hypothesis) {
+    let all_refs: Vec<&str> = expansions
+        .iter()
+        .flat_map(|expansion| expansion.hypotheses.iter().flatten())
+        .map(String::as_str)
+        .collect();
+    let embedded = embed_checked(embedder, &all_refs, TextKind::Hypothesis);
+    drop(all_refs);
+    match embedded {
         Ok(vectors) => {
             let mut vectors = vectors.into_iter();
             for expansion in &mut expansions {
@@ -804,10 +866,23 @@ fn expand_queries(
         Err(other) => return Err(other),
     }
     let after_hypotheses = usage();
-    Ok((
+    let hypothesis_vectors = expansions
+        .iter()
+        .map(|expansion| expansion.hypothesis_vectors.len())
+        .sum();
+    let spilled = match spill.take() {
+        Some(mut writer) => {
+            writer.take_hypothesis_vectors(&mut expansions)?;
+            Some(writer.finish()?)
+        }
+        None => None,
+    };
+    Ok(Expanded {
         expansions,
-        (after_queries - before, after_hypotheses - after_queries),
-    ))
+        spilled,
+        hypothesis_vectors,
+        usage: (after_queries - before, after_hypotheses - after_queries),
+    })
 }
 
 /// Whether and how a configuration used hypotheses for one query.
@@ -1030,16 +1105,6 @@ impl Prepared<'_> {
         )?;
         bar.finish_and_clear();
         Ok(tables)
-    }
-
-    /// Sets the queries' and hypotheses' vectors aside in a temporary file when they
-    /// total `min_bytes` or more (see [`vector_spill`]); each chunk of queries reads its
-    /// own back before it is searched.
-    pub fn spill_query_vectors(&mut self, min_bytes: usize) -> Result<(), Error> {
-        if self.spilled_vectors.is_none() {
-            self.spilled_vectors = SpilledVectors::take(&mut self.expansions, min_bytes)?;
-        }
-        Ok(())
     }
 
     /// Runs `per_query` on every query, [`CHUNK_QUERIES`] at a time: a chunk's vectors
@@ -1282,7 +1347,9 @@ fn search_limit(plan: Plan, params: &Params) -> usize {
     match plan.fusion {
         Fusion::Cosine => params.depth.max(MAX_SWEEP_DEPTH),
         Fusion::Blend => params.vector_top_k,
-        Fusion::Hybrid => params.hybrid_limit * params.hybrid_candidate_multiplier,
+        Fusion::Hybrid => params
+            .hybrid_limit
+            .saturating_mul(params.hybrid_candidate_multiplier),
         Fusion::KeywordTimesTemporal | Fusion::Bm25 => 0,
     }
 }
@@ -1467,7 +1534,9 @@ fn candidate_table(fusion: Fusion, sources: SignalSources<'_>) -> CandidateTable
                 })
         }
         Fusion::Hybrid => {
-            let fetch = params.hybrid_limit * params.hybrid_candidate_multiplier;
+            let fetch = params
+                .hybrid_limit
+                .saturating_mul(params.hybrid_candidate_multiplier);
             let mut by_fact: FxHashMap<FactIndex, Candidate> = FxHashMap::default();
             if !searches.hits.is_empty() {
                 for (fact, cosine) in searches.top(0, fetch, f64::NEG_INFINITY) {

@@ -100,7 +100,7 @@ pub fn fact_details(dataset: &Dataset, results: &Results) -> Vec<FactDetail> {
     for configuration in &results.configurations {
         for query in &configuration.per_query {
             named.extend(query.top.iter());
-            named.extend(query.relevant_ranks.keys());
+            named.extend(query.relevant_ranks.facts());
         }
     }
     dataset
@@ -147,11 +147,7 @@ pub struct QueryDelta {
 }
 
 fn metric_of(query: &PerQueryResult, metric: &str) -> f64 {
-    query
-        .metrics
-        .get(metric)
-        .and_then(serde_json::Value::as_f64)
-        .unwrap_or(0.0)
+    query.metrics.get(metric).unwrap_or(0.0)
 }
 
 /// Per-query `metric` of `configuration` against `baseline`, for the queries both
@@ -257,8 +253,8 @@ fn diagnose(
         .map(|(fact, rank)| RelevantRanks {
             fact: fact.clone(),
             grade: grade_of(fact),
-            rank: *rank,
-            baseline_rank: theirs.relevant_ranks.get(fact).copied().flatten(),
+            rank,
+            baseline_rank: theirs.relevant_ranks.get(fact).flatten(),
         })
         .collect();
     let (worse, better) = if delta.delta < 0.0 {

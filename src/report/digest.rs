@@ -5,36 +5,33 @@
 //! when asked, appends them to the configuration's TREC run file or keeps them whole.
 //! A run of any size thus holds one chunk of rankings at a time.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::dataset::{FactId, Qrels, Query};
+use std::sync::Arc;
+
+use super::{MetricValues, PerQueryResult, RelevantRankMap, SharedSlice};
+use crate::dataset::{FactId, Qrels, Query, QueryId};
 use crate::error::Error;
 use crate::expectations::ExpectationSummary;
-use crate::metrics::{evaluate_query, Evaluation, MetricSettings, QueryEvaluation};
+use crate::metrics::{evaluate_query, MetricSettings};
 use crate::pipeline::RankingSink;
 use crate::run::QueryRanking;
 use crate::trec::write_trec_run;
 
-/// The top of one evaluated query's ranking and the rank of each of its relevant facts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RankedView {
-    /// The query's position in the dataset.
-    pub position: usize,
-    /// The first (largest cut-off) fact ids of the ranking.
-    pub top: Vec<FactId>,
-    /// 1-based rank of every relevant fact; `None` when it was not returned.
-    pub relevant_ranks: BTreeMap<FactId, Option<usize>>,
-}
-
 /// One configuration's rankings, reduced.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Digest {
-    pub evaluation: Evaluation,
-    /// Aligned with `evaluation.per_query`.
-    pub views: Vec<RankedView>,
+    /// One record per evaluated query, in dataset order; `hypothesis_used` is left
+    /// unset for the caller, who knows the configuration.
+    pub per_query: Vec<PerQueryResult>,
+    /// The dataset position of each record's query.
+    pub positions: Vec<usize>,
+    /// Means of the records' metric values, in metric order.
+    pub means: Vec<f64>,
+    /// Queries without a relevant fact at the relevance level (not averaged).
+    pub without_relevant: Vec<QueryId>,
     /// Rankings received (one per dataset query).
     pub queries: usize,
     /// Queries without a relevant fact for which nothing was returned.
@@ -94,12 +91,24 @@ impl<'d> RankingDigest<'d> {
         settings: &'d MetricSettings,
     ) -> RankingDigest<'d> {
         let has_expectations = queries.iter().any(|query| !query.expectations.is_empty());
+        // Sized for every query up front: the buffers hold the run's per-query records
+        // to the end, and growing them by doubling would leave up to half unused.
+        let metric_count = settings.metric_names().len();
+        let reductions = Reductions {
+            positions: Vec::with_capacity(queries.len()),
+            relevant: Vec::with_capacity(queries.len()),
+            returned: Vec::with_capacity(queries.len()),
+            values: Vec::with_capacity(queries.len() * metric_count),
+            top_ends: Vec::with_capacity(queries.len()),
+            rank_ends: Vec::with_capacity(queries.len()),
+            ..Reductions::default()
+        };
         RankingDigest {
             queries,
             qrels,
             settings,
             next: 0,
-            reductions: Reductions::default(),
+            reductions,
             without_relevant: Vec::new(),
             abstained_without_relevant: 0,
             expectations: has_expectations.then(ExpectationSummary::default),
@@ -136,27 +145,45 @@ impl<'d> RankingDigest<'d> {
                 source,
             })?;
         }
-        let reductions = self.reductions;
-        let metric_count = self.settings.metric_names().len();
-        let mut per_query = Vec::with_capacity(reductions.positions.len());
-        let mut views = Vec::with_capacity(reductions.positions.len());
+        let mut reductions = self.reductions;
+        let names: Arc<[String]> = self.settings.metric_names().into();
+        let metric_count = names.len();
+        // Means summed query by query in order, as trec_eval averages.
+        let mut means = vec![0.0; metric_count];
+        for values in reductions.values.chunks_exact(metric_count.max(1)) {
+            for (mean, value) in means.iter_mut().zip(values) {
+                *mean += value;
+            }
+        }
+        let evaluated = reductions.positions.len();
+        if evaluated > 0 {
+            for mean in &mut means {
+                *mean /= evaluated as f64;
+            }
+        }
+        reductions.top.shrink_to_fit();
+        reductions.ranks.shrink_to_fit();
+        let values = Arc::new(reductions.values);
+        let top = Arc::new(reductions.top);
+        let ranks = Arc::new(reductions.ranks);
+        let mut per_query = Vec::with_capacity(evaluated);
         let (mut top_start, mut rank_start) = (0, 0);
         for (index, &position) in reductions.positions.iter().enumerate() {
-            per_query.push(QueryEvaluation {
+            let (top_end, rank_end) = (reductions.top_ends[index], reductions.rank_ends[index]);
+            per_query.push(PerQueryResult {
                 query: self.queries[position].id.clone(),
-                values: reductions.values[index * metric_count..(index + 1) * metric_count]
-                    .to_vec(),
                 relevant: reductions.relevant[index],
                 returned: reductions.returned[index],
-            });
-            let (top_end, rank_end) = (reductions.top_ends[index], reductions.rank_ends[index]);
-            views.push(RankedView {
-                position,
-                top: reductions.top[top_start..top_end].to_vec(),
-                relevant_ranks: reductions.ranks[rank_start..rank_end]
-                    .iter()
-                    .cloned()
-                    .collect(),
+                hypothesis_used: None,
+                metrics: MetricValues::new(
+                    names.clone(),
+                    SharedSlice::new(
+                        values.clone(),
+                        index * metric_count..(index + 1) * metric_count,
+                    ),
+                ),
+                top: SharedSlice::new(top.clone(), top_start..top_end),
+                relevant_ranks: RelevantRankMap::new(ranks.clone(), rank_start..rank_end),
             });
             (top_start, rank_start) = (top_end, rank_end);
         }
@@ -166,8 +193,10 @@ impl<'d> RankingDigest<'d> {
             .map(|&position| self.queries[position].id.clone())
             .collect();
         Ok(Digest {
-            evaluation: Evaluation::from_queries(self.settings, per_query, without_relevant),
-            views,
+            per_query,
+            positions: reductions.positions,
+            means,
+            without_relevant,
             queries: self.next,
             abstained_without_relevant: self.abstained_without_relevant,
             expectations: self.expectations,

@@ -14,11 +14,10 @@ pub mod files;
 pub mod html;
 pub mod markdown;
 pub mod metrics_csv;
+pub mod per_query;
 pub mod stored;
 pub mod sweep;
 pub mod table;
-
-use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
@@ -31,6 +30,7 @@ use crate::metrics::MetricSettings;
 use crate::pipeline::config::{Params, Plan, Preset};
 use crate::pipeline::{BackendAccounting, ConfigurationOutput, RunBackendAccounting};
 use digest::Digest;
+pub use per_query::{MetricValues, RelevantRankMap, SharedSlice};
 
 /// Bumped whenever a field changes meaning or is removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -112,6 +112,8 @@ pub struct ConfigurationResult {
     /// deterministic providers and recorded hypotheses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<BackendAccounting>,
+    /// One line per record in `results.json` (see [`per_query::one_line_each`]).
+    #[serde(serialize_with = "per_query::one_line_each")]
     pub per_query: Vec<PerQueryResult>,
 }
 
@@ -142,13 +144,13 @@ pub struct PerQueryResult {
     pub returned: usize,
     /// Whether a hypothesis shaped this ranking; `null` when the configuration uses none.
     pub hypothesis_used: Option<bool>,
-    pub metrics: Map<String, Value>,
+    pub metrics: MetricValues,
     /// The first (largest cut-off) fact ids of the ranking.
     #[serde(default)]
-    pub top: Vec<FactId>,
+    pub top: SharedSlice<FactId>,
     /// 1-based rank of every relevant fact; `null` when it was not returned.
     #[serde(default)]
-    pub relevant_ranks: BTreeMap<FactId, Option<usize>>,
+    pub relevant_ranks: RelevantRankMap,
 }
 
 impl ToolInfo {
@@ -186,33 +188,29 @@ pub fn build_results(
     digests: Vec<Digest>,
 ) -> Results {
     let names = settings.metric_names();
-    let evaluated_queries = digests
+    let evaluated_queries = digests.first().map_or(0, |digest| digest.per_query.len());
+    let queries_without_relevant = digests
         .first()
-        .map_or(0, |digest| digest.evaluation.per_query.len());
-    let queries_without_relevant = digests.first().map_or_else(Vec::new, |digest| {
-        digest.evaluation.without_relevant.clone()
-    });
+        .map_or_else(Vec::new, |digest| digest.without_relevant.clone());
     let configurations = outputs
         .iter()
         .zip(digests)
         .map(|(output, digest)| {
             let configuration = &output.configuration;
-            let evaluation = &digest.evaluation;
             let uses_hypotheses = configuration.plan().uses_hypotheses();
-            let per_query = evaluation
+            let evaluated = digest.per_query.len();
+            let empty_rankings = digest
                 .per_query
                 .iter()
-                .zip(digest.views)
-                .map(|(query, view)| PerQueryResult {
-                    query: query.query.clone(),
-                    relevant: query.relevant,
-                    returned: query.returned,
-                    hypothesis_used: uses_hypotheses.then(|| output.used_hypotheses[view.position]),
-                    metrics: metric_map(&names, &query.values),
-                    top: view.top,
-                    relevant_ranks: view.relevant_ranks,
-                })
-                .collect();
+                .filter(|query| query.returned == 0)
+                .count();
+            let macro_metrics = metric_map(&names, &digest.means);
+            let mut per_query = digest.per_query;
+            if uses_hypotheses {
+                for (query, &position) in per_query.iter_mut().zip(&digest.positions) {
+                    query.hypothesis_used = Some(output.used_hypotheses[position]);
+                }
+            }
             let accounting = &output.accounting;
             ConfigurationResult {
                 name: configuration.name.clone(),
@@ -221,15 +219,11 @@ pub fn build_results(
                 source: configuration.preset.source().to_owned(),
                 plan: configuration.plan(),
                 params: configuration.params.clone(),
-                macro_metrics: metric_map(&names, &evaluation.means),
+                macro_metrics,
                 counts: Counts {
                     queries: digest.queries,
-                    evaluated: evaluation.per_query.len(),
-                    empty_rankings: evaluation
-                        .per_query
-                        .iter()
-                        .filter(|query| query.returned == 0)
-                        .count(),
+                    evaluated,
+                    empty_rankings,
                     abstained_without_relevant: digest.abstained_without_relevant,
                 },
                 hyde: uses_hypotheses.then(|| HydeSummary {

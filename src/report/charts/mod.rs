@@ -146,12 +146,7 @@ fn mean_interval(configuration: &ConfigurationResult, metric: &str) -> Interval 
     let values: Vec<f64> = configuration
         .per_query
         .iter()
-        .filter_map(|query| {
-            query
-                .metrics
-                .get(metric)
-                .and_then(serde_json::Value::as_f64)
-        })
+        .filter_map(|query| query.metrics.get(metric))
         .collect();
     bootstrap_mean_interval(&values, BAR_INTERVAL_RESAMPLES, 0.95, 42)
 }
