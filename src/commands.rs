@@ -15,7 +15,7 @@ use crate::cli::{
 };
 use crate::compare::{self, Accounting};
 use crate::dataset::spill::{SpilledFacts, SPILL_MIN_BYTES};
-use crate::dataset::Dataset;
+use crate::dataset::{Dataset, Query, QueryId, RecordedHypotheses};
 use crate::embed::{
     CachedProvider, ConceptProvider, EmbeddingProvider, HashProvider, LocalProvider, RemoteProvider,
 };
@@ -29,7 +29,8 @@ use crate::pipeline::vector_spill::VECTOR_SPILL_MIN_BYTES;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
 use crate::report::digest::RankingDigest;
 use crate::report::files::{
-    json_bytes, write_directory, write_file_atomically, write_files, write_report, RunSpool,
+    check_destination, json_bytes, write_directory, write_file_atomically, write_files,
+    write_report, RunSpool,
 };
 use crate::report::html::HtmlOptions;
 use crate::report::stored::StoredResults;
@@ -38,6 +39,7 @@ use crate::run::QueryRanking;
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
 use crate::sweep::grid::{self, ParamRange};
 use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
+use std::collections::HashMap;
 
 /// The API key an HTTP backend needs: none without `api_key_env` or under `--offline`
 /// (no request is made then).
@@ -97,13 +99,15 @@ fn build_embedder(
     }
 }
 
-/// Builds the hypothesis generator a run asked for.
-fn build_generator(
+/// Builds the hypothesis generator a run asked for; the recorded one borrows the
+/// dataset's `queries` and `hypotheses`.
+fn build_generator<'a>(
     settings: &RunSettings,
-    dataset: &Dataset,
-) -> Result<Box<dyn HypothesisGenerator>, Error> {
+    queries: &[Query],
+    hypotheses: &'a HashMap<QueryId, RecordedHypotheses>,
+) -> Result<Box<dyn HypothesisGenerator + 'a>, Error> {
     match &settings.generator {
-        GeneratorChoice::Recorded => Ok(Box::new(RecordedGenerator::from_dataset(dataset))),
+        GeneratorChoice::Recorded => Ok(Box::new(RecordedGenerator::new(queries, hypotheses))),
         GeneratorChoice::Chat(choice) => {
             let secret = backend_secret(
                 &format!("[generators.{}]", choice.name),
@@ -196,6 +200,7 @@ pub fn execute(
     settings: &RunSettings,
     rankings: RankingOutputs<'_>,
 ) -> Result<Execution, Error> {
+    dataset.check_evaluable(settings.metrics.relevance_level)?;
     let needs_vectors = settings
         .configurations
         .iter()
@@ -205,7 +210,7 @@ pub fn execute(
     } else {
         None
     };
-    let generator = build_generator(settings, dataset)?;
+    let generator = build_generator(settings, &dataset.queries, &dataset.hypotheses)?;
     let mut digests = Vec::with_capacity(settings.configurations.len());
     for configuration in &settings.configurations {
         let mut digest = RankingDigest::new(&dataset.queries, &dataset.qrels, &settings.metrics);
@@ -224,7 +229,9 @@ pub fn execute(
         configurations: &settings.configurations,
         progress: !settings.quiet,
     };
-    let indexed = pipeline::index_corpus(dataset, &inputs)?;
+    // Large sets of query and hypothesis vectors wait on disk until their chunk.
+    let indexed =
+        pipeline::index_corpus(dataset, &inputs)?.spilling_query_vectors(VECTOR_SPILL_MIN_BYTES);
     // A large corpus' facts wait on disk from here until the report; the embedder
     // reads their texts back a chunk at a time.
     let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
@@ -238,11 +245,7 @@ pub fn execute(
             indexed.embed(&texts, &dataset.queries)
         }
     }
-    .and_then(|mut prepared| {
-        // So are large sets of query and hypothesis vectors, until their chunk.
-        prepared.spill_query_vectors(VECTOR_SPILL_MIN_BYTES)?;
-        prepared.retrieve(&mut digests)
-    });
+    .and_then(|prepared| prepared.retrieve(&mut digests));
     if let Some(spilled) = spilled {
         spilled.restore(&mut dataset.facts)?;
     }
@@ -557,6 +560,11 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
             ));
         }
         let (file, mut dataset) = load_inputs(&args.run)?;
+        let name = args
+            .run
+            .run_name
+            .clone()
+            .unwrap_or_else(|| format!("{}-compare", dataset.manifest.name));
         let mut runs = Vec::new();
         let mut last_settings = None;
         for embedder in &args.run.embedder {
@@ -565,6 +573,10 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 ..args.run.clone()
             };
             let settings = settings::resolve(&single, &file, &dataset.manifest)?;
+            if runs.is_empty() && !args.run.no_report {
+                // Before the first run, so a destination that may not be replaced fails fast.
+                check_destination(&settings.output_dir, &name)?;
+            }
             let Execution {
                 results, output, ..
             } = in_pool(settings.threads, || {
@@ -585,11 +597,6 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
             last_settings = Some(settings);
         }
         let settings = last_settings.expect("two or more embedders");
-        let name = args
-            .run
-            .run_name
-            .clone()
-            .unwrap_or_else(|| format!("{}-compare", dataset.manifest.name));
         (runs, settings.output_dir, name)
     };
     let report = compare::build(&runs, args.metric.as_deref(), &significance)?;
@@ -657,7 +664,7 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         .output
         .clone()
         .unwrap_or_else(|| settings::dataset_path(&args.run, &file).join("hypotheses.jsonl"));
-    let generator = build_generator(&settings, &dataset)?;
+    let generator = build_generator(&settings, &dataset.queries, &dataset.hypotheses)?;
     let generations = in_pool(settings.threads, || {
         generator.generate_all(&dataset.queries, n)
     })??;
@@ -848,13 +855,14 @@ pub fn execute_sweep(
     settings: &RunSettings,
     sweep_settings: &SweepSettings,
 ) -> Result<SweepResults, Error> {
+    dataset.check_evaluable(settings.metrics.relevance_level)?;
     let (selected, _) = sweep::select(&settings.configurations, &sweep_settings.kind);
     let embedder = if selected.iter().any(|c| c.plan().vector.is_some()) {
         Some(build_embedder(settings, dataset)?)
     } else {
         None
     };
-    let generator = build_generator(settings, dataset)?;
+    let generator = build_generator(settings, &dataset.queries, &dataset.hypotheses)?;
     sweep::run(
         &SweepInputs {
             dataset,
@@ -882,6 +890,14 @@ fn sweep_in_pool(
             skipped.join(", ")
         );
     }
+    let name = match &sweep_settings.kind {
+        SweepKind::Weights { .. } => format!("{}-sweep", settings.run_name),
+        SweepKind::Param(range) => format!("{}-sweep-{}", settings.run_name, range.name),
+    };
+    if settings.write_reports {
+        // Before the sweep, so a destination that may not be replaced fails fast.
+        check_destination(&settings.output_dir, &name)?;
+    }
     let results = execute_sweep(dataset, settings, sweep_settings)?;
     print_line(&report::sweep::sweep_headline(&results))?;
     print_line(&report::sweep::summary_table(&results))?;
@@ -889,10 +905,6 @@ fn sweep_in_pool(
     if !settings.write_reports {
         return Ok(crate::error::exit_code::OK);
     }
-    let name = match &sweep_settings.kind {
-        SweepKind::Weights { .. } => format!("{}-sweep", settings.run_name),
-        SweepKind::Param(range) => format!("{}-sweep-{}", settings.run_name, range.name),
-    };
     let csv = report::sweep::sweep_csv(&results).map_err(|error| Error::Write {
         path: settings.output_dir.join(&name).join("sweep.csv"),
         source: std::io::Error::other(error),
@@ -1078,9 +1090,10 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
                 .into(),
         ));
     }
-    if args.max_results == Some(0) || args.threads == Some(0) {
-        return Err(Error::Usage("-M and --threads must be at least 1".into()));
+    if args.max_results == Some(0) {
+        return Err(Error::Usage("-M must be at least 1".into()));
     }
+    settings::check_threads(args.threads)?;
     let options = EvalOptions {
         relevance_level: args.relevance_level,
         complete: args.complete,

@@ -39,7 +39,10 @@ use crate::dataset::{Grade, Manifest};
 use crate::error::{Error, Problem};
 use crate::gate::{parse_thresholds, GateOptions};
 use crate::metrics::{MetricSettings, Semantics};
-use crate::pipeline::config::{Configuration, ParamOverrides, Preset, Weights, PARAM_NAMES};
+use crate::pipeline::config::{
+    Configuration, ParamOverrides, Preset, Weights, MAX_RESULTS, PARAM_NAMES,
+};
+use crate::report::files::check_output_name;
 
 /// The dataset used when neither the command line nor a config file names one.
 pub const DEFAULT_DATASET: &str = "datasets/devmem";
@@ -229,6 +232,19 @@ pub struct RunSettings {
     pub quiet: bool,
 }
 
+/// The most worker threads a command may start.
+pub const MAX_THREADS: usize = 1024;
+
+/// Refuses a `--threads` value of 0 or above [`MAX_THREADS`].
+pub fn check_threads(threads: Option<usize>) -> Result<(), Error> {
+    match threads {
+        Some(threads) if threads == 0 || threads > MAX_THREADS => Err(Error::Usage(format!(
+            "--threads must be between 1 and {MAX_THREADS}, got {threads}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The dataset directory named by the command line, the config file or the default.
 pub fn dataset_path(args: &RunArgs, file: &ConfigFile) -> PathBuf {
     args.dataset
@@ -357,13 +373,27 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
         })
         .collect();
     for (name, table) in &file.configuration {
+        // The table's name as TOML spells it: bare when it can be, else quoted.
+        let key = if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            name.clone()
+        } else {
+            format!("{name:?}")
+        };
         let problem = |message: String| {
             Error::problem(Problem::new(
                 &file.path,
                 None,
-                format!("[configuration.{name}]: {message}"),
+                format!("[configuration.{key}]: {message}"),
             ))
         };
+        // A configuration's name becomes its run file's name (runs/NAME.run).
+        if let Err(error) = check_output_name("configuration name", name) {
+            return Err(problem(error.to_string()));
+        }
         let mut table = table.clone();
         let preset_name = match table.remove("preset") {
             Some(toml::Value::String(preset)) => Some(preset),
@@ -425,6 +455,11 @@ pub fn resolve(
     };
     if cutoffs.contains(&0) {
         return Err(Error::Usage("k: cut-offs must be positive integers".into()));
+    }
+    if let Some(&too_large) = cutoffs.iter().find(|&&k| k > MAX_RESULTS) {
+        return Err(Error::Usage(format!(
+            "k: cut-off {too_large} is more than {MAX_RESULTS}, the most results hyde-eval ranks per query"
+        )));
     }
     let metrics = MetricSettings {
         cutoffs: normalize_cutoffs(cutoffs),
@@ -505,6 +540,7 @@ pub fn resolve(
             params.hybrid_limit = largest_cutoff;
         }
         params.validate(name)?;
+        params.weights = params.weights.normalized();
         configurations.push(Configuration {
             name: name.clone(),
             preset: candidate.preset,
@@ -634,20 +670,13 @@ pub fn resolve(
         table_metrics
     };
 
-    if args.threads == Some(0) {
-        return Err(Error::Usage("--threads must be at least 1".into()));
-    }
+    check_threads(args.threads)?;
     let run_name = args
         .run_name
         .clone()
         .or_else(|| file.run_name.clone())
         .unwrap_or_else(|| manifest.name.clone());
-    if run_name.is_empty() || run_name.contains(['/', '\\']) || run_name == "." || run_name == ".."
-    {
-        return Err(Error::Usage(format!(
-            "run name {run_name:?} must be a plain directory name"
-        )));
-    }
+    check_output_name("run name", &run_name)?;
     Ok(RunSettings {
         configurations,
         embedder,

@@ -216,7 +216,7 @@ fn streamed_reductions_equal_the_whole_rankings() {
     common::write_synthetic_dataset(&directory, 3_000, 700);
     let mut dataset = Dataset::load(&directory).unwrap();
     let settings = common::quiet_settings(&dataset);
-    let spool = RunSpool::create(work.path(), &settings.run_name).unwrap();
+    let spool = RunSpool::create(&work.path().join("reports"), &settings.run_name).unwrap();
     let execution = execute(
         &mut dataset,
         &settings,
@@ -253,10 +253,16 @@ fn streamed_reductions_equal_the_whole_rankings() {
                 .take(depth)
                 .map(|(f, _)| f.clone())
                 .collect();
-            assert_eq!(streamed.top, top, "{} {}", configuration.name, query.query);
-            for (fact, rank) in &streamed.relevant_ranks {
+            assert_eq!(
+                *streamed.top,
+                top[..],
+                "{} {}",
+                configuration.name,
+                query.query
+            );
+            for (fact, rank) in streamed.relevant_ranks.iter() {
                 let position = ranking.results.iter().position(|(f, _)| f == fact);
-                assert_eq!(*rank, position.map(|p| p + 1));
+                assert_eq!(rank, position.map(|p| p + 1));
             }
         }
         let mut expected = Vec::new();
@@ -282,7 +288,7 @@ fn facts_set_aside_on_disk_rank_as_facts_in_memory() {
     dataset.facts.reverse();
     let settings = common::quiet_settings(&dataset);
     let embedder = HashProvider::new(384).unwrap();
-    let generator = RecordedGenerator::from_dataset(&dataset);
+    let generator = RecordedGenerator::new(&dataset.queries, &dataset.hypotheses);
     let inputs = PipelineInputs {
         embedder: Some(&embedder),
         generator: &generator,
@@ -399,7 +405,7 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
 }
 
 /// Large sets of query and hypothesis vectors wait on disk during retrieval and each
-/// chunk of queries reads its own back (`Prepared::spill_query_vectors`). Forced at a
+/// chunk of queries reads its own back (`IndexedCorpus::spilling_query_vectors`). Forced at a
 /// 1-byte threshold on a synthetic corpus of three chunks, every configuration must
 /// rank exactly as with the vectors in memory, and count the same embedded texts.
 #[test]
@@ -416,10 +422,12 @@ fn query_vectors_set_aside_on_disk_rank_as_vectors_in_memory() {
         common::with_hash_pipeline(&dataset, &settings, |inputs| {
             let mut rankings: Vec<Vec<QueryRanking>> =
                 settings.configurations.iter().map(|_| Vec::new()).collect();
-            let mut prepared = pipeline::prepare(&dataset, inputs).unwrap();
+            let mut indexed = pipeline::index_corpus(&dataset, inputs).unwrap();
             if spill {
-                prepared.spill_query_vectors(1).unwrap();
+                indexed = indexed.spilling_query_vectors(1);
             }
+            let texts = indexed.texts_of(&dataset.facts);
+            let prepared = indexed.embed(&texts, &dataset.queries).unwrap();
             let output = prepared.retrieve(&mut rankings).unwrap();
             (rankings, output.embedded_texts)
         })

@@ -7,14 +7,22 @@
 //! with renames, so a reader (or an interrupted run) never sees a half-written report.
 //! Timings live in their own file so that `results.json` stays byte-identical for
 //! identical inputs.
+//!
+//! hyde-eval replaces only what it wrote: every output directory carries an
+//! [`OWNER_MARKER`] file, and a destination without one (unless empty) is refused, as is
+//! one that holds a file this run read (see [`crate::input::read_so_far`]). The swap runs
+//! under a lock on the output directory, so concurrent writers of one name each swap in
+//! a complete directory, and it first removes the temporaries that killed hyde-eval
+//! processes left there.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::Results;
 use crate::dataset::{Dataset, Judgment, Qrels, QueryId};
-use crate::error::Error;
+use crate::error::{Error, Problem};
 use crate::interrupt::{critical, write_through_temporary, Temporary};
 use crate::pipeline::{ConfigurationOutput, StageTimings};
 use crate::trec::write_trec_qrels;
@@ -39,8 +47,8 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 }
 
 /// The per-query CSV: one row per (configuration, evaluated query).
-fn per_query_csv(results: &Results) -> Result<Vec<u8>, csv::Error> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
+fn write_per_query_csv(output: &mut dyn Write, results: &Results) -> Result<(), csv::Error> {
+    let mut writer = csv::Writer::from_writer(output);
     let mut header = vec![
         "configuration",
         "query",
@@ -62,26 +70,51 @@ fn per_query_csv(results: &Results) -> Result<Vec<u8>, csv::Error> {
                     .map(|used| used.to_string())
                     .unwrap_or_default(),
             ];
-            record.extend(query.metrics.values().map(|value| value.to_string()));
+            record.extend(
+                query
+                    .metrics
+                    .values()
+                    .iter()
+                    .map(|&value| csv_number(value)),
+            );
             writer.write_record(&record)?;
         }
     }
-    writer
-        .into_inner()
-        .map_err(|error| csv::Error::from(error.into_error()))
+    writer.flush()?;
+    Ok(())
 }
 
+/// A metric value as the per-query CSV has always written it: serde_json's number
+/// formatting, and `null` for a value that is not a number.
+fn csv_number(value: f64) -> String {
+    serde_json::Number::from_f64(value)
+        .map_or_else(|| "null".to_owned(), |number| number.to_string())
+}
+
+/// Writes a file's content into `writer` as it is produced.
+pub type StreamedContent<'a> = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a>;
+
 /// The content of one file of an output directory.
-pub enum ReportFile {
+pub enum ReportFile<'a> {
     Bytes(Vec<u8>),
     /// A finished file on the same file system, moved into place.
     Moved(PathBuf),
+    /// Content written straight to the file, never held whole in memory.
+    Streamed(StreamedContent<'a>),
 }
 
-impl From<Vec<u8>> for ReportFile {
-    fn from(bytes: Vec<u8>) -> ReportFile {
+impl From<Vec<u8>> for ReportFile<'_> {
+    fn from(bytes: Vec<u8>) -> Self {
         ReportFile::Bytes(bytes)
     }
+}
+
+/// Pretty JSON with a final newline, streamed.
+fn json_streamed<'a>(value: &'a (impl Serialize + ?Sized)) -> ReportFile<'a> {
+    ReportFile::Streamed(Box::new(move |writer| {
+        serde_json::to_writer_pretty(&mut *writer, value).map_err(std::io::Error::other)?;
+        writer.write_all(b"\n")
+    }))
 }
 
 /// The directory beside a report where its run files are written while the rankings
@@ -93,8 +126,11 @@ pub struct RunSpool {
 }
 
 impl RunSpool {
-    /// Creates the spool for the report `output_dir/run_name`.
+    /// Creates the spool for the report `output_dir/run_name`, after checking that the
+    /// report may be written there (see [`check_destination`]), so a run that could not
+    /// write its report fails before it starts.
     pub fn create(output_dir: &Path, run_name: &str) -> Result<RunSpool, Error> {
+        check_destination(output_dir, run_name)?;
         std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
         let directory = output_dir.join(format!(".{run_name}.runs-{}", std::process::id()));
         let registered = Temporary::register(&directory);
@@ -120,32 +156,190 @@ impl Drop for RunSpool {
     }
 }
 
+/// The file that marks a directory as one hyde-eval wrote and may replace.
+pub const OWNER_MARKER: &str = ".hyde-eval-output";
+
+const OWNER_MARKER_TEXT: &str =
+    "This directory was written by hyde-eval. The next output of the same name replaces it.\n";
+
+/// Refuses a name that would leave `output_dir` or could not be a directory name.
+pub fn check_output_name(kind: &str, name: &str) -> Result<(), Error> {
+    let problem = if name.is_empty() {
+        Some("it is empty")
+    } else if name == "." || name == ".." || name.contains(['/', '\\']) {
+        Some("it would be written outside its directory")
+    } else if name.starts_with('.') {
+        Some("it would be hidden")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if name.len() > 200 {
+        Some("it is longer than 200 bytes")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(Error::Usage(format!(
+            "{kind} {name:?} must be a plain directory name: {problem} (no /, \\, leading dot or control characters)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Checks that `output_dir/name` may be (re)written: it is absent, an empty directory,
+/// or a directory hyde-eval wrote ([`OWNER_MARKER`]), and it holds none of this run's
+/// inputs. Anything else is refused (exit code 2) and left untouched.
+pub fn check_destination(output_dir: &Path, name: &str) -> Result<(), Error> {
+    check_output_name("output name", name)?;
+    let destination = output_dir.join(name);
+    let refuse = |problem: String| {
+        Err(Error::problem(
+            Problem::new(&destination, None, problem).with_hint(
+                "hyde-eval replaces only directories it wrote; choose another --run-name or --output-dir, or move this one away",
+            ),
+        ))
+    };
+    let metadata = match std::fs::symlink_metadata(&destination) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(write_error(&destination)(source)),
+    };
+    if metadata.file_type().is_symlink() {
+        return refuse("exists and is a symlink; refusing to replace it".into());
+    }
+    if !metadata.is_dir() {
+        return refuse("exists and is not a directory; refusing to replace it".into());
+    }
+    if let Ok(resolved) = destination.canonicalize() {
+        if let Some(input) = crate::input::read_so_far()
+            .into_iter()
+            .find(|input| input.starts_with(&resolved))
+        {
+            return refuse(format!(
+                "holds {}, an input of this run; refusing to replace it",
+                input.display()
+            ));
+        }
+    }
+    let marked = std::fs::symlink_metadata(destination.join(OWNER_MARKER))
+        .is_ok_and(|marker| marker.is_file());
+    let empty = std::fs::read_dir(&destination)
+        .map_err(write_error(&destination))?
+        .next()
+        .is_none();
+    if marked || empty {
+        Ok(())
+    } else {
+        refuse(format!(
+            "exists and was not written by hyde-eval (it has no {OWNER_MARKER} file); refusing to replace it"
+        ))
+    }
+}
+
+/// Holds an exclusive lock on an output directory while the guard lives.
+struct DirectoryLock(std::fs::File);
+
+impl DirectoryLock {
+    fn acquire(directory: &Path) -> Result<DirectoryLock, Error> {
+        let file = std::fs::File::open(directory).map_err(write_error(directory))?;
+        file.lock().map_err(write_error(directory))?;
+        Ok(DirectoryLock(file))
+    }
+}
+
+impl Drop for DirectoryLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+/// The process id in the name of one of hyde-eval's temporaries (`.NAME.partial-PID`,
+/// `.NAME.runs-PID`, `.NAME.previous-PID`, `.FILE.partial-PID-N`).
+fn temporary_owner(file_name: &str) -> Option<i32> {
+    if !file_name.starts_with('.') {
+        return None;
+    }
+    ["partial-", "runs-", "previous-"].iter().find_map(|tag| {
+        let (_, rest) = file_name.rsplit_once(&format!(".{tag}"))?;
+        let pid = match rest.split_once('-') {
+            Some((pid, sequence)) if sequence.bytes().all(|byte| byte.is_ascii_digit()) => pid,
+            Some(_) => return None,
+            None => rest,
+        };
+        if pid.is_empty() || !pid.bytes().all(|byte| byte.is_ascii_digit()) {
+            return None;
+        }
+        pid.parse().ok()
+    })
+}
+
+fn process_is_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let result = unsafe { libc::kill(pid, 0) };
+    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Removes the temporaries in `output_dir` that hyde-eval processes which no longer run
+/// left behind (a SIGKILL gives no chance to clean up). Returns how many were removed.
+pub fn remove_stale_temporaries(output_dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(output_dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temporary_owner) else {
+            continue;
+        };
+        if pid == std::process::id() as i32 || process_is_alive(pid) {
+            continue;
+        }
+        let path = entry.path();
+        let outcome = match entry.file_type() {
+            Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(error) => Err(error),
+        };
+        if outcome.is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Writes `files` (relative path, content) as the directory `output_dir/name`, replacing
-/// any previous one: the directory is built under a temporary name, flushed, and renamed
-/// into place. Returns the directory. Files are taken one at a time, so a lazy iterator
-/// holds only the file being written in memory.
-pub fn write_directory<F: Into<ReportFile>>(
+/// a previous one that hyde-eval wrote (see [`check_destination`]): the directory is built
+/// under a temporary name, flushed, and renamed into place. Returns the directory. Files
+/// are taken one at a time, so a lazy iterator holds only the file being written in
+/// memory.
+pub fn write_directory<'a, F: Into<ReportFile<'a>>>(
     output_dir: &Path,
     name: &str,
     files: impl IntoIterator<Item = (String, F)>,
 ) -> Result<PathBuf, Error> {
-    // Names come from flags, dataset.toml and stored results: none may leave output_dir.
-    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
-        return Err(Error::Usage(format!(
-            "output name {name:?} must be a plain directory name (it would be written outside {})",
-            output_dir.display()
-        )));
-    }
+    check_destination(output_dir, name)?;
     std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
+    {
+        let _lock = DirectoryLock::acquire(output_dir)?;
+        remove_stale_temporaries(output_dir);
+    }
     let destination = output_dir.join(name);
     let partial = output_dir.join(format!(".{name}.partial-{}", std::process::id()));
     let _registered = Temporary::register(&partial);
+    // Removed again on any failure below, so an error leaves no partial directory.
+    let mut cleanup = RemoveOnDrop(Some(partial.clone()));
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
     }
-    for (relative, content) in files {
+    let marker = std::iter::once((
+        OWNER_MARKER.to_owned(),
+        ReportFile::Bytes(OWNER_MARKER_TEXT.as_bytes().to_vec()),
+    ));
+    for (relative, content) in marker.chain(
+        files
+            .into_iter()
+            .map(|(relative, content)| (relative, content.into())),
+    ) {
         let path = partial.join(relative);
-        let content = content.into();
         // Each write is a critical section: once an interruption has removed the
         // temporary directory, no write may recreate it.
         critical(|| {
@@ -157,21 +351,44 @@ pub fn write_directory<F: Into<ReportFile>>(
                 ReportFile::Moved(source) => {
                     std::fs::rename(&source, &path).map_err(write_error(&path))
                 }
+                ReportFile::Streamed(write) => {
+                    let file = std::fs::File::create(&path).map_err(write_error(&path))?;
+                    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+                    write(&mut writer)
+                        .and_then(|()| writer.flush())
+                        .map_err(write_error(&path))
+                }
             }
         })?;
     }
     flush_directory(&partial);
     let previous = output_dir.join(format!(".{name}.previous-{}", std::process::id()));
+    // Concurrent writers of one name take turns; each finds the destination as the
+    // last one left it, checks it again and swaps in a complete directory.
+    let _lock = DirectoryLock::acquire(output_dir)?;
+    check_destination(output_dir, name)?;
     critical(|| {
         if destination.exists() {
             std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
         }
         std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
+        cleanup.0 = None;
         if previous.exists() {
             std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
         }
         Ok(destination)
     })
+}
+
+/// Removes a temporary directory when dropped, unless it was handed on.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(path) = &self.0 {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
 }
 
 /// Writes one file atomically: a temporary sibling, flushed, renamed over `path`.
@@ -205,13 +422,15 @@ pub fn write_report(
     extra: Vec<(String, Vec<u8>)>,
 ) -> Result<PathBuf, Error> {
     let relevance_level = results.evaluation.settings.relevance_level;
-    let mut files: Vec<(String, ReportFile)> =
-        vec![("results.json".into(), json_bytes(results).into())];
-    let csv = per_query_csv(results).map_err(|error| Error::Write {
-        path: output_dir.join(&results.run_name).join("per_query.csv"),
-        source: std::io::Error::other(error),
-    })?;
-    files.push(("per_query.csv".into(), csv.into()));
+    let mut files: Vec<(String, ReportFile)> = vec![
+        ("results.json".into(), json_streamed(results)),
+        (
+            "per_query.csv".into(),
+            ReportFile::Streamed(Box::new(|writer| {
+                write_per_query_csv(writer, results).map_err(std::io::Error::other)
+            })),
+        ),
+    ];
     let timings = Timings {
         threads: rayon::current_num_threads(),
         stages_ms: stage_timings,

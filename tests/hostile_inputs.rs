@@ -1,0 +1,693 @@
+//! The rows of the bad-input matrix that a careless or hostile user finds beyond the
+//! usual malformed files: outputs written over inputs or other people's directories,
+//! gates that could pass without checking, names that leave the output directory,
+//! values that overflow, special files, CSV that swallows rows, absurd limits, leftovers
+//! of killed runs and caches that are not the cache's own. Each asserts the exit code
+//! and the message (or, for accepted inputs, the documented handling).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::hyde_eval;
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A copy of `fixtures/datasets/tiny` (2 facts, 2 queries) in `work/name`.
+fn tiny_copy(work: &Path, name: &str) -> PathBuf {
+    let source = common::repo_path("fixtures/datasets/tiny");
+    let target = work.join(name);
+    std::fs::create_dir_all(&target).unwrap();
+    for entry in std::fs::read_dir(source).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), target.join(entry.file_name())).unwrap();
+    }
+    target
+}
+
+/// Asserts exit code 2 and that stderr holds every one of `parts`.
+fn assert_refused(output: &Output, parts: &[&str]) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    for part in parts {
+        assert!(text.contains(part), "expected {part:?} in:\n{text}");
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let name = std::ffi::CString::new(path_str(path)).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+}
+
+/// Item 1: `run` never deletes a directory it did not write, least of all its own input.
+#[test]
+fn run_refuses_to_replace_its_dataset_or_a_directory_it_did_not_write() {
+    let work = tempfile::tempdir().unwrap();
+    let victim = work.path().join("victim");
+    let dataset = tiny_copy(&victim, "tiny");
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--dataset",
+        path_str(&dataset),
+        "--output-dir",
+        path_str(&victim),
+    ]);
+    assert_refused(
+        &output,
+        &[
+            "victim/tiny: holds ",
+            "an input of this run; refusing to replace it",
+        ],
+    );
+    assert!(dataset.join("facts.jsonl").is_file() && dataset.join("qrels.tsv").is_file());
+
+    let precious = work.path().join("out").join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("thesis.txt"), "years of work").unwrap();
+    let run = |name: &str| {
+        hyde_eval(&[
+            "run",
+            "--quiet",
+            "--configurations",
+            "bm25",
+            "--dataset",
+            path_str(&dataset),
+            "--output-dir",
+            path_str(&work.path().join("out")),
+            "--run-name",
+            name,
+        ])
+    };
+    assert_refused(
+        &run("precious"),
+        &[
+            "out/precious: exists and was not written by hyde-eval (it has no .hyde-eval-output file)",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(precious.join("thesis.txt")).unwrap(),
+        "years of work"
+    );
+
+    // Its own reports, and empty directories, are replaced.
+    std::fs::create_dir_all(work.path().join("out").join("empty")).unwrap();
+    for name in ["fresh", "fresh", "empty"] {
+        let output = run(name);
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        let report = work.path().join("out").join(name);
+        assert!(report.join(".hyde-eval-output").is_file());
+        assert!(report.join("results.json").is_file());
+    }
+}
+
+/// Item 1: The same refusals hold for `sweep` and `compare`, before any work is done.
+#[test]
+fn sweep_and_compare_refuse_a_foreign_destination_before_they_run() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let out = work.path().join("out");
+    std::fs::create_dir_all(out.join("tiny-sweep")).unwrap();
+    std::fs::write(out.join("tiny-sweep").join("notes.md"), "mine").unwrap();
+    let output = hyde_eval(&[
+        "sweep",
+        "--quiet",
+        "--dataset",
+        path_str(&dataset),
+        "--output-dir",
+        path_str(&out),
+    ]);
+    assert_refused(
+        &output,
+        &["tiny-sweep: exists and was not written by hyde-eval"],
+    );
+    assert!(
+        stdout(&output).is_empty(),
+        "refused before the sweep printed anything"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("tiny-sweep").join("notes.md")).unwrap(),
+        "mine"
+    );
+}
+
+/// A baseline of `tiny` recorded with `extra` flags, at `work/name`.
+fn record_baseline(work: &Path, dataset: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let path = work.join(name);
+    let mut args = vec![
+        "baseline",
+        "update",
+        "--quiet",
+        "--dataset",
+        path_str(dataset),
+        "--output",
+        path_str(&path),
+    ];
+    args.extend_from_slice(extra);
+    let output = hyde_eval(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    path
+}
+
+fn gate(dataset: &Path, baseline: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        "--quiet",
+        "--no-report",
+        "--dataset",
+        path_str(dataset),
+        "--baseline",
+        path_str(baseline),
+    ];
+    args.extend_from_slice(extra);
+    hyde_eval(&args)
+}
+
+/// Item 2: A requested check that cannot be made fails the gate (exit 2, naming the metric
+/// and configuration); zero checks never pass.
+#[test]
+fn a_gate_that_cannot_make_a_requested_check_fails() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    // tiny's cut-offs are 1 and 2: a baseline without nDCG@10.
+    let baseline = record_baseline(work.path(), &dataset, "base.json", &[]);
+    assert_refused(
+        &gate(&dataset, &baseline, &["--k", "1,2,10", "--max-drop", "ndcg@10=0.01"]),
+        &[
+            "cannot check ndcg@10 for configuration \"keyword\": the baseline has no ndcg@10 value (baseline cut-offs [1, 2], this run's [1, 2, 10])",
+        ],
+    );
+    // The same baseline gated on what it holds passes.
+    let output = gate(&dataset, &baseline, &["--max-drop", "ndcg@2=0.01"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("gate: PASS"),
+        "{}",
+        stdout(&output)
+    );
+
+    let original: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&baseline).unwrap()).unwrap();
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut value = original.clone();
+        edit(&mut value);
+        let path = work.path().join(name);
+        std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+        path
+    };
+    // Null and missing macro values.
+    let nulls = edited("nulls.json", &|value| {
+        for configuration in value["configurations"].as_array_mut().unwrap() {
+            for (_, metric) in configuration["macro"].as_object_mut().unwrap() {
+                *metric = serde_json::Value::Null;
+            }
+        }
+    });
+    assert_refused(
+        &gate(&dataset, &nulls, &[]),
+        &["cannot check recall@1 for configuration \"keyword\": the baseline has no recall@1 value"],
+    );
+    let empty = edited("empty.json", &|value| {
+        for configuration in value["configurations"].as_array_mut().unwrap() {
+            configuration["macro"] = serde_json::json!({});
+        }
+    });
+    assert_refused(
+        &gate(&dataset, &empty, &["--max-drop", "mrr=0"]),
+        &["the baseline has no mrr value"],
+    );
+    // Renamed configurations: none of the run's is in the baseline.
+    let renamed = edited("renamed.json", &|value| {
+        for configuration in value["configurations"].as_array_mut().unwrap() {
+            let name = configuration["name"].as_str().unwrap().to_owned();
+            configuration["name"] = serde_json::Value::String(format!("old-{name}"));
+        }
+    });
+    assert_refused(
+        &gate(&dataset, &renamed, &[]),
+        &["cannot check configuration \"bm25\": the baseline does not hold it"],
+    );
+    // No per-query values to pair.
+    let unpaired = edited("unpaired.json", &|value| {
+        for configuration in value["configurations"].as_array_mut().unwrap() {
+            configuration["per_query"] = serde_json::json!([]);
+        }
+    });
+    assert_refused(
+        &gate(&dataset, &unpaired, &["--max-drop", "mrr=0"]),
+        &["cannot check mrr for configuration \"keyword\": the baseline and this run share no query with a per-query mrr value"],
+    );
+    // A results.json without configurations is neither a baseline nor comparable.
+    let hollow = edited("hollow.json", &|value| {
+        value["configurations"] = serde_json::json!([]);
+    });
+    assert_refused(
+        &hyde_eval(&[
+            "baseline",
+            "update",
+            "--from",
+            path_str(&hollow),
+            "--output",
+            path_str(&work.path().join("new.json")),
+        ]),
+        &["hollow.json: holds no configurations"],
+    );
+    assert!(!work.path().join("new.json").exists());
+    assert_refused(&gate(&dataset, &hollow, &[]), &["holds no configurations"]);
+}
+
+/// Item 2: Numbers made under other metric definitions are refused, not compared.
+#[test]
+fn baselines_and_results_under_other_metric_definitions_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let level_two = record_baseline(
+        work.path(),
+        &dataset,
+        "level2.json",
+        &["--relevance-level", "2"],
+    );
+    assert_refused(
+        &gate(&dataset, &level_two, &[]),
+        &["the baseline's metrics are defined differently from this run's (relevance level 1 here, 2 there)"],
+    );
+    let chatcli = record_baseline(
+        work.path(),
+        &dataset,
+        "chatcli.json",
+        &["--semantics", "chatcli"],
+    );
+    assert_refused(
+        &gate(&dataset, &chatcli, &[]),
+        &["trec semantics here, chatcli there"],
+    );
+    let shallow = record_baseline(work.path(), &dataset, "shallow.json", &["--depth", "1"]);
+    assert_refused(
+        &gate(&dataset, &shallow, &[]),
+        &["bm25: depth 1000 here, 1 there"],
+    );
+
+    let default = record_baseline(work.path(), &dataset, "default.json", &[]);
+    let output = hyde_eval(&[
+        "compare",
+        path_str(&default),
+        path_str(&level_two),
+        "--output-dir",
+        path_str(&work.path().join("out")),
+    ]);
+    assert_refused(
+        &output,
+        &[
+            "metrics are defined differently",
+            "relevance level 2 here, 1 there",
+        ],
+    );
+}
+
+/// Item 3: Configuration names are checked before the run, like run names.
+#[test]
+fn configuration_names_that_leave_the_report_are_refused_up_front() {
+    let work = tempfile::tempdir().unwrap();
+    for (name, problem) in [
+        ("../../../x", "it would be written outside its directory"),
+        ("a/b", "it would be written outside its directory"),
+        ("", "it is empty"),
+        (".hidden", "it would be hidden"),
+    ] {
+        let config = work.path().join("c.toml");
+        std::fs::write(
+            &config,
+            format!("configurations = [{name:?}]\n[configuration.{name:?}]\npreset = \"bm25\"\n"),
+        )
+        .unwrap();
+        let output = hyde_eval(&[
+            "run",
+            "--config",
+            path_str(&config),
+            "--output-dir",
+            path_str(&work.path().join("out")),
+        ]);
+        assert_refused(
+            &output,
+            &[&format!(
+                "configuration name {name:?} must be a plain directory name: {problem}"
+            )],
+        );
+        assert!(stdout(&output).is_empty(), "{name}: refused before the run");
+    }
+    assert!(!work.path().join("x.run").exists() && !work.path().join("out").exists());
+}
+
+/// Item 4: Values that would overflow are refused with their bound; weights are relative.
+#[test]
+fn overflowing_cutoffs_and_limits_are_refused_and_weights_are_normalized() {
+    assert_refused(
+        &hyde_eval(&["run", "--no-report", "--k", "1,10,4611686018427387904"]),
+        &["k: cut-off 4611686018427387904 is more than 1000000"],
+    );
+    assert_refused(
+        &hyde_eval(&[
+            "run",
+            "--no-report",
+            "--set",
+            "hybrid.hybrid_limit=4611686018427387904",
+        ]),
+        &["configuration hybrid: hybrid_limit must be at most 1000000, got 4611686018427387904"],
+    );
+    assert_refused(
+        &hyde_eval(&[
+            "run",
+            "--no-report",
+            "--set",
+            "hybrid.hybrid_vector_weight=1e308",
+            "--set",
+            "hybrid.hybrid_text_weight=1e308",
+        ]),
+        &["hybrid_vector_weight + hybrid_text_weight overflows"],
+    );
+    assert_refused(
+        &hyde_eval(&[
+            "run",
+            "--no-report",
+            "--set",
+            "multi-hyde.adaptive_floor_start=0.9",
+            "--set",
+            "multi-hyde.adaptive_floor_step=1e-300",
+        ]),
+        &["adaptive_floor_step is too small"],
+    );
+    let blend_ndcg = |weights: &str| -> String {
+        let output = hyde_eval(&[
+            "run",
+            "--no-report",
+            "--quiet",
+            "--configurations",
+            "blend",
+            "--weights",
+            weights,
+            "--format",
+            "markdown",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let unit = blend_ndcg("1,1,1");
+    assert_eq!(blend_ndcg("1e308,1e308,1e308"), unit);
+    assert_eq!(blend_ndcg("2,2,2"), unit);
+    assert_ne!(blend_ndcg("1,0,0"), unit, "the weights matter");
+}
+
+/// Item 5: Inputs are regular files; symlinks are resolved before the inside-the-dataset check.
+#[test]
+fn special_files_are_refused_and_symlinks_cannot_leave_the_dataset() {
+    let work = tempfile::tempdir().unwrap();
+    let run = |dataset: &Path| {
+        hyde_eval(&[
+            "run",
+            "--no-report",
+            "--quiet",
+            "--configurations",
+            "bm25",
+            "--dataset",
+            path_str(dataset),
+        ])
+    };
+    let with_lexicon = |name: &str, make: &dyn Fn(&Path)| {
+        let dataset = tiny_copy(work.path(), name);
+        std::fs::write(
+            dataset.join("dataset.toml"),
+            "name = \"tiny\"\nnow = \"2026-03-01T00:00:00Z\"\nconcept_lexicon = \"concepts.toml\"\n",
+        )
+        .unwrap();
+        make(&dataset.join("concepts.toml"));
+        dataset
+    };
+    let zero = with_lexicon("zero", &|path| {
+        std::os::unix::fs::symlink("/dev/zero", path).unwrap()
+    });
+    assert_refused(
+        &run(&zero),
+        &["concept_lexicon \"concepts.toml\" points outside the dataset directory"],
+    );
+    let passwd = with_lexicon("passwd", &|path| {
+        std::os::unix::fs::symlink("/etc/passwd", path).unwrap()
+    });
+    assert_refused(&run(&passwd), &["points outside the dataset directory"]);
+    let fifo = with_lexicon("fifo", &|path| mkfifo(path));
+    assert_refused(
+        &run(&fifo),
+        &["concepts.toml: is a FIFO (named pipe), not a regular file"],
+    );
+
+    let hypotheses_dir = tiny_copy(work.path(), "hypdir");
+    std::fs::remove_file(hypotheses_dir.join("hypotheses.jsonl")).unwrap();
+    std::fs::create_dir(hypotheses_dir.join("hypotheses.jsonl")).unwrap();
+    assert_refused(
+        &run(&hypotheses_dir),
+        &["hypotheses.jsonl: is a directory, not a regular file"],
+    );
+    let manifest_fifo = tiny_copy(work.path(), "manifest-fifo");
+    std::fs::remove_file(manifest_fifo.join("dataset.toml")).unwrap();
+    mkfifo(&manifest_fifo.join("dataset.toml"));
+    assert_refused(
+        &run(&manifest_fifo),
+        &["dataset.toml: is a FIFO (named pipe), not a regular file"],
+    );
+
+    let qrels = work.path().join("tiny.qrels");
+    std::fs::write(&qrels, "q1 0 f1 1\n").unwrap();
+    let output = hyde_eval(&["eval", path_str(&qrels), "/dev/zero"]);
+    assert_refused(&output, &["/dev/zero: is a device, not a regular file"]);
+    let output = hyde_eval(&["eval", "/dev/zero", path_str(&qrels)]);
+    assert_refused(&output, &["/dev/zero: is a device, not a regular file"]);
+}
+
+/// Item 6: CSV that would swallow rows or shadow a column is refused with its line.
+#[test]
+fn csv_with_an_unclosed_quote_or_a_repeated_column_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let write = |name: &str, facts: &str| {
+        let directory = work.path().join(name);
+        std::fs::create_dir_all(&directory).unwrap();
+        std::fs::write(directory.join("facts.csv"), facts).unwrap();
+        std::fs::write(
+            directory.join("queries.csv"),
+            "id,text\nq1,redis eviction\n",
+        )
+        .unwrap();
+        std::fs::write(
+            directory.join("qrels.csv"),
+            "query_id,fact_id,grade\nq1,f1,1\n",
+        )
+        .unwrap();
+        directory
+    };
+    let validate = |directory: &Path| {
+        hyde_eval(&[
+            "dataset",
+            "validate",
+            "--dataset-format",
+            "csv",
+            path_str(directory),
+        ])
+    };
+    let unclosed = write(
+        "unclosed",
+        "id,content\nf1,redis eviction\nf2,\"an open quote\nf3,swallowed\nf4,also swallowed\n",
+    );
+    assert_refused(
+        &validate(&unclosed),
+        &["facts.csv:3: a quoted field opens on this line and is never closed"],
+    );
+    let repeated = write("repeated", "id,content,id\nf1,redis eviction,f9\n");
+    assert_refused(
+        &validate(&repeated),
+        &["facts.csv:1: column \"id\" appears twice (columns 1 and 3)"],
+    );
+}
+
+/// Item 7: BM25 is linear in a query's distinct words (the time is in the performance docs;
+/// here the answer is checked against a query of the same words once each).
+#[test]
+fn a_query_of_two_hundred_thousand_distinct_words_is_scored() {
+    use hyde_eval::dataset::{Fact, FactId};
+    use hyde_eval::index::{Bm25Params, LexicalIndex, LexicalNeeds};
+    use hyde_eval::text::Analyzer;
+    let fact = |id: &str, content: &str| Fact {
+        id: FactId::from(id),
+        content: content.into(),
+        tags: Vec::new(),
+        category: None,
+        created_at: None,
+        last_accessed: None,
+        access_count: 0,
+        confidence: None,
+    };
+    let facts = [fact("f1", "w17 w99999 alpha"), fact("f2", "beta gamma w5")];
+    let refs: Vec<&Fact> = facts.iter().collect();
+    let needs = LexicalNeeds {
+        keywords: false,
+        bm25_analyzers: vec![Analyzer::Chatcli],
+    };
+    let index = LexicalIndex::build(&refs, &needs);
+    let params = Bm25Params { k1: 0.9, b: 0.4 };
+    let long: String = (0..200_000).map(|word| format!("w{word} ")).collect();
+    let short = "w5 w17 w99999";
+    let scores = index.bm25(&long, params, Analyzer::Chatcli);
+    assert_eq!(scores, index.bm25(short, params, Analyzer::Chatcli));
+    assert_eq!(scores.len(), 2);
+}
+
+/// Item 9: Absurd limits are refused with the limit named.
+#[test]
+fn absurd_thread_counts_and_dimensions_are_refused() {
+    assert_refused(
+        &hyde_eval(&["run", "--no-report", "-j", "8000"]),
+        &["--threads must be between 1 and 1024, got 8000"],
+    );
+    assert_refused(
+        &hyde_eval(&["eval", "--threads", "8000", "a", "b"]),
+        &["--threads must be between 1 and 1024, got 8000"],
+    );
+    assert_refused(
+        &hyde_eval(&["run", "--no-report", "--dimension", "100000000"]),
+        &["the hash provider's dimension must be between 1 and 65536, got 100000000"],
+    );
+}
+
+/// A process id that no process has (a child that has exited and been reaped).
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// Item 10: Temporaries of killed runs are removed by the next run; concurrent runs of one
+/// name each end with a complete report.
+#[test]
+fn leftovers_of_killed_runs_are_removed_and_concurrent_runs_of_one_name_succeed() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let out = work.path().join("out");
+    let pid = dead_pid();
+    for leftover in [
+        format!(".tiny.partial-{pid}"),
+        format!(".tiny.runs-{pid}"),
+        format!(".tiny.previous-{pid}"),
+        format!(".other.partial-{pid}"),
+    ] {
+        std::fs::create_dir_all(out.join(&leftover).join("runs")).unwrap();
+        std::fs::write(out.join(&leftover).join("results.json"), "{}").unwrap();
+    }
+    std::fs::write(out.join(format!(".baseline.json.partial-{pid}-3")), "{").unwrap();
+    // Not hyde-eval's: a live process's temporary and a user's hidden directory.
+    let live = format!(".tiny.partial-{}", std::process::id());
+    std::fs::create_dir_all(out.join(&live)).unwrap();
+    std::fs::create_dir_all(out.join(".git")).unwrap();
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+            .args(["run", "--quiet", "--dataset", path_str(&dataset)])
+            .args(["--output-dir", path_str(&out)])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let status = run().wait().unwrap();
+    assert!(status.success());
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, vec![".git".to_owned(), live, "tiny".to_owned()]);
+
+    let children: Vec<_> = (0..4).map(|_| run()).collect();
+    for mut child in children {
+        assert!(
+            child.wait().unwrap().success(),
+            "every concurrent run exits 0"
+        );
+    }
+    let report = out.join("tiny");
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["configurations"].as_array().unwrap().len(), 10);
+    assert_eq!(std::fs::read_dir(report.join("runs")).unwrap().count(), 10);
+    let partials = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|entry| {
+            let name = entry.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.contains(".partial-") || name.contains(".runs-") || name.contains(".previous-")
+        })
+        .count();
+    assert_eq!(partials, 1, "only the live process's temporary is left");
+}
+
+/// Item 11: `cache clear` removes only what carries the cache's own namespace file.
+#[test]
+fn cache_clear_leaves_directories_it_does_not_own() {
+    let work = tempfile::tempdir().unwrap();
+    let foreign = work.path().join("embeddings").join("holiday-photos");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("beach.jpg"), "pixels").unwrap();
+    let output = hyde_eval(&["cache", "clear", "--cache-dir", path_str(work.path())]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "holiday-photos alone: it has no namespace.json and is not a cache namespace"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("beach.jpg")).unwrap(),
+        "pixels"
+    );
+}
+
+/// Item 12: Judgments that cannot be scored are refused.
+#[test]
+fn judgments_that_score_nothing_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let output = hyde_eval(&[
+        "run",
+        "--no-report",
+        "--dataset",
+        path_str(&dataset),
+        "--relevance-level",
+        "3",
+    ]);
+    assert_refused(
+        &output,
+        &["no query has a judgment of grade 3 or more, so there is nothing to score"],
+    );
+
+    let qrels = work.path().join("huge.qrels");
+    std::fs::write(&qrels, "q1 0 f1 99999999999\n").unwrap();
+    let run = work.path().join("a.run");
+    std::fs::write(&run, "q1 Q0 f1 1 1.0 a\n").unwrap();
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&qrels), path_str(&run)]),
+        &["huge.qrels:1: grade 99999999999 is out of range (at most 2147483647)"],
+    );
+    std::fs::write(&qrels, "q1 0 f1 +2\n").unwrap();
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&qrels), path_str(&run)]),
+        &["huge.qrels:1: grade \"+2\" is not an integer"],
+    );
+}
