@@ -68,7 +68,7 @@ pub fn field_hint(message: &str) -> Option<String> {
     if message.contains(", expected") {
         return None;
     }
-    let suggestion = crate::settings::suggestion(field, &BACKEND_FIELDS);
+    let suggestion = crate::hints::suggestion(field, &BACKEND_FIELDS);
     let suggestion = suggestion
         .trim()
         .trim_start_matches('(')
@@ -300,7 +300,7 @@ pub fn embedder_choice(
                     &label,
                     format!(
                         "unknown kind {kind:?}{}; kinds: openai, voyage, cohere, local, hash, concept",
-                        crate::settings::suggestion(kind, &["openai", "voyage", "cohere", "local", "hash", "concept"])
+                        crate::hints::suggestion(kind, &["openai", "voyage", "cohere", "local", "hash", "concept"])
                     ),
                 ));
             };
@@ -393,7 +393,7 @@ pub fn generator_choice(
                     &label,
                     format!(
                         "unknown prompt {prompt:?}{}; prompts: {} (or prompt_file = \"FILE\")",
-                        crate::settings::suggestion(prompt, &BUILTIN_PROMPTS),
+                        crate::hints::suggestion(prompt, &BUILTIN_PROMPTS),
                         BUILTIN_PROMPTS.join(", ")
                     ),
                 )

@@ -17,6 +17,7 @@ pub mod embed;
 pub mod error;
 pub mod expectations;
 pub mod gate;
+pub mod hints;
 pub mod generate;
 pub mod http;
 pub mod index;

@@ -58,7 +58,7 @@ pub fn known_model(name: &str) -> Result<ModelWheel<'static>, Error> {
             let names: Vec<&str> = KNOWN_MODELS.iter().map(|model| model.name).collect();
             Error::Usage(format!(
                 "unknown model {name:?}{}; known models: {} (or pass --model-dir DIR with any sentence-transformers directory)",
-                crate::settings::suggestion(name, &names),
+                crate::hints::suggestion(name, &names),
                 names.join(", ")
             ))
         })

@@ -91,8 +91,8 @@ impl ConfigFile {
                 .map(|span| text[..span.start].matches('\n').count() + 1);
             let message = error.message().trim();
             let mut problem = Problem::new(path, line, message.to_owned());
-            if let Some(hint) =
-                unknown_field_hint(message).or_else(|| backend_config::field_hint(message))
+            if let Some(hint) = crate::hints::unknown_field_hint(message)
+                .or_else(|| backend_config::field_hint(message))
             {
                 problem = problem.with_hint(hint);
             }
@@ -300,7 +300,7 @@ fn parse_set(argument: &str) -> Result<SetArgument, Error> {
     if !PARAM_NAMES.contains(&name) {
         return Err(usage(format!(
             "unknown parameter {name:?}{}; parameters: {}",
-            suggestion(name, PARAM_NAMES),
+            crate::hints::suggestion(name, PARAM_NAMES),
             PARAM_NAMES.join(", ")
         )));
     }
@@ -315,45 +315,6 @@ fn parse_set(argument: &str) -> Result<SetArgument, Error> {
 /// syntax); the error explains the expected form.
 pub fn parse_param_value(name: &str, value: &str) -> Result<ParamOverrides, String> {
     toml::from_str(&format!("{name} = {}", value.trim())).map_err(|error: toml::de::Error| format!("{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})", error.message().trim()))
-}
-
-/// " (did you mean X?)" when a known name is within two edits of `name`.
-pub fn suggestion(name: &str, known: &[&str]) -> String {
-    known
-        .iter()
-        .map(|candidate| (edit_distance(name, candidate), candidate))
-        .filter(|(distance, _)| *distance <= 2)
-        .min()
-        .map(|(_, candidate)| format!(" (did you mean {candidate:?}?)"))
-        .unwrap_or_default()
-}
-
-/// For serde's "unknown field `x`, expected one of `a`, `b`, ..." (or "expected `a` or
-/// `b`"), the closest expected name as a hint, when one is within two edits.
-pub fn unknown_field_hint(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("unknown field `")?;
-    let (field, expected) = rest.split_once('`')?;
-    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    known
-        .iter()
-        .map(|candidate| (edit_distance(field, candidate), *candidate))
-        .filter(|(distance, _)| *distance <= 2)
-        .min()
-        .map(|(_, candidate)| format!("did you mean `{candidate}`?"))
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 /// A configuration known to this run before overrides: its preset and file overrides.
@@ -427,7 +388,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
                 let preset = Preset::from_name(&preset_name).ok_or_else(|| {
                     problem(format!(
                         "unknown preset {preset_name:?}{}; presets: {}",
-                        suggestion(&preset_name, &preset_names),
+                        crate::hints::suggestion(&preset_name, &preset_names),
                         preset_names.join(", ")
                     ))
                 })?;
@@ -491,7 +452,7 @@ pub fn resolve(
         if !names.contains(&name.as_str()) {
             return Err(Error::Usage(format!(
                 "unknown configuration {name:?}{}; available: {}",
-                suggestion(name, &names),
+                crate::hints::suggestion(name, &names),
                 names.join(", ")
             )));
         }
@@ -506,7 +467,7 @@ pub fn resolve(
             if !names.contains(&configuration.as_str()) {
                 return Err(Error::Usage(format!(
                     "--set: unknown configuration {configuration:?}{}",
-                    suggestion(configuration, &names)
+                    crate::hints::suggestion(configuration, &names)
                 )));
             }
         }
@@ -615,7 +576,7 @@ pub fn resolve(
                 };
                 return Err(Error::Usage(format!(
                     "unknown embedder {other:?}{}; available: {}{hint}",
-                    suggestion(other, &known),
+                    crate::hints::suggestion(other, &known),
                     known.join(", ")
                 )));
             }
@@ -632,7 +593,7 @@ pub fn resolve(
                 known.extend(file.generators.keys().map(String::as_str));
                 return Err(Error::Usage(format!(
                     "unknown generator {name:?}{}; available: {} (a generator is a [generators.NAME] table in the --config file)",
-                    suggestion(name, &known),
+                    crate::hints::suggestion(name, &known),
                     known.join(", ")
                 )));
             }
@@ -662,7 +623,7 @@ pub fn resolve(
                 let known: Vec<&str> = metric_names.iter().map(String::as_str).collect();
                 return Err(Error::Usage(format!(
                     "unknown metric {name:?}{}; this run computes: {}",
-                    suggestion(name, &known),
+                    crate::hints::suggestion(name, &known),
                     known.join(", ")
                 )));
             }
@@ -703,23 +664,6 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn unknown_fields_get_the_closest_expected_name() {
-        let message = "unknown field `bm25_kk`, expected one of `weights`, `bm25_k1`, `bm25_b`";
-        assert_eq!(
-            super::unknown_field_hint(message).as_deref(),
-            Some("did you mean `bm25_k1`?")
-        );
-        let message = "unknown field `halflife`, expected `name` or `half_life_days`";
-        assert_eq!(super::unknown_field_hint(message), None);
-        let message = "unknown field `nme`, expected `name` or `now`";
-        assert_eq!(
-            super::unknown_field_hint(message).as_deref(),
-            Some("did you mean `name`?")
-        );
-        assert_eq!(super::unknown_field_hint("invalid type: string"), None);
-    }
-
     use super::*;
 
     fn manifest() -> Manifest {

@@ -104,7 +104,7 @@ fn read_table(
                     Some(1),
                     format!(
                         "unknown column {header:?}{}",
-                        crate::settings::suggestion(header, allowed)
+                        crate::hints::suggestion(header, allowed)
                     ),
                 )
                 .with_hint(format!("columns: {}", allowed.join(", "))),

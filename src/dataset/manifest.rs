@@ -51,7 +51,7 @@ pub(super) fn parse(path: &Path, text: &str, directory_name: &str) -> Result<Man
         let line = error
             .span()
             .map(|span| super::lines::line_of_offset(text, span.start));
-        let hint = crate::settings::unknown_field_hint(error.message()).unwrap_or_else(|| {
+        let hint = crate::hints::unknown_field_hint(error.message()).unwrap_or_else(|| {
             "allowed keys: name, description, now, k, embedder, concept_lexicon".into()
         });
         Error::problem(Problem::new(path, line, error.message().to_owned()).with_hint(hint))

@@ -96,7 +96,7 @@ fn headline_metric(results: &Results, requested: Option<&str>) -> Result<String,
             let known: Vec<&str> = metrics.iter().map(String::as_str).collect();
             return Err(ReportError::Usage(format!(
                 "--metric {metric:?}{} is not in these results; they hold: {}",
-                crate::settings::suggestion(metric, &known),
+                crate::hints::suggestion(metric, &known),
                 known.join(", ")
             )));
         }
@@ -126,7 +126,7 @@ fn comparison_pairs<'r>(
                     .collect();
                 return Err(ReportError::Usage(format!(
                     "--baseline {name:?}{} is not in these results; they hold: {}",
-                    crate::settings::suggestion(name, &known),
+                    crate::hints::suggestion(name, &known),
                     known.join(", ")
                 )));
             };

@@ -152,7 +152,7 @@ impl ParamRange {
                 .collect();
             return Err(usage(format!(
                 "unknown parameter {name:?}{}; sweepable: {}",
-                crate::settings::suggestion(name, &sweepable),
+                crate::hints::suggestion(name, &sweepable),
                 sweepable.join(", ")
             )));
         }

@@ -375,7 +375,7 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
                 .ok_or_else(|| {
                     Error::Usage(format!(
                         "unknown metric {metric:?}{}; this run computes: {}",
-                        crate::settings::suggestion(
+                        crate::hints::suggestion(
                             metric,
                             &metric_names.iter().map(String::as_str).collect::<Vec<_>>()
                         ),

@@ -251,7 +251,7 @@ impl MeasureSet {
                         } else {
                             format!(
                                 "unknown measure {name:?}{}; measures: official, all_trec, {}",
-                                crate::settings::suggestion(name, &implemented),
+                                crate::hints::suggestion(name, &implemented),
                                 implemented.join(", ")
                             )
                         });
