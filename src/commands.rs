@@ -136,6 +136,7 @@ fn load_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
             "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",
         )));
     }
+    crate::progress::stage(!args.quiet, &format!("loading {}", dataset_path.display()));
     let dataset = load_dataset(
         &dataset_path,
         args.source.dataset_format,
@@ -421,6 +422,13 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         append(path, &markdown_summary)?;
     }
     if settings.write_reports {
+        crate::progress::stage(
+            !settings.quiet,
+            &format!(
+                "writing the report to {}",
+                settings.output_dir.join(&settings.run_name).display()
+            ),
+        );
         let extra = gate
             .iter()
             .map(|gate| ("gate.json".to_owned(), json_bytes(gate)))

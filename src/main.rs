@@ -10,6 +10,7 @@ use hyde_eval::commands;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    hyde_eval::progress::start();
     if let Err(error) = hyde_eval::interrupt::install() {
         eprintln!("warning: cannot install the SIGINT/SIGTERM handler: {error}");
     }

@@ -1010,11 +1010,13 @@ fn killing_a_run_while_it_writes_the_cache_leaves_a_cache_the_next_run_reads() {
             .unwrap()
     };
 
-    // An uninterrupted run into its own cache: the reference, and how long a run takes.
-    let started = Instant::now();
+    // An uninterrupted run into its own cache: the reference, and how many embedding
+    // requests a run makes (the progress the kills below are timed by).
+    let before_reference = server.request_count();
     let reference = spawn("reference-cache").wait_with_output().unwrap();
     assert_success(&reference);
-    let full = started.elapsed();
+    let requests = server.request_count() - before_reference;
+    assert!(requests > 100, "{requests} requests");
     let reference_results =
         std::fs::read(workspace.path("reports-reference-cache/large/results.json")).unwrap();
 
@@ -1029,12 +1031,22 @@ fn killing_a_run_while_it_writes_the_cache_leaves_a_cache_the_next_run_reads() {
                 line.split('┆').nth(5).unwrap().trim().parse().unwrap()
             })
     };
-    for tenth in [5, 7, 9] {
+    // Each kill lands once the server has answered a quarter of a run's requests in
+    // that run, whatever the machine's load: the cache fills a quarter at a time, and
+    // each kill comes while entries are being written.
+    for kill in 1..=3 {
+        let started = server.request_count();
         let mut child = spawn("cache");
-        std::thread::sleep(full * tenth / 10);
-        child.kill().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while server.request_count() < started + requests / 4
+            && Instant::now() < deadline
+            && child.try_wait().unwrap().is_none()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let _ = child.kill();
         child.wait().unwrap();
-        if tenth == 5 {
+        if kill == 1 {
             // The first kill landed while the cache was being filled.
             let written = entries();
             assert!(

@@ -329,6 +329,10 @@ pub fn index_corpus<'a>(
     dataset: &Dataset,
     inputs: &PipelineInputs<'a>,
 ) -> Result<IndexedCorpus<'a>, Error> {
+    crate::progress::stage(
+        inputs.progress,
+        &format!("indexing {} facts", dataset.facts.len()),
+    );
     let plans: Vec<Plan> = inputs
         .configurations
         .iter()
@@ -466,6 +470,7 @@ impl<'a> IndexedCorpus<'a> {
         let usage_before = embedder.and_then(|embedder| embedder.usage());
         let vectors = match embedder {
             Some(embedder) => {
+                crate::progress::stage(progress, &format!("embedding {} facts", texts.len()));
                 let bar = progress_bar(progress && texts.len() > 2000, texts.len(), "embedding");
                 // Each chunk's vectors go straight into the matrix: the corpus' vectors
                 // are never held twice. The matrix is made after the first answer, when
@@ -502,6 +507,13 @@ impl<'a> IndexedCorpus<'a> {
         };
 
         let started = Instant::now();
+        crate::progress::stage(
+            progress,
+            &format!(
+                "expanding {} queries (keywords, hypotheses, vectors)",
+                queries.len()
+            ),
+        );
         let Expanded {
             expansions,
             spilled,
@@ -590,6 +602,13 @@ impl Prepared<'_> {
         let mut timings = self.timings.clone();
         let started = Instant::now();
         let query_count = self.queries.len();
+        crate::progress::stage(
+            self.progress,
+            &format!(
+                "retrieving {query_count} queries x {} configurations",
+                configurations.len()
+            ),
+        );
         let bar = progress_bar(
             self.progress && query_count * configurations.len() > 5000,
             query_count,
