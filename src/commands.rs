@@ -14,6 +14,7 @@ use crate::cli::{
     RecordArgs, ReportArgs, RunArgs, RunCommand, SweepArgs,
 };
 use crate::compare::{self, Accounting};
+use crate::configuration::Preset;
 use crate::dataset::spill::{SpilledFacts, SPILL_MIN_BYTES};
 use crate::dataset::{Dataset, Query, QueryId, RecordedHypotheses};
 use crate::embed::{
@@ -24,9 +25,9 @@ use crate::gate::{run_gate, GateReport};
 use crate::generate::{ChatGenerator, HypothesisGenerator, RecordedGenerator};
 use crate::http::{HttpClient, Secret};
 use crate::models::{self, Fetched};
-use crate::pipeline::config::Preset;
 use crate::pipeline::vector_spill::VECTOR_SPILL_MIN_BYTES;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
+use crate::ranking::QueryRanking;
 use crate::report::digest::RankingDigest;
 use crate::report::files::{
     check_destination, json_bytes, write_directory, write_file_atomically, write_files,
@@ -35,7 +36,6 @@ use crate::report::files::{
 use crate::report::html::HtmlOptions;
 use crate::report::stored::StoredResults;
 use crate::report::{self, build_results, markdown, table, Results};
-use crate::run::QueryRanking;
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
 use crate::sweep::grid::{self, ParamRange};
 use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
@@ -1201,9 +1201,11 @@ fn load_dataset(
         path,
         &ImportOptions {
             split: options.split.clone(),
-            trec_docs: options.docs.clone(),
-            trec_queries: options.queries.clone(),
-            trec_qrels: options.qrels.clone(),
+            trec: crate::dataset::trec::TrecFiles {
+                docs: options.docs.clone(),
+                queries: options.queries.clone(),
+                qrels: options.qrels.clone(),
+            },
         },
     )
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Expectation, FactId, Query, QueryId};
-use crate::run::QueryRanking;
+use crate::ranking::QueryRanking;
 
 /// One expectation a configuration did not meet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::dataset::{FactId, Grade, Qrels, QueryId};
-use crate::run::QueryRanking;
+use crate::ranking::QueryRanking;
 
 /// Which definitions of precision and nDCG to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]

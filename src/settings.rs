@@ -34,14 +34,14 @@ use crate::backend_config::{
 };
 use crate::cli::{GateArgs, RunArgs, SignificanceArgs};
 use crate::comparison::SignificanceSettings;
+use crate::configuration::{
+    Configuration, ParamOverrides, Preset, Weights, MAX_RESULTS, PARAM_NAMES,
+};
 use crate::dataset::manifest::normalize_cutoffs;
 use crate::dataset::{Grade, Manifest};
 use crate::error::{Error, Problem};
 use crate::gate::{parse_thresholds, GateOptions};
 use crate::metrics::{MetricSettings, Semantics};
-use crate::pipeline::config::{
-    Configuration, ParamOverrides, Preset, Weights, MAX_RESULTS, PARAM_NAMES,
-};
 use crate::report::files::check_output_name;
 
 /// The dataset used when neither the command line nor a config file names one.

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use crate::dataset::{FactId, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem, Problems};
-use crate::run::QueryRanking;
+use crate::ranking::QueryRanking;
 use crate::trec_eval::parse;
 
 /// Writes `rankings` as a TREC run with tag `tag` (queries with no results have no lines).
@@ -122,7 +122,7 @@ pub fn read_trec_qrels(path: &Path, text: &str) -> Result<(Qrels, Vec<QueryId>),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::QueryRanking;
+    use crate::ranking::QueryRanking;
 
     #[test]
     fn written_runs_read_back_in_the_same_order_despite_ties() {

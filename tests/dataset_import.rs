@@ -112,9 +112,11 @@ fn shared_collections_import_with_their_published_counts() {
         return;
     };
     let nfcorpus = ImportOptions {
-        trec_docs: "test.docs".into(),
-        trec_queries: "test.titles.queries".into(),
-        trec_qrels: "test.2-1-0.qrel".into(),
+        trec: hyde_eval::dataset::trec::TrecFiles {
+            docs: "test.docs".into(),
+            queries: "test.titles.queries".into(),
+            qrels: "test.2-1-0.qrel".into(),
+        },
         ..ImportOptions::default()
     };
     /// Facts, queries and judgments.

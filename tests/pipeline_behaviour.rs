@@ -282,7 +282,7 @@ fn facts_set_aside_on_disk_rank_as_facts_in_memory() {
     use hyde_eval::embed::HashProvider;
     use hyde_eval::generate::RecordedGenerator;
     use hyde_eval::pipeline::{self, PipelineInputs};
-    use hyde_eval::run::QueryRanking;
+    use hyde_eval::ranking::QueryRanking;
 
     let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
     dataset.facts.reverse();
@@ -335,7 +335,7 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
     use hyde_eval::dataset::synth::{write, SynthOptions};
     use hyde_eval::dataset::FactId;
     use hyde_eval::pipeline::{self, candidates::fuse};
-    use hyde_eval::run::QueryRanking;
+    use hyde_eval::ranking::QueryRanking;
 
     let work = tempfile::tempdir().unwrap();
     write(&SynthOptions::new(3000, 300, 11), work.path()).unwrap();
@@ -412,7 +412,7 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
 fn query_vectors_set_aside_on_disk_rank_as_vectors_in_memory() {
     use hyde_eval::dataset::synth::{write, SynthOptions};
     use hyde_eval::pipeline;
-    use hyde_eval::run::QueryRanking;
+    use hyde_eval::ranking::QueryRanking;
 
     let work = tempfile::tempdir().unwrap();
     write(&SynthOptions::new(2000, 300, 5), work.path()).unwrap();

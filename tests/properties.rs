@@ -9,12 +9,12 @@
 //!   any other factor can reorder candidates whose scores tie to the last bit);
 //! - min-max normalization of a constant signal gives 0 for every candidate.
 
+use hyde_eval::configuration::{Fusion, Params, Weights};
 use hyde_eval::dataset::Grade;
 use hyde_eval::metrics::{query_metrics, MetricSettings, Semantics};
 use hyde_eval::pipeline::candidates::{
     fuse, min_max_normalize, Candidate, CandidateTable, TableKind,
 };
-use hyde_eval::pipeline::config::{Fusion, Params, Weights};
 use proptest::prelude::*;
 
 /// A query's world: a grade for each of `grades.len()` documents (`None` = unjudged) and

@@ -7,8 +7,8 @@ use std::process::Command;
 
 use hyde_eval::cli::RunArgs;
 use hyde_eval::commands::{execute, execute_sweep, Execution, RankingOutputs};
+use hyde_eval::configuration::{Preset, PARAM_NAMES};
 use hyde_eval::dataset::Dataset;
-use hyde_eval::pipeline::config::{Preset, PARAM_NAMES};
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::sweep::grid::ParamRange;
 use hyde_eval::sweep::{SweepKind, SweepResults, SweepSettings};

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::import::{
+use super::collection::{
     clamp_negative_grades, keep_judged_queries, plain_fact, plain_query, Collection, RawJudgment,
     Source,
 };

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::import::{plain_query, Collection, RawJudgment, Source};
+use super::collection::{plain_query, Collection, RawJudgment, Source};
 use super::native::{fact_from_record, FactRecord};
 use super::Dataset;
 use crate::error::{Error, Problem, Problems};

@@ -9,6 +9,7 @@
 
 mod beir;
 mod chatcli;
+pub mod collection;
 mod csv_tables;
 pub mod import;
 mod lines;
@@ -18,7 +19,7 @@ mod smart;
 pub mod spill;
 pub mod stats;
 pub mod synth;
-mod trec;
+pub mod trec;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -22,7 +22,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::import::{plain_fact, plain_query, Collection, RawJudgment, Source};
+use super::collection::{plain_fact, plain_query, Collection, RawJudgment, Source};
 use super::lines::split_lines;
 use super::Dataset;
 use crate::error::{Error, Problem, Problems};

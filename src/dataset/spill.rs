@@ -258,7 +258,7 @@ mod tests {
     use super::*;
 
     fn fact(id: &str, content: &str) -> Fact {
-        crate::dataset::import::plain_fact(id.to_owned(), content.to_owned())
+        crate::dataset::collection::plain_fact(id.to_owned(), content.to_owned())
     }
 
     #[test]

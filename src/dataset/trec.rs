@@ -7,11 +7,11 @@
 //! which every hyde-eval measure treats the same way, and counted in a note. Queries
 //! without judgments are left out and counted.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::import::{
-    clamp_negative_grades, keep_judged_queries, plain_fact, plain_query, Collection, ImportOptions,
-    RawJudgment, Source,
+use super::collection::{
+    clamp_negative_grades, keep_judged_queries, plain_fact, plain_query, Collection, RawJudgment,
+    Source,
 };
 use super::lines::split_lines;
 use super::Dataset;
@@ -45,22 +45,40 @@ fn read_tab_separated(
     Ok(records)
 }
 
-pub(super) fn load(root: &Path, options: &ImportOptions) -> Result<Dataset, Error> {
+/// The files of a TREC-style collection, relative to its directory.
+#[derive(Debug, Clone)]
+pub struct TrecFiles {
+    /// Documents (`docno<TAB>text`).
+    pub docs: PathBuf,
+    /// Topics (`qid<TAB>text`).
+    pub queries: PathBuf,
+    /// Judgments (`qid iteration docno grade`).
+    pub qrels: PathBuf,
+}
+
+impl Default for TrecFiles {
+    fn default() -> Self {
+        TrecFiles {
+            docs: "docs.tsv".into(),
+            queries: "queries.tsv".into(),
+            qrels: "qrels".into(),
+        }
+    }
+}
+
+pub(super) fn load(root: &Path, options: &TrecFiles) -> Result<Dataset, Error> {
     let mut collection =
         Collection::new(root, "TREC qrels with tab-separated documents and topics");
     let mut problems = Problems::default();
-    for (id, text, source) in
-        read_tab_separated(&mut collection, &options.trec_docs, &mut problems)?
-    {
+    for (id, text, source) in read_tab_separated(&mut collection, &options.docs, &mut problems)? {
         collection.facts.push((plain_fact(id, text), source));
     }
-    for (id, text, source) in
-        read_tab_separated(&mut collection, &options.trec_queries, &mut problems)?
+    for (id, text, source) in read_tab_separated(&mut collection, &options.queries, &mut problems)?
     {
         collection.queries.push((plain_query(id, text), source));
     }
-    let qrels_path = root.join(&options.trec_qrels);
-    let bytes = collection.read(&options.trec_qrels)?;
+    let qrels_path = root.join(&options.qrels);
+    let bytes = collection.read(&options.qrels)?;
     let text = crate::trec_eval::parse::as_text(&qrels_path, &bytes)?;
     let mut judgments = Vec::new();
     crate::trec_eval::parse::for_each_judgment(
@@ -112,7 +130,7 @@ mod tests {
             "PLAIN-1 0 MED-1 2\nPLAIN-1\t0\tMED-2\t-1\n",
         )
         .unwrap();
-        let dataset = load(root, &ImportOptions::default()).unwrap();
+        let dataset = load(root, &TrecFiles::default()).unwrap();
         assert_eq!(dataset.facts.len(), 2);
         assert_eq!(dataset.facts[1].content, "vitamin d and bones");
         assert_eq!(dataset.queries.len(), 1);
@@ -131,11 +149,10 @@ mod tests {
         std::fs::write(root.join("docs"), "d1 no tab here\nd2\ttext\n").unwrap();
         std::fs::write(root.join("topics"), "q1\ttext\n").unwrap();
         std::fs::write(root.join("judgments"), "q1 0 d2\nq1 0 d2 high\nq9 0 d2 1\n").unwrap();
-        let options = ImportOptions {
-            trec_docs: "docs".into(),
-            trec_queries: "topics".into(),
-            trec_qrels: "judgments".into(),
-            ..ImportOptions::default()
+        let options = TrecFiles {
+            docs: "docs".into(),
+            queries: "topics".into(),
+            qrels: "judgments".into(),
         };
         let message = load(root, &options).unwrap_err().to_string();
         for expected in [

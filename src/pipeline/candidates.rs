@@ -4,7 +4,7 @@
 //! (semantic, lexical, temporal). Fusion is a pure function of that table and a few
 //! numbers, so re-fusing with other weights never recomputes a signal.
 
-use super::config::{Fusion, Params, Weights};
+use crate::configuration::{Fusion, Params, Weights};
 use crate::index::{select_top_by_score_then_id, FactIndex};
 
 /// chatcli: a signal whose span over the candidates is at most this is zero for all.
@@ -168,7 +168,7 @@ pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(Fac
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::config::CHATCLI_WEIGHTS;
+    use crate::configuration::CHATCLI_WEIGHTS;
 
     fn candidate(fact: FactIndex, semantic: f64, lexical: f64, temporal: f64) -> Candidate {
         Candidate {

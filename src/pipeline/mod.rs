@@ -11,7 +11,6 @@
 //! depend on the thread count.
 
 pub mod candidates;
-pub mod config;
 pub mod vector_spill;
 
 use std::collections::{BTreeMap, HashMap};
@@ -22,6 +21,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use crate::configuration::{Configuration, Fusion, KeywordSource, Params, Plan, SearchVector};
 use crate::dataset::{Dataset, Fact, FactId, Query};
 use crate::embed::{embed_checked, CorpusTexts, EmbeddingProvider, EmbeddingUsage, TextKind};
 use crate::error::Error;
@@ -31,10 +31,9 @@ use crate::index::{
     select_top_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
     LexicalNeeds,
 };
-use crate::run::QueryRanking;
+use crate::ranking::{QueryRanking, RankingSink};
 use crate::text::{extract_keywords, merge_keywords};
 use candidates::{fuse, Blend, Candidate, CandidateTable, TableKind};
-use config::{Configuration, Fusion, KeywordSource, Params, Plan, SearchVector};
 use vector_spill::{SpilledVectors, VectorSpillWriter};
 
 /// What the pipeline needs besides the dataset.
@@ -555,20 +554,6 @@ impl<'a> IndexedCorpus<'a> {
             generator_live: generator.identity().kind != "recorded",
             progress,
         })
-    }
-}
-
-/// Takes one configuration's rankings as the pipeline makes them: chunk after chunk of
-/// consecutive queries, in dataset order. The pipeline keeps no ranking past its chunk,
-/// so the sink decides what of them outlives the run (a `Vec` keeps them all).
-pub trait RankingSink: Send {
-    fn accept(&mut self, rankings: Vec<QueryRanking>) -> Result<(), Error>;
-}
-
-impl RankingSink for Vec<QueryRanking> {
-    fn accept(&mut self, rankings: Vec<QueryRanking>) -> Result<(), Error> {
-        self.extend(rankings);
-        Ok(())
     }
 }
 

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::{ConfigurationResult, PerQueryResult, Results};
+use crate::configuration::{KeywordSource, Plan, SearchVector};
 use crate::dataset::{Dataset, FactId, Grade, Judgment, QueryId};
-use crate::pipeline::config::{KeywordSource, Plan, SearchVector};
 
 /// A query as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,8 +16,7 @@ use crate::dataset::{FactId, Qrels, Query, QueryId};
 use crate::error::Error;
 use crate::expectations::ExpectationSummary;
 use crate::metrics::{evaluate_query, MetricSettings};
-use crate::pipeline::RankingSink;
-use crate::run::QueryRanking;
+use crate::ranking::{QueryRanking, RankingSink};
 use crate::trec::write_trec_run;
 
 /// One configuration's rankings, reduced.

@@ -16,7 +16,7 @@ use super::diagnostics::{self, Comparison, FactDetail, QueryDetail, QueryDiagnos
 use super::markdown::{best_printed, metric_value};
 use super::sweep::{file_slug, point_label, sweep_charts, sweep_headline, SUMMARY_NOTE};
 use super::{ConfigurationResult, Results};
-use crate::pipeline::config::Fusion;
+use crate::configuration::Fusion;
 use crate::sweep::SweepResults;
 
 /// The page's file name.

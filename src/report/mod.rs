@@ -22,12 +22,12 @@ pub mod table;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
+use crate::configuration::{Params, Plan, Preset};
 use crate::dataset::{Dataset, FactId, QueryId};
 use crate::embed::ProviderIdentity;
 use crate::expectations::ExpectationSummary;
 use crate::generate::GeneratorIdentity;
 use crate::metrics::MetricSettings;
-use crate::pipeline::config::{Params, Plan, Preset};
 use crate::pipeline::{BackendAccounting, ConfigurationOutput, RunBackendAccounting};
 use digest::Digest;
 pub use per_query::{MetricValues, RelevantRankMap, SharedSlice};

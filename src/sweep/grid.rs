@@ -7,8 +7,8 @@
 //! point). Parameter ranges are parsed as decimals for the same reason: `0.1:0.5:0.1`
 //! yields exactly 0.1, 0.2, 0.3, 0.4 and 0.5.
 
+use crate::configuration::PARAM_NAMES;
 use crate::error::Error;
-use crate::pipeline::config::PARAM_NAMES;
 
 /// Largest number of steps per unit accepted for a weight grid (C(202, 2) = 20,301
 /// blend points).

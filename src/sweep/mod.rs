@@ -23,12 +23,12 @@ pub mod score;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::configuration::{Configuration, Fusion, Params, Preset, Weights};
 use crate::dataset::Dataset;
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
 use crate::error::Error;
 use crate::generate::HypothesisGenerator;
 use crate::metrics::MetricSettings;
-use crate::pipeline::config::{Configuration, Fusion, Params, Preset, Weights};
 use crate::pipeline::{self, PipelineInputs};
 use crate::report::ToolInfo;
 use grid::{line_points, simplex_points, weight, ParamRange};

@@ -8,11 +8,11 @@
 
 use std::collections::HashMap;
 
+use crate::configuration::{Fusion, Params};
 use crate::dataset::{Dataset, FactId, Grade};
 use crate::index::FactIndex;
 use crate::metrics::{query_metrics, MetricSettings};
 use crate::pipeline::candidates::{fuse, CandidateTable};
-use crate::pipeline::config::{Fusion, Params};
 
 /// The judgments of the evaluated queries (those with at least one relevant fact),
 /// keyed by corpus position.
