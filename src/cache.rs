@@ -27,12 +27,27 @@ const MAGIC: &[u8; 4] = b"HEC1";
 pub const NAMESPACE_FILE: &str = "namespace.json";
 const ENTRY_EXTENSION: &str = "entry";
 
+/// hyde-eval's cache directory: `$HYDE_EVAL_CACHE`, else the user cache directory
+/// (`~/.cache` on Linux) + `hyde-eval`.
+pub fn cache_dir() -> Result<PathBuf, Error> {
+    if let Some(path) = std::env::var_os("HYDE_EVAL_CACHE").filter(|value| !value.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    dirs::cache_dir()
+        .map(|path| path.join("hyde-eval"))
+        .ok_or_else(|| {
+            Error::Usage(
+                "cannot find a user cache directory; set HYDE_EVAL_CACHE to a directory".into(),
+            )
+        })
+}
+
 /// The cache root: `explicit`, else `$HYDE_EVAL_CACHE/cache`, else the user cache
 /// directory's `hyde-eval/cache`.
 pub fn cache_root(explicit: Option<&Path>) -> Result<PathBuf, Error> {
     match explicit {
         Some(path) => Ok(path.to_path_buf()),
-        None => Ok(crate::models::cache_dir()?.join("cache")),
+        None => Ok(cache_dir()?.join("cache")),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::comparison::SignificanceTest;
+use crate::compare::paired::SignificanceTest;
 use crate::metrics::Semantics;
 use crate::stats::Correction;
 

@@ -15,7 +15,6 @@ use crate::cli::{
 };
 use crate::compare::{self, Accounting};
 use crate::configuration::Preset;
-use crate::dataset::spill::{SpilledFacts, SPILL_MIN_BYTES};
 use crate::dataset::{Dataset, Query, QueryId, RecordedHypotheses};
 use crate::embed::{
     CachedProvider, ConceptProvider, EmbeddingProvider, HashProvider, LocalProvider, RemoteProvider,
@@ -25,17 +24,20 @@ use crate::gate::{run_gate, GateReport};
 use crate::generate::{ChatGenerator, HypothesisGenerator, RecordedGenerator};
 use crate::http::{HttpClient, Secret};
 use crate::models::{self, Fetched};
+use crate::pipeline::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
+use crate::pipeline::run::build_results;
 use crate::pipeline::vector_spill::VECTOR_SPILL_MIN_BYTES;
 use crate::pipeline::{self, PipelineInputs, PipelineOutput};
 use crate::ranking::QueryRanking;
-use crate::report::digest::RankingDigest;
 use crate::report::files::{
     check_destination, json_bytes, write_directory, write_file_atomically, write_files,
     write_report, RunSpool,
 };
 use crate::report::html::HtmlOptions;
-use crate::report::stored::StoredResults;
-use crate::report::{self, build_results, markdown, table, Results};
+use crate::report::{self, markdown, table};
+use crate::results::digest::RankingDigest;
+use crate::results::stored::StoredResults;
+use crate::results::Results;
 use crate::settings::{self, ConfigFile, EmbedderChoice, RunSettings};
 use crate::sweep::grid::{self, ParamRange};
 use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
@@ -978,14 +980,14 @@ fn write_html_report(
     directory: &Path,
 ) -> Result<PathBuf, Error> {
     let results: Results = read_json(results_path, "results.json")?;
-    if results.schema_version != crate::report::SCHEMA_VERSION {
+    if results.schema_version != crate::results::SCHEMA_VERSION {
         return Err(Error::problem(Problem::new(
             results_path,
             None,
             format!(
                 "schema version {} is not the {} this hyde-eval reads",
                 results.schema_version,
-                crate::report::SCHEMA_VERSION
+                crate::results::SCHEMA_VERSION
             ),
         )));
     }
@@ -1084,7 +1086,8 @@ fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
 /// `hyde-eval eval`: scores TREC runs against TREC qrels (trec_eval semantics).
 pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
     use crate::report::eval::{self as output, EvaluatedRun};
-    use crate::trec_eval::{evaluate_run, parse, EvalOptions, MeasureSet};
+    use crate::trec::parse;
+    use crate::trec_eval::{evaluate_run, EvalOptions, MeasureSet};
 
     let measures = if args.measures.is_empty() {
         MeasureSet::official()

@@ -175,6 +175,18 @@ pub const PARAM_NAMES: &[&str] = &[
 ];
 
 impl ParamOverrides {
+    /// The override of one parameter, `name` (one of [`PARAM_NAMES`]) set to `value` in
+    /// TOML value syntax, as `--set NAME=VALUE` and sweep ranges write it; the error
+    /// explains the expected form.
+    pub fn parse(name: &str, value: &str) -> Result<ParamOverrides, String> {
+        toml::from_str(&format!("{name} = {}", value.trim())).map_err(|error: toml::de::Error| {
+            format!(
+                "{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})",
+                error.message().trim()
+            )
+        })
+    }
+
     /// Applies every set field to `params`.
     pub fn apply(&self, params: &mut Params) {
         macro_rules! set {

@@ -16,9 +16,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::comparison::{compare, correct, PairedComparison, SignificanceSettings};
+use crate::compare::paired::{compare, correct, PairedComparison, SignificanceSettings};
 use crate::error::{Error, Problem, Problems};
-use crate::report::stored::StoredResults;
+use crate::results::stored::StoredResults;
 
 /// A metric and the largest drop the gate tolerates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -299,10 +299,10 @@ mod tests {
         use super::super::*;
         use crate::dataset::QueryId;
         use crate::metrics::Semantics;
-        use crate::report::stored::{
+        use crate::results::stored::{
             StoredConfiguration, StoredDataset, StoredEvaluation, StoredParams, StoredQuery,
         };
-        use crate::report::{MetricValues, SharedSlice};
+        use crate::results::{MetricValues, SharedSlice};
 
         const METRICS: [&str; 3] = ["mrr", "map", "ndcg@10"];
         const NAMES: [&str; 4] = ["a", "b", "c", "d"];
@@ -315,7 +315,7 @@ mod tests {
         fn results(configurations: &[GeneratedConfiguration], metrics: &[usize]) -> StoredResults {
             let names: Vec<String> = metrics.iter().map(|&m| METRICS[m].to_owned()).collect();
             StoredResults {
-                schema_version: crate::report::SCHEMA_VERSION,
+                schema_version: crate::results::SCHEMA_VERSION,
                 run_name: "r".into(),
                 dataset: StoredDataset {
                     name: "d".into(),
@@ -417,7 +417,7 @@ mod tests {
                         .collect(),
                     require_significant: false,
                     require_expectations: false,
-                    significance: crate::comparison::SignificanceSettings {
+                    significance: crate::compare::paired::SignificanceSettings {
                         iterations: 50,
                         ..Default::default()
                     },

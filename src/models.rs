@@ -64,24 +64,9 @@ pub fn known_model(name: &str) -> Result<ModelWheel<'static>, Error> {
         })
 }
 
-/// hyde-eval's cache directory: `$HYDE_EVAL_CACHE`, else the user cache directory
-/// (`~/.cache` on Linux) + `hyde-eval`.
-pub fn cache_dir() -> Result<PathBuf, Error> {
-    if let Some(path) = std::env::var_os("HYDE_EVAL_CACHE").filter(|value| !value.is_empty()) {
-        return Ok(PathBuf::from(path));
-    }
-    dirs::cache_dir()
-        .map(|path| path.join("hyde-eval"))
-        .ok_or_else(|| {
-            Error::Usage(
-                "cannot find a user cache directory; set HYDE_EVAL_CACHE to a directory".into(),
-            )
-        })
-}
-
 /// Where `models fetch NAME` unpacks a model.
 pub fn model_dir(name: &str) -> Result<PathBuf, Error> {
-    Ok(cache_dir()?.join("models").join(name))
+    Ok(crate::cache::cache_dir()?.join("models").join(name))
 }
 
 /// What `fetch` did.

@@ -33,7 +33,7 @@ use crate::backend_config::{
     self, EmbedderTableChoice, EmbedderTables, GeneratorChoice, GeneratorTables, RemoteChoice,
 };
 use crate::cli::{GateArgs, RunArgs, SignificanceArgs};
-use crate::comparison::SignificanceSettings;
+use crate::compare::paired::SignificanceSettings;
 use crate::configuration::{
     Configuration, ParamOverrides, Preset, Weights, MAX_RESULTS, PARAM_NAMES,
 };
@@ -304,17 +304,11 @@ fn parse_set(argument: &str) -> Result<SetArgument, Error> {
             PARAM_NAMES.join(", ")
         )));
     }
-    let overrides = parse_param_value(name, value).map_err(usage)?;
+    let overrides = ParamOverrides::parse(name, value).map_err(usage)?;
     Ok(SetArgument {
         configuration,
         overrides,
     })
-}
-
-/// Parses `value` for the parameter `name` the way `--set NAME=VALUE` does (TOML value
-/// syntax); the error explains the expected form.
-pub fn parse_param_value(name: &str, value: &str) -> Result<ParamOverrides, String> {
-    toml::from_str(&format!("{name} = {}", value.trim())).map_err(|error: toml::de::Error| format!("{} (values are TOML: 12, 0.3, true, {{ semantic = 0.6, lexical = 0.3, temporal = 0.1 }})", error.message().trim()))
 }
 
 /// A configuration known to this run before overrides: its preset and file overrides.

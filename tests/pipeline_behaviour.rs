@@ -206,7 +206,7 @@ fn weights_change_the_blend() {
 }
 
 /// Rankings stream out of the pipeline in chunks of queries and are reduced on the way
-/// (see `report::digest`). Over several chunks, the reductions equal what the whole
+/// (see `results::digest`). Over several chunks, the reductions equal what the whole
 /// rankings give: every metric, top list and relevant rank, and the spooled run files.
 #[test]
 fn streamed_reductions_equal_the_whole_rankings() {
@@ -273,14 +273,14 @@ fn streamed_reductions_equal_the_whole_rankings() {
 }
 
 /// A large corpus' facts wait on disk from the lexical index on, and the embedder reads
-/// their texts back from there (`dataset::spill`). That path must rank exactly as facts
+/// their texts back from there (`pipeline::fact_spill`). That path must rank exactly as facts
 /// kept in memory do. The facts are reversed first, so corpus (id) order is not dataset
 /// order and a text read back for the wrong fact would show.
 #[test]
 fn facts_set_aside_on_disk_rank_as_facts_in_memory() {
-    use hyde_eval::dataset::spill::SpilledFacts;
     use hyde_eval::embed::HashProvider;
     use hyde_eval::generate::RecordedGenerator;
+    use hyde_eval::pipeline::fact_spill::SpilledFacts;
     use hyde_eval::pipeline::{self, PipelineInputs};
     use hyde_eval::ranking::QueryRanking;
 

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use hyde_eval::report::Results;
+use hyde_eval::results::Results;
 use hyde_eval::trec::read_trec_run;
 
 use common::hyde_eval;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use hyde_eval::trec_eval::parse::{as_text, parse_qrels};
+use hyde_eval::trec::parse::{as_text, parse_qrels};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

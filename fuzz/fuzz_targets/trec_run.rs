@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use hyde_eval::trec_eval::parse::parse_run;
+use hyde_eval::trec::parse::parse_run;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

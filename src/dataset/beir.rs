@@ -149,7 +149,7 @@ fn json_problem(path: &Path, line: usize, error: &serde_json::Error) -> Problem 
         Some(line),
         format!(
             "{} (column {})",
-            super::native::strip_position(error),
+            super::records::strip_position(error),
             error.column()
         ),
     )

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::lines::line_of_offset;
-use super::native::{fact_from_record, strip_position, FactRecord};
+use super::records::{fact_from_record, strip_position, FactRecord};
 use super::Fact;
 use crate::error::{Problem, Problems};
 

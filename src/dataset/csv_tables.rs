@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::collection::{plain_query, Collection, RawJudgment, Source};
-use super::native::{fact_from_record, FactRecord};
+use super::records::{fact_from_record, FactRecord};
 use super::Dataset;
 use crate::error::{Error, Problem, Problems};
 

@@ -119,7 +119,7 @@ pub trait EmbeddingProvider: Send + Sync {
 }
 
 /// A corpus' texts in corpus order, read a chunk at a time: they may wait on disk
-/// (`dataset::spill`), so only a chunk of them need be in memory.
+/// (`pipeline::fact_spill`), so only a chunk of them need be in memory.
 pub trait CorpusTexts {
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {

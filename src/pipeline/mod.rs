@@ -11,6 +11,8 @@
 //! depend on the thread count.
 
 pub mod candidates;
+pub mod fact_spill;
+pub mod run;
 pub mod vector_spill;
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +34,7 @@ use crate::index::{
     LexicalNeeds,
 };
 use crate::ranking::{QueryRanking, RankingSink};
+use crate::results::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
 use crate::text::{extract_keywords, merge_keywords};
 use candidates::{fuse, Blend, Candidate, CandidateTable, TableKind};
 use vector_spill::{SpilledVectors, VectorSpillWriter};
@@ -70,54 +73,6 @@ impl HydeAccounting {
             self.hypotheses_used as f64 / self.eligible_queries as f64
         }
     }
-}
-
-/// What the backends spent on one configuration's queries. Work shared between
-/// configurations (the corpus' vectors, one query's hypotheses) counts for each that
-/// used it; the run's totals are in [`RunBackendAccounting`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct BackendAccounting {
-    /// Generation requests for the queries that consulted the generator.
-    pub llm_requests: u64,
-    pub hypotheses_generated: u64,
-    pub hypotheses_from_cache: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// Per-query generation latency over the queries that made requests (ms).
-    pub generation_latency_ms_p50: Option<f64>,
-    pub generation_latency_ms_p95: Option<f64>,
-    /// Queries whose generation failed (they fell back).
-    pub generation_failures: usize,
-    /// Queries whose hypotheses could not be embedded (their vector search fell back).
-    pub hypothesis_embedding_failures: usize,
-    pub embedding_requests: u64,
-    pub texts_embedded: u64,
-    pub texts_from_cache: u64,
-    pub embedding_tokens: u64,
-}
-
-/// What the backends spent in the whole run (shared work counted once).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct RunBackendAccounting {
-    /// `null` when the embedder spends nothing (hash, concept).
-    pub embedding: Option<EmbeddingUsage>,
-    /// `null` when hypotheses were replayed from the dataset.
-    pub generation: Option<GenerationTotals>,
-}
-
-/// The generator's spend over the run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct GenerationTotals {
-    pub requests: u64,
-    pub retries: u64,
-    pub hypotheses_generated: u64,
-    pub hypotheses_from_cache: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub failures: usize,
-    pub corrupt_entries_ignored: u64,
-    pub latency_ms_p50: Option<f64>,
-    pub latency_ms_p95: Option<f64>,
 }
 
 /// The generation cost of some queries: summed counts, each query's latency, failures.
@@ -396,7 +351,7 @@ pub fn index_corpus<'a>(
             });
     }
     // Copies rather than shared clones: the dataset's ids sit among its fact texts,
-    // whose pages are given back once the facts are set aside (`dataset::spill`).
+    // whose pages are given back once the facts are set aside (`pipeline::fact_spill`).
     let ids = facts
         .iter()
         .map(|fact| FactId::from(fact.id.as_str()))

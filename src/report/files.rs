@@ -20,11 +20,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Results;
 use crate::dataset::{Dataset, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem};
 use crate::interrupt::{critical, write_through_temporary, Temporary};
 use crate::pipeline::{ConfigurationOutput, StageTimings};
+use crate::results::Results;
 use crate::trec::write_trec_qrels;
 
 #[derive(Serialize)]

@@ -12,11 +12,12 @@ use base64::Engine;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::charts::{self, ChartError};
-use super::diagnostics::{self, Comparison, FactDetail, QueryDetail, QueryDiagnosis};
+use super::diagnostics::{self, Comparison, QueryDiagnosis};
 use super::markdown::{best_printed, metric_value};
 use super::sweep::{file_slug, point_label, sweep_charts, sweep_headline, SUMMARY_NOTE};
-use super::{ConfigurationResult, Results};
 use crate::configuration::Fusion;
+use crate::results::details::{FactDetail, QueryDetail};
+use crate::results::{ConfigurationResult, Results};
 use crate::sweep::SweepResults;
 
 /// The page's file name.

@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use super::Results;
-use crate::comparison::{significance_mark, SignificanceTest};
+use crate::compare::paired::{significance_mark, SignificanceTest};
 use crate::gate::GateReport;
+use crate::results::Results;
 use crate::stats::Correction;
 
 fn number(value: f64) -> String {

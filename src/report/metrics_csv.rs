@@ -1,7 +1,7 @@
 //! The metric table as CSV, for spreadsheets: one row per configuration, one column per
 //! metric, full precision.
 
-use super::Results;
+use crate::results::Results;
 
 /// `configuration,<metric>...` rows of macro averages.
 pub fn metric_table(results: &Results) -> Result<Vec<u8>, csv::Error> {

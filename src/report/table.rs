@@ -3,9 +3,9 @@
 
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
 
-use super::Results;
-use crate::comparison::significance_mark;
+use crate::compare::paired::significance_mark;
 use crate::gate::{GateCheck, GateReport};
+use crate::results::Results;
 
 /// Short column headers: `recall@5` -> `R@5`, `precision@5` -> `P@5`, `ndcg@5` -> `nDCG@5`.
 fn header(metric: &str) -> String {
@@ -45,7 +45,7 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
             .map(|metric| Cell::new(header(metric)).set_alignment(CellAlignment::Right)),
     );
     table.set_header(headers);
-    let value = |configuration: &super::ConfigurationResult, metric: &str| {
+    let value = |configuration: &crate::results::ConfigurationResult, metric: &str| {
         configuration
             .macro_metrics
             .get(metric)

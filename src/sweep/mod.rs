@@ -23,14 +23,14 @@ pub mod score;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::configuration::{Configuration, Fusion, Params, Preset, Weights};
+use crate::configuration::{Configuration, Fusion, ParamOverrides, Params, Preset, Weights};
 use crate::dataset::Dataset;
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
 use crate::error::Error;
 use crate::generate::HypothesisGenerator;
 use crate::metrics::MetricSettings;
 use crate::pipeline::{self, PipelineInputs};
-use crate::report::ToolInfo;
+use crate::results::ToolInfo;
 use grid::{line_points, simplex_points, weight, ParamRange};
 use score::{mean, score_point, JudgedQueries};
 
@@ -330,8 +330,8 @@ fn plan_points(
             SweepKind::Param(range) => {
                 let mut points = Vec::new();
                 for value in &range.values {
-                    let overrides = crate::settings::parse_param_value(&range.name, &value.text)
-                        .map_err(|message| {
+                    let overrides =
+                        ParamOverrides::parse(&range.name, &value.text).map_err(|message| {
                             Error::Usage(format!("--param {}: {message}", range.name))
                         })?;
                     let mut params = base.clone();

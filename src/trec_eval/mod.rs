@@ -17,15 +17,13 @@
 //! Parsing borrows from the file bytes ([`parse`]); queries are evaluated in parallel and
 //! collected in qrels order, so output does not depend on the thread count.
 
-pub mod parse;
-
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::dataset::Grade;
 use crate::metrics::RankingProfile;
-use parse::{QrelsData, QueryResults, RunData};
+use crate::trec::parse::{self, QrelsData, QueryResults, RunData};
 
 /// Grade of a retrieved document that the qrels do not judge (trec_eval's
 /// `RELVALUE_NONPOOL`); never relevant, never a gain.

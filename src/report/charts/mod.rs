@@ -15,7 +15,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 
-use super::{ConfigurationResult, Results};
+use crate::results::{ConfigurationResult, Results};
 use crate::stats::{bootstrap_mean_interval, Interval};
 use crate::sweep::{ConfigurationSweep, SweepResults, BLEND_AXES};
 

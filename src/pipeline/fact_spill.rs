@@ -11,7 +11,7 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
 use chrono::{DateTime, Utc};
 
-use super::{Fact, FactId};
+use crate::dataset::{Fact, FactId};
 use crate::embed::CorpusTexts;
 use crate::error::Error;
 

@@ -217,7 +217,7 @@ impl RankingSink for RankingDigest<'_> {
             }
             match evaluate_query(&query.id, &ranking.results, self.qrels, self.settings) {
                 Some(evaluation) => {
-                    let (top, relevant_ranks) = super::diagnostics::ranked_view(
+                    let (top, relevant_ranks) = super::details::ranked_view(
                         &ranking.results,
                         self.qrels.get(&query.id).map_or(&[], Vec::as_slice),
                         self.settings.relevance_level,

@@ -4,16 +4,16 @@
 //! what each run cost. Pure: stored results in, a [`CompareReport`] out, rendered as a
 //! terminal table, Markdown or JSON.
 
+pub mod paired;
+
 use std::fmt::Write;
 
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 use serde::Serialize;
 
-use crate::comparison::{
-    compare, correct, significance_mark, PairedComparison, SignificanceSettings,
-};
 use crate::error::Error;
-use crate::report::stored::StoredResults;
+use crate::results::stored::StoredResults;
+use paired::{compare, correct, significance_mark, PairedComparison, SignificanceSettings};
 
 /// What a run cost; `None` fields were not recorded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::report::stored::StoredConfiguration;
+use crate::results::stored::StoredConfiguration;
 use crate::stats::{
     adjust, bootstrap_difference_interval, paired_t_test, randomization_test, win_tie_loss,
     Correction, Interval,

@@ -1,4 +1,7 @@
-//! TREC run and qrels files, as trec_eval reads them.
+//! TREC run and qrels files, the one home for them: `parse` reads them as trec_eval
+//! does (fast, borrowing), and this module writes hyde-eval's rankings and judgments as
+//! TREC files and reads them back into its own types. The evaluator (`trec_eval`) and
+//! the TREC collection importer (`dataset::trec`) read through `parse`.
 //!
 //! Run lines are `qid Q0 docno rank score tag`. trec_eval re-sorts each query's lines by
 //! score descending, then docno descending, ignoring the rank column. hyde-eval ranks
@@ -7,7 +10,7 @@
 //! and scoring the file reproduces hyde-eval's numbers.
 //!
 //! Qrels lines are `qid iteration docno grade`, whitespace-separated. Both readers use
-//! the line parsers of [`crate::trec_eval::parse`], so every TREC file is read by one set
+//! the line parsers of [`crate::trec::parse`], so every TREC file is read by one set
 //! of rules.
 
 use std::collections::HashSet;
@@ -17,7 +20,7 @@ use std::path::Path;
 use crate::dataset::{FactId, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem, Problems};
 use crate::ranking::QueryRanking;
-use crate::trec_eval::parse;
+pub mod parse;
 
 /// Writes `rankings` as a TREC run with tag `tag` (queries with no results have no lines).
 pub fn write_trec_run(
@@ -42,7 +45,7 @@ pub fn write_trec_run(
     Ok(())
 }
 
-/// Reads a TREC run with trec_eval's rules (see [`crate::trec_eval::parse`]) and orders
+/// Reads a TREC run with trec_eval's rules (see [`crate::trec::parse`]) and orders
 /// each query's documents as trec_eval does: score descending, then docno descending.
 /// Queries keep their first-seen order. Duplicate documents within a query are errors,
 /// as in trec_eval.

@@ -1,0 +1,170 @@
+//! The results document: [`Results`] is the contract, a versioned, deterministic JSON
+//! document (`results.json`) that the gate, comparisons, sweeps and reports read, and
+//! that another tool can read without hyde-eval's code. This module owns its types and
+//! nothing that renders or computes them: the pipeline's run assembles a document
+//! (`pipeline::run`), `digest` reduces the rankings streaming out of the pipeline to its
+//! per-query records, `stored` is the read model of a file on disk, and `report`
+//! renders it.
+
+pub mod accounting;
+pub mod details;
+pub mod digest;
+pub mod per_query;
+pub mod stored;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+use crate::configuration::{Params, Plan, Preset};
+use crate::dataset::{FactId, QueryId};
+use crate::embed::ProviderIdentity;
+use crate::expectations::ExpectationSummary;
+use crate::generate::GeneratorIdentity;
+use crate::metrics::MetricSettings;
+use accounting::{BackendAccounting, RunBackendAccounting};
+pub use per_query::{MetricValues, RelevantRankMap, SharedSlice};
+
+/// Bumped whenever a field changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub run_name: String,
+    pub dataset: DatasetSummary,
+    pub evaluation: EvaluationSummary,
+    /// `null` when no configuration used embeddings.
+    pub embedder: Option<ProviderIdentity>,
+    pub generator: GeneratorIdentity,
+    pub configurations: Vec<ConfigurationResult>,
+    /// What real backends spent in the run (requests, tokens, cache hits). Absent for
+    /// deterministic providers and recorded hypotheses; unlike every other field it
+    /// differs between a first run and a cached rerun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<RunBackendAccounting>,
+    /// Every query with its hypotheses and judgments, for per-query diagnostics.
+    #[serde(default)]
+    pub queries: Vec<details::QueryDetail>,
+    /// The facts named by any `top` list or judgment, for per-query diagnostics.
+    #[serde(default)]
+    pub facts: Vec<details::FactDetail>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DatasetSummary {
+    pub name: String,
+    pub description: String,
+    /// `sha256:` over every file read; baselines must match it.
+    pub content_hash: String,
+    pub files: Vec<String>,
+    /// The fixed "now" of temporal scores (RFC 3339).
+    pub now: String,
+    pub facts: usize,
+    pub queries: usize,
+    pub judgments: usize,
+    pub queries_with_hypotheses: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvaluationSummary {
+    #[serde(flatten)]
+    pub settings: MetricSettings,
+    pub metrics: Vec<String>,
+    /// Queries with at least one relevant fact (the ones averaged).
+    pub evaluated_queries: usize,
+    /// Queries without a relevant fact at this relevance level (not averaged).
+    pub queries_without_relevant: Vec<QueryId>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConfigurationResult {
+    pub name: String,
+    pub preset: Preset,
+    pub description: String,
+    pub source: String,
+    pub plan: Plan,
+    pub params: Params,
+    /// Macro averages over evaluated queries, in metric order.
+    #[serde(rename = "macro")]
+    pub macro_metrics: Map<String, Value>,
+    pub counts: Counts,
+    /// HyDE accounting; `null` for configurations that use no hypotheses.
+    pub hyde: Option<HydeSummary>,
+    /// Per-query expectations; absent when the dataset defines none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectations: Option<ExpectationSummary>,
+    /// What real backends spent on this configuration's queries; absent for
+    /// deterministic providers and recorded hypotheses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<BackendAccounting>,
+    /// One line per record in `results.json` (see [`per_query::one_line_each`]).
+    #[serde(serialize_with = "per_query::one_line_each")]
+    pub per_query: Vec<PerQueryResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Counts {
+    pub queries: usize,
+    pub evaluated: usize,
+    /// Evaluated queries for which the configuration returned nothing.
+    pub empty_rankings: usize,
+    /// Queries without relevant facts for which it returned nothing (correct abstention).
+    pub abstained_without_relevant: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HydeSummary {
+    pub eligible_queries: usize,
+    pub hypotheses_used: usize,
+    pub usage_rate: f64,
+    pub fallback_no_hypothesis: usize,
+    pub skipped_short_query: usize,
+    pub skipped_code_mention: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PerQueryResult {
+    pub query: QueryId,
+    pub relevant: usize,
+    pub returned: usize,
+    /// Whether a hypothesis shaped this ranking; `null` when the configuration uses none.
+    pub hypothesis_used: Option<bool>,
+    pub metrics: MetricValues,
+    /// The first (largest cut-off) fact ids of the ranking.
+    #[serde(default)]
+    pub top: SharedSlice<FactId>,
+    /// 1-based rank of every relevant fact; `null` when it was not returned.
+    #[serde(default)]
+    pub relevant_ranks: RelevantRankMap,
+}
+
+impl ToolInfo {
+    /// This build of hyde-eval.
+    pub fn current() -> ToolInfo {
+        ToolInfo {
+            name: "hyde-eval".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}
+
+/// `names[i]` mapped to `values[i]`, a NaN as null: the document's macro averages.
+pub fn metric_map(names: &[String], values: &[f64]) -> Map<String, Value> {
+    names
+        .iter()
+        .zip(values)
+        .map(|(name, &value)| {
+            (
+                name.clone(),
+                Number::from_f64(value).map_or(Value::Null, Value::Number),
+            )
+        })
+        .collect()
+}
