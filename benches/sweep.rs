@@ -13,8 +13,9 @@
 use std::time::Instant;
 
 use hyde_eval::cli::RunArgs;
-use hyde_eval::commands::{execute, execute_sweep, RankingOutputs};
+use hyde_eval::commands::execute_sweep;
 use hyde_eval::dataset::Dataset;
+use hyde_eval::pipeline::run::{execute, RankingOutputs};
 use hyde_eval::settings::{resolve, ConfigFile};
 use hyde_eval::sweep::{SweepKind, SweepSettings, DEFAULT_STEPS};
 
@@ -60,7 +61,7 @@ fn main() {
         .expect("thread pool");
     pool.install(|| {
         // Warm up (page in the binary, fill allocator caches).
-        execute(&mut dataset, &settings, RankingOutputs::default()).expect("run");
+        execute(&mut dataset, &settings.run, RankingOutputs::default()).expect("run");
         let points = execute_sweep(&dataset, &settings, &sweep).expect("sweep").configurations
             [0]
         .points
@@ -68,7 +69,7 @@ fn main() {
         let (mut run_ms, mut sweep_ms) = (Vec::new(), Vec::new());
         for _ in 0..repeats {
             let started = Instant::now();
-            std::hint::black_box(execute(&mut dataset, &settings, RankingOutputs::default()).expect("run"));
+            std::hint::black_box(execute(&mut dataset, &settings.run, RankingOutputs::default()).expect("run"));
             run_ms.push(started.elapsed().as_secs_f64() * 1000.0);
             let started = Instant::now();
             std::hint::black_box(execute_sweep(&dataset, &settings, &sweep).expect("sweep"));

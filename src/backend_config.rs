@@ -29,8 +29,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::embed::choice::RemoteChoice;
 use crate::embed::remote::{InputType, Protocol, RemoteSettings};
 use crate::error::{Error, Problem};
+use crate::generate::choice::{ChatChoice, GeneratorChoice};
 use crate::generate::prompts::{PromptTemplate, BUILTIN_PROMPTS};
 use crate::generate::ChatSettings;
 use crate::http::HttpSettings;
@@ -137,15 +139,6 @@ pub struct GeneratorTable {
 pub type EmbedderTables = BTreeMap<String, EmbedderTable>;
 pub type GeneratorTables = BTreeMap<String, GeneratorTable>;
 
-/// An HTTP embedding provider, resolved.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RemoteChoice {
-    /// The table's name (`[embedders.NAME]`).
-    pub name: String,
-    pub remote: RemoteSettings,
-    pub http: HttpSettings,
-}
-
 /// What an `[embedders.NAME]` table asks for.
 #[derive(Debug, Clone)]
 pub enum EmbedderTableChoice {
@@ -153,23 +146,6 @@ pub enum EmbedderTableChoice {
     Local { model_dir: Option<PathBuf> },
     Hash { dimension: Option<usize> },
     Concept { lexicon: Option<PathBuf> },
-}
-
-/// A hypothesis generator, resolved.
-#[derive(Debug, Clone)]
-pub enum GeneratorChoice {
-    /// The dataset's `hypotheses.jsonl`.
-    Recorded,
-    Chat(Box<ChatChoice>),
-}
-
-/// An OpenAI-compatible chat generator, resolved.
-#[derive(Debug, Clone)]
-pub struct ChatChoice {
-    /// The table's name (`[generators.NAME]`).
-    pub name: String,
-    pub chat: ChatSettings,
-    pub http: HttpSettings,
 }
 
 fn table_problem(config: &Path, table: &str, message: String) -> Error {

@@ -65,6 +65,24 @@ impl Secret {
         }
     }
 
+    /// The API key the backend table `table` needs: none without `api_key_env` or
+    /// under `--offline` (no request is made then); a missing variable is a usage error
+    /// with the fix.
+    pub fn for_backend(
+        table: &str,
+        http: &HttpSettings,
+        offline: bool,
+    ) -> Result<Option<Secret>, crate::error::Error> {
+        match (&http.api_key_env, offline) {
+            (Some(variable), false) => Secret::from_env(variable).map(Some).map_err(|problem| {
+                crate::error::Error::Usage(format!(
+                    "{table}: {problem}\n    hint: export {variable}=..., or pass --offline to use only cached answers"
+                ))
+            }),
+            _ => Ok(None),
+        }
+    }
+
     /// `text` with every occurrence of the key replaced.
     pub fn redact(&self, text: &str) -> String {
         if self.0.len() < 4 {

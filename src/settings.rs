@@ -29,9 +29,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::backend_config::{
-    self, EmbedderTableChoice, EmbedderTables, GeneratorChoice, GeneratorTables, RemoteChoice,
-};
+use crate::backend_config::{self, EmbedderTableChoice, EmbedderTables, GeneratorTables};
 use crate::cli::{GateArgs, RunArgs, SignificanceArgs};
 use crate::compare::paired::SignificanceSettings;
 use crate::configuration::{
@@ -39,9 +37,12 @@ use crate::configuration::{
 };
 use crate::dataset::manifest::normalize_cutoffs;
 use crate::dataset::{Grade, Manifest};
+use crate::embed::choice::EmbedderChoice;
 use crate::error::{Error, Problem};
 use crate::gate::{parse_thresholds, GateOptions};
+use crate::generate::choice::GeneratorChoice;
 use crate::metrics::{MetricSettings, Semantics};
+use crate::pipeline::run::RunSpec;
 use crate::report::files::check_output_name;
 
 /// The dataset used when neither the command line nor a config file names one.
@@ -190,40 +191,16 @@ pub fn resolve_gate(
     )))
 }
 
-/// Which embedding provider to build.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EmbedderChoice {
-    Hash {
-        dimension: usize,
-    },
-    Concept {
-        lexicon: Option<PathBuf>,
-    },
-    /// A sentence-transformers model directory, run in-process.
-    Local {
-        model_dir: PathBuf,
-    },
-    /// An HTTP embedding API (`[embedders.NAME]`).
-    Remote(Box<RemoteChoice>),
-}
-
 /// The built-in embedder names (config tables add their own).
 const BUILTIN_EMBEDDERS: [&str; 3] = ["hash", "concept", "local"];
 
 /// Everything a run needs, resolved.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
-    pub configurations: Vec<Configuration>,
-    pub embedder: EmbedderChoice,
-    pub generator: GeneratorChoice,
-    /// `--cache-dir` or the config's `cache_dir` (else the default, resolved when used).
-    pub cache_dir: Option<PathBuf>,
-    /// Cache misses that would need the network are errors.
-    pub offline: bool,
-    pub metrics: MetricSettings,
+    /// What the pipeline runs.
+    pub run: RunSpec,
     /// Metric columns of the terminal table.
     pub table_metrics: Vec<String>,
-    pub run_name: String,
     pub output_dir: PathBuf,
     pub write_reports: bool,
     /// Also render the HTML report after writing the results.
@@ -633,17 +610,20 @@ pub fn resolve(
         .unwrap_or_else(|| manifest.name.clone());
     check_output_name("run name", &run_name)?;
     Ok(RunSettings {
-        configurations,
-        embedder,
-        generator,
-        cache_dir: args
-            .cache_dir
-            .clone()
-            .or_else(|| file.relative(&file.cache_dir)),
-        offline: args.offline,
-        metrics,
+        run: RunSpec {
+            configurations,
+            embedder,
+            generator,
+            cache_dir: args
+                .cache_dir
+                .clone()
+                .or_else(|| file.relative(&file.cache_dir)),
+            offline: args.offline,
+            metrics,
+            run_name,
+            progress: !args.quiet,
+        },
         table_metrics,
-        run_name,
         output_dir: args
             .output_dir
             .clone()
@@ -678,12 +658,13 @@ mod tests {
         let settings = resolve(&args, &file, &manifest()).unwrap();
         let get = |name: &str| {
             settings
+                .run
                 .configurations
                 .iter()
                 .find(|c| c.name == name)
                 .unwrap()
         };
-        assert_eq!(settings.configurations.len(), 11);
+        assert_eq!(settings.run.configurations.len(), 11);
         assert_eq!(get("blend").params.vector_top_k, 20);
         assert_eq!(get("hyde-3b").params.vector_top_k, 30);
         assert_eq!(get("hyde-3b").params.min_cosine, 0.4);
@@ -691,6 +672,7 @@ mod tests {
         assert_eq!(get("wide").preset, Preset::Blend);
         assert_eq!(get("wide").params.min_cosine, 0.1);
         assert!(settings
+            .run
             .configurations
             .iter()
             .all(|c| c.params.half_life_days == 10.0 && c.params.depth == 50));

@@ -7,9 +7,9 @@ mod common;
 use std::path::Path;
 
 use hyde_eval::cli::RunArgs;
-use hyde_eval::commands::{execute, Execution, RankingOutputs};
 use hyde_eval::dataset::Dataset;
 use hyde_eval::metrics::evaluate;
+use hyde_eval::pipeline::run::{execute, Execution, RankingOutputs};
 use hyde_eval::report::files::{write_report, RunSpool};
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::trec::{read_trec_qrels, read_trec_run};
@@ -25,7 +25,7 @@ fn run(dataset: &str, args: RunArgs) -> (Dataset, RunSettings, Execution) {
         &dataset.manifest,
     )
     .unwrap();
-    let execution = execute(&mut dataset, &settings, RankingOutputs::kept()).unwrap();
+    let execution = execute(&mut dataset, &settings.run, RankingOutputs::kept()).unwrap();
     (dataset, settings, execution)
 }
 
@@ -50,7 +50,7 @@ fn chatcli_ab_keyword_two_sevenths_blend_perfect() {
         ..RunArgs::default()
     };
     let (_, settings, execution) = run("datasets/chatcli-ab", args);
-    assert_eq!(settings.metrics.cutoffs, vec![1]);
+    assert_eq!(settings.run.metrics.cutoffs, vec![1]);
     assert_eq!(execution.results.embedder.as_ref().unwrap().kind, "concept");
     for metric in ["recall@1", "precision@1", "mrr@1", "ndcg@1", "mrr"] {
         assert!(
@@ -131,7 +131,7 @@ fn run_files_rescore_to_the_printed_numbers() {
         &settings,
         RankingOutputs {
             keep: false,
-            run_files: Some(&spool),
+            run_files: Some(spool.directory()),
         },
     )
     .unwrap();
@@ -222,7 +222,7 @@ fn streamed_reductions_equal_the_whole_rankings() {
         &settings,
         RankingOutputs {
             keep: true,
-            run_files: Some(&spool),
+            run_files: Some(spool.directory()),
         },
     )
     .unwrap();

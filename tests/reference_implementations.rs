@@ -9,10 +9,10 @@
 mod common;
 
 use hyde_eval::cli::RunArgs;
-use hyde_eval::commands::{execute, RankingOutputs};
 use hyde_eval::dataset::{Dataset, Fact, FactId};
 use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
 use hyde_eval::index::{sort_by_score_then_id, Bm25Params, FlatIndex, LexicalIndex, LexicalNeeds};
+use hyde_eval::pipeline::run::{execute, RankingOutputs};
 use hyde_eval::settings::{resolve, ConfigFile};
 use hyde_eval::text::{extract_keywords, word_tokens, Analyzer};
 
@@ -159,7 +159,7 @@ fn batched_dense_search_ranks_as_the_full_sort() {
         &dataset.manifest,
     )
     .unwrap();
-    let execution = execute(&mut dataset, &settings, RankingOutputs::kept()).unwrap();
+    let execution = execute(&mut dataset, &settings.run, RankingOutputs::kept()).unwrap();
     let rankings = &execution.rankings[0];
 
     let mut facts: Vec<&Fact> = dataset.facts.iter().collect();
@@ -167,7 +167,7 @@ fn batched_dense_search_ranks_as_the_full_sort() {
     let provider = HashProvider::new(384).unwrap();
     let texts: Vec<&str> = facts.iter().map(|fact| fact.content.as_str()).collect();
     let index = FlatIndex::build(384, &provider.embed(&texts, TextKind::Document).unwrap());
-    let depth = settings.configurations[0].params.depth;
+    let depth = settings.run.configurations[0].params.depth;
     for (query, ranking) in dataset.queries.iter().zip(rankings) {
         let vector = provider
             .embed(&[query.text.as_str()], TextKind::Query)

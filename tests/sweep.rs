@@ -6,9 +6,10 @@ mod common;
 use std::process::Command;
 
 use hyde_eval::cli::RunArgs;
-use hyde_eval::commands::{execute, execute_sweep, Execution, RankingOutputs};
+use hyde_eval::commands::execute_sweep;
 use hyde_eval::configuration::{Preset, PARAM_NAMES};
 use hyde_eval::dataset::Dataset;
+use hyde_eval::pipeline::run::{execute, Execution, RankingOutputs};
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::sweep::grid::ParamRange;
 use hyde_eval::sweep::{SweepKind, SweepResults, SweepSettings};
@@ -75,7 +76,7 @@ fn grid_size_and_agreement_with_run() {
         SweepKind::Weights { steps: 20 },
         &METRICS,
     );
-    let run = execute(&mut dataset, &settings, RankingOutputs::default()).unwrap();
+    let run = execute(&mut dataset, &settings.run, RankingOutputs::default()).unwrap();
     let names: Vec<&str> = results
         .configurations
         .iter()
@@ -186,7 +187,7 @@ fn grid_points_equal_runs_with_those_weights() {
                 ..RunArgs::default()
             },
         );
-        let run = execute(&mut dataset, &run_settings, RankingOutputs::default()).unwrap();
+        let run = execute(&mut dataset, &run_settings.run, RankingOutputs::default()).unwrap();
         for metric in ["ndcg@10", "map"] {
             assert_eq!(
                 point.value(metric),
@@ -243,7 +244,8 @@ fn param_sweep_values_equal_runs_with_set() {
                         ..RunArgs::default()
                     },
                 );
-                let run = execute(&mut dataset, &run_settings, RankingOutputs::default()).unwrap();
+                let run =
+                    execute(&mut dataset, &run_settings.run, RankingOutputs::default()).unwrap();
                 assert_eq!(
                     point.value("ndcg@10"),
                     run_value(&run, &configuration.name, "ndcg@10"),
@@ -294,7 +296,7 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         "every parameter is covered"
     );
     let all = settings(&dataset, RunArgs::default());
-    let reference = execute(&mut dataset, &all, RankingOutputs::kept()).unwrap();
+    let reference = execute(&mut dataset, &all.run, RankingOutputs::kept()).unwrap();
     let mut checked = 0;
     for (name, value) in perturbed {
         let ignoring: Vec<String> = Preset::ALL
@@ -313,7 +315,7 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
                 ..RunArgs::default()
             },
         );
-        let changed = execute(&mut dataset, &changed_settings, RankingOutputs::kept()).unwrap();
+        let changed = execute(&mut dataset, &changed_settings.run, RankingOutputs::kept()).unwrap();
         for (output, rankings) in changed.output.configurations.iter().zip(&changed.rankings) {
             let original = reference
                 .output

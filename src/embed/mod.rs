@@ -7,6 +7,7 @@
 //! Voyage and Cohere embedding APIs; `cached` puts the on-disk cache in front of either.
 
 pub mod cached;
+pub mod choice;
 mod concept;
 mod hash;
 pub mod local;

@@ -7,6 +7,7 @@
 //! query embedding) and counts the fallback. Such a failure never aborts a run; only
 //! rejected credentials and `--offline` cache misses do (as errors).
 
+pub mod choice;
 pub mod openai_chat;
 pub mod prompts;
 

@@ -1,18 +1,218 @@
-//! Assembling a run's results document from the pipeline's outputs and the digests of
-//! its rankings.
+//! The pipeline's driver: what a run asks for ([`RunSpec`]), running every
+//! configuration of it on a dataset ([`execute`]: providers built, corpus indexed, large
+//! corpora and vector sets set aside on disk, queries retrieved chunk by chunk into the
+//! ranking digests), and assembling the results document from what comes out
+//! ([`build_results`]).
 
-use crate::dataset::Dataset;
-use crate::embed::ProviderIdentity;
-use crate::generate::GeneratorIdentity;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::configuration::Configuration;
+use crate::dataset::{Dataset, Query, QueryId, RecordedHypotheses};
+use crate::embed::choice::{CacheAccess, EmbedderChoice};
+use crate::embed::{EmbeddingProvider, ProviderIdentity};
+use crate::error::Error;
+use crate::generate::choice::GeneratorChoice;
+use crate::generate::{GeneratorIdentity, HypothesisGenerator};
 use crate::metrics::MetricSettings;
+use crate::ranking::QueryRanking;
 use crate::results::details;
-use crate::results::digest::Digest;
+use crate::results::digest::{Digest, RankingDigest};
 use crate::results::{
     metric_map, ConfigurationResult, Counts, DatasetSummary, EvaluationSummary, HydeSummary,
     Results, ToolInfo, SCHEMA_VERSION,
 };
 
-use super::ConfigurationOutput;
+use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
+use super::vector_spill::VECTOR_SPILL_MIN_BYTES;
+use super::{ConfigurationOutput, PipelineInputs, PipelineOutput};
+
+/// What a run asks for: its configurations, providers, caches and metrics.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub configurations: Vec<Configuration>,
+    pub embedder: EmbedderChoice,
+    pub generator: GeneratorChoice,
+    /// `--cache-dir` or the config's `cache_dir` (else the default, resolved when used).
+    pub cache_dir: Option<PathBuf>,
+    /// Cache misses that would need the network are errors.
+    pub offline: bool,
+    pub metrics: MetricSettings,
+    pub run_name: String,
+    /// Stage lines and progress bars on stderr.
+    pub progress: bool,
+}
+
+/// What the provider factories read from a dataset (its fields, so the facts can be
+/// set aside while the providers live).
+pub struct DatasetInputs<'d> {
+    pub concept_lexicon: Option<&'d (PathBuf, String)>,
+    pub queries: &'d [Query],
+    pub hypotheses: &'d HashMap<QueryId, RecordedHypotheses>,
+}
+
+/// An embedding provider (when a configuration needs vectors) and a hypothesis
+/// generator.
+pub type Providers<'d> = (
+    Option<Box<dyn EmbeddingProvider>>,
+    Box<dyn HypothesisGenerator + 'd>,
+);
+
+impl RunSpec {
+    /// Builds the run's providers for `configurations`: an embedder only when one of
+    /// them searches vectors.
+    pub fn providers<'d>(
+        &self,
+        configurations: &[Configuration],
+        dataset: DatasetInputs<'d>,
+    ) -> Result<Providers<'d>, Error> {
+        let cache_root = || crate::cache::cache_root(self.cache_dir.as_deref());
+        let cache = CacheAccess {
+            root: &cache_root,
+            offline: self.offline,
+        };
+        let needs_vectors = configurations
+            .iter()
+            .any(|configuration| configuration.plan().vector.is_some());
+        let embedder = if needs_vectors {
+            Some(crate::embed::choice::build(
+                &self.embedder,
+                dataset.concept_lexicon,
+                &cache,
+            )?)
+        } else {
+            None
+        };
+        let generator = crate::generate::choice::build(
+            &self.generator,
+            dataset.queries,
+            dataset.hypotheses,
+            &cache,
+        )?;
+        Ok((embedder, generator))
+    }
+}
+
+/// A finished evaluation: the results document and the pipeline output behind it.
+pub struct Execution {
+    pub results: Results,
+    pub output: PipelineOutput,
+    /// Each configuration's rankings (dataset order) when [`RankingOutputs::keep`] asked
+    /// for them; empty otherwise.
+    pub rankings: Vec<Vec<QueryRanking>>,
+}
+
+/// What [`execute`] does with the rankings besides evaluating them. By default nothing:
+/// each chunk of rankings is dropped once it is evaluated.
+#[derive(Default, Clone, Copy)]
+pub struct RankingOutputs<'a> {
+    /// Keep every ranking in [`Execution::rankings`] (24 bytes per ranked fact).
+    pub keep: bool,
+    /// Write each configuration's TREC run file, `NAME.run`, into this directory as the
+    /// rankings come.
+    pub run_files: Option<&'a Path>,
+}
+
+impl RankingOutputs<'_> {
+    /// Keep every ranking, write no run file.
+    pub fn kept() -> Self {
+        RankingOutputs {
+            keep: true,
+            run_files: None,
+        }
+    }
+}
+
+/// Runs every configuration of `settings` on `dataset` and evaluates them as the
+/// rankings stream out of the pipeline; `rankings` says what else happens to them.
+/// While the queries are retrieved, a large corpus' facts wait in a temporary file
+/// (see [`SpilledFacts`]); `dataset` is whole again when this returns, error or not.
+/// Prints nothing. Runs on the current rayon pool.
+pub fn execute(
+    dataset: &mut Dataset,
+    settings: &RunSpec,
+    rankings: RankingOutputs<'_>,
+) -> Result<Execution, Error> {
+    dataset.check_evaluable(settings.metrics.relevance_level)?;
+    let (embedder, generator) = settings.providers(
+        &settings.configurations,
+        DatasetInputs {
+            concept_lexicon: dataset.concept_lexicon.as_ref(),
+            queries: &dataset.queries,
+            hypotheses: &dataset.hypotheses,
+        },
+    )?;
+    let mut digests = Vec::with_capacity(settings.configurations.len());
+    for configuration in &settings.configurations {
+        let mut digest = RankingDigest::new(&dataset.queries, &dataset.qrels, &settings.metrics);
+        if let Some(directory) = rankings.run_files {
+            digest = digest.writing_run_file(
+                &directory.join(format!("{}.run", configuration.name)),
+                &configuration.name,
+            )?;
+        }
+        if rankings.keep {
+            digest = digest.keeping_rankings();
+        }
+        digests.push(digest);
+    }
+    let inputs = PipelineInputs {
+        embedder: embedder.as_deref(),
+        generator: generator.as_ref(),
+        configurations: &settings.configurations,
+        progress: settings.progress,
+    };
+    // Large sets of query and hypothesis vectors wait on disk until their chunk.
+    let indexed =
+        super::index_corpus(dataset, &inputs)?.spilling_query_vectors(VECTOR_SPILL_MIN_BYTES);
+    // A large corpus' facts wait on disk from here until the report; the embedder
+    // reads their texts back a chunk at a time.
+    let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
+    let output = match &spilled {
+        Some(spilled) => {
+            let order = indexed.fact_order().to_vec();
+            indexed.embed(&spilled.contents(&order), &dataset.queries)
+        }
+        None => {
+            let texts = indexed.texts_of(&dataset.facts);
+            indexed.embed(&texts, &dataset.queries)
+        }
+    }
+    .and_then(|prepared| prepared.retrieve(&mut digests));
+    if let Some(spilled) = spilled {
+        spilled.restore(&mut dataset.facts)?;
+    }
+    let output = output?;
+    let dataset = &*dataset;
+    let mut digests = digests
+        .into_iter()
+        .map(RankingDigest::finish)
+        .collect::<Result<Vec<_>, _>>()?;
+    let kept = digests
+        .iter_mut()
+        .filter_map(|digest| digest.rankings.take())
+        .collect();
+    let mut results = build_results(
+        &settings.run_name,
+        dataset,
+        &settings.metrics,
+        embedder.as_ref().map(|embedder| embedder.identity()),
+        generator.identity(),
+        &output.configurations,
+        digests,
+    );
+    results.backend = output.backend.clone();
+    if results.generator.kind != "recorded" {
+        for (detail, hypotheses) in results.queries.iter_mut().zip(&output.hypotheses) {
+            detail.hypotheses = hypotheses.clone();
+        }
+    }
+    Ok(Execution {
+        results,
+        output,
+        rankings: kept,
+    })
+}
 
 /// Assembles the results document from the pipeline's outputs and the digests of their
 /// rankings (aligned with `outputs`).

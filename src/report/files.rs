@@ -144,6 +144,11 @@ impl RunSpool {
         })
     }
 
+    /// The directory the run files are spooled into (`NAME.run` each).
+    pub fn directory(&self) -> &Path {
+        &self.directory
+    }
+
     /// Where the run file of `configuration` is spooled.
     pub fn run_file(&self, configuration: &str) -> PathBuf {
         self.directory.join(format!("{configuration}.run"))

@@ -93,8 +93,8 @@ pub fn write_synthetic_dataset(directory: &Path, facts: usize, queries: usize) {
     std::fs::write(directory.join("hypotheses.jsonl"), hypotheses_jsonl).unwrap();
 }
 
-/// The default settings of `run --quiet` for `dataset`.
-pub fn quiet_settings(dataset: &hyde_eval::dataset::Dataset) -> hyde_eval::settings::RunSettings {
+/// What `run --quiet` runs on `dataset` by default.
+pub fn quiet_settings(dataset: &hyde_eval::dataset::Dataset) -> hyde_eval::pipeline::run::RunSpec {
     hyde_eval::settings::resolve(
         &hyde_eval::cli::RunArgs {
             quiet: true,
@@ -104,6 +104,7 @@ pub fn quiet_settings(dataset: &hyde_eval::dataset::Dataset) -> hyde_eval::setti
         &dataset.manifest,
     )
     .unwrap()
+    .run
 }
 
 /// Runs `body` with the pipeline inputs of `dataset` the pipeline tests use: the 384-d
@@ -111,7 +112,7 @@ pub fn quiet_settings(dataset: &hyde_eval::dataset::Dataset) -> hyde_eval::setti
 /// `settings`, without progress bars.
 pub fn with_hash_pipeline<R>(
     dataset: &hyde_eval::dataset::Dataset,
-    settings: &hyde_eval::settings::RunSettings,
+    settings: &hyde_eval::pipeline::run::RunSpec,
     body: impl FnOnce(&hyde_eval::pipeline::PipelineInputs<'_>) -> R,
 ) -> R {
     let embedder = hyde_eval::embed::HashProvider::new(384).unwrap();

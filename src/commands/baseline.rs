@@ -1,0 +1,36 @@
+//! `hyde-eval baseline update`: stores a run, or an existing results.json, as the
+//! regression gate's baseline.
+
+use crate::cli::BaselineUpdateArgs;
+use crate::error::{exit_code, Error};
+use crate::report::files::{json_bytes, write_file_atomically};
+use crate::results::stored::StoredResults;
+use crate::settings::{self};
+
+use super::run::terminal_summary;
+use super::*;
+
+/// `hyde-eval baseline update`: stores a run (or an existing results.json) as the baseline.
+pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
+    let bytes = match &args.from {
+        Some(path) => {
+            StoredResults::load(path)?;
+            crate::input::read(path)?
+        }
+        None => {
+            let (file, mut dataset) = load_inputs(&args.run)?;
+            let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+            let Execution { results, .. } = in_pool(settings.threads, || {
+                execute(&mut dataset, &settings.run, RankingOutputs::default())
+            })??;
+            let mut printer = Printer::new();
+            for section in terminal_summary(&results, &settings, None) {
+                printer.print(&section)?;
+            }
+            json_bytes(&results)
+        }
+    };
+    write_file_atomically(&args.output, &bytes)?;
+    println!("baseline written to {}", args.output.display());
+    Ok(exit_code::OK)
+}

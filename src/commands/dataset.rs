@@ -1,0 +1,94 @@
+//! `hyde-eval dataset synth|import|stats|validate`.
+
+use std::path::PathBuf;
+
+use crate::dataset::Dataset;
+use crate::error::Error;
+
+use super::*;
+
+/// `hyde-eval dataset import|stats|validate`.
+pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
+    use crate::cli::DatasetCommand;
+    use crate::dataset::{import, stats};
+    let print_notes = |dataset: &Dataset, quiet: bool| {
+        if !quiet {
+            for note in &dataset.notes {
+                eprintln!("note: {note}");
+            }
+        }
+    };
+    match command {
+        DatasetCommand::Synth(args) => {
+            let mut options =
+                crate::dataset::synth::SynthOptions::new(args.facts, args.queries, args.seed);
+            options.vocabulary = args.vocabulary;
+            if let Some(topics) = args.topics {
+                options.topics = topics;
+            }
+            let destination = args
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("synth-{}", args.facts)));
+            crate::dataset::synth::write(&options, &destination)?;
+            print_to_stdout(&format!(
+                "wrote {} facts, {} queries ({} topics, seed {}) into {}\n",
+                options.facts,
+                options.queries,
+                options.topics,
+                options.seed,
+                destination.display()
+            ))?;
+        }
+        DatasetCommand::Import(args) => {
+            if args.from == import::Format::Native {
+                return Err(Error::Usage(
+                    "--from native: the directory is already in hyde-eval's layout; validate it with `hyde-eval dataset validate`".into(),
+                ));
+            }
+            let dataset = load_dataset(&args.source, args.from, &args.options)?;
+            print_notes(&dataset, args.quiet);
+            import::write_native(&dataset, &args.destination)?;
+            print_to_stdout(&format!(
+                "imported {} facts, {} queries and {} judgments into {}\n",
+                dataset.facts.len(),
+                dataset.queries.len(),
+                dataset.judgment_count(),
+                args.destination.display()
+            ))?;
+        }
+        DatasetCommand::Stats(args) => {
+            let dataset = load_dataset(
+                &args.dataset,
+                args.source.dataset_format,
+                &args.source.options,
+            )?;
+            print_notes(&dataset, args.quiet);
+            let summary = stats::stats(&dataset);
+            let text = if args.json {
+                let mut text = serde_json::to_string_pretty(&summary).expect("serializable stats");
+                text.push('\n');
+                text
+            } else {
+                summary.render()
+            };
+            print_to_stdout(&text)?;
+        }
+        DatasetCommand::Validate(args) => {
+            let dataset = load_dataset(
+                &args.dataset,
+                args.source.dataset_format,
+                &args.source.options,
+            )?;
+            print_notes(&dataset, args.quiet);
+            print_to_stdout(&format!(
+                "{}: valid ({} facts, {} queries, {} judgments)\n",
+                args.dataset.display(),
+                dataset.facts.len(),
+                dataset.queries.len(),
+                dataset.judgment_count()
+            ))?;
+        }
+    }
+    Ok(crate::error::exit_code::OK)
+}

@@ -1,0 +1,146 @@
+//! `hyde-eval eval`: scores TREC runs against TREC qrels with trec_eval's semantics.
+
+use crate::error::{Error, Problem};
+use crate::settings::{self};
+
+use super::*;
+
+/// An input file's bytes: memory-mapped (large runs are read without a copy), or read
+/// when mapping is not possible (empty files, pipes).
+enum InputBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for InputBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            InputBytes::Mapped(map) => map,
+            InputBytes::Read(bytes) => bytes,
+        }
+    }
+}
+
+fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
+    let (file, length) = crate::input::open(path)?;
+    if length > 0 {
+        // SAFETY: the map is read-only and lives while the file is evaluated; like
+        // trec_eval (which maps its inputs too), we assume nobody truncates the file
+        // meanwhile.
+        if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+            return Ok(InputBytes::Mapped(map));
+        }
+    }
+    Ok(InputBytes::Read(crate::input::read(path)?))
+}
+
+/// `hyde-eval eval`: scores TREC runs against TREC qrels (trec_eval semantics).
+pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
+    use crate::report::eval::{self as output, EvaluatedRun};
+    use crate::trec::parse;
+    use crate::trec_eval::{evaluate_run, EvalOptions, MeasureSet};
+
+    let measures = if args.measures.is_empty() {
+        MeasureSet::official()
+    } else {
+        MeasureSet::parse(&args.measures)
+            .map_err(|message| Error::Usage(format!("-m: {message}")))?
+    };
+    if args.relevance_level < 0 {
+        return Err(Error::Usage(
+            "-l: the relevance level must be >= 0 (negative grades mean judged but unjudged)"
+                .into(),
+        ));
+    }
+    if args.max_results == Some(0) {
+        return Err(Error::Usage("-M must be at least 1".into()));
+    }
+    settings::check_threads(args.threads)?;
+    let options = EvalOptions {
+        relevance_level: args.relevance_level,
+        complete: args.complete,
+        max_results: args.max_results.unwrap_or(usize::MAX),
+        measures,
+    };
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(threads) = args.threads {
+        builder = builder.num_threads(threads);
+    }
+    let pool = builder
+        .build()
+        .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
+    pool.install(|| {
+        let qrels_bytes = read_input(&args.qrels)?;
+        let qrels_text = parse::as_text(&args.qrels, &qrels_bytes)?;
+        let qrels = parse::parse_qrels(&args.qrels, qrels_text)?;
+        let mut runs = Vec::with_capacity(args.runs.len());
+        for path in &args.runs {
+            let bytes = read_input(path)?;
+            let run = parse::parse_run(path, &bytes)?;
+            let evaluation = evaluate_run(&qrels, run, &options).map_err(|duplicate| {
+                let text = String::from_utf8_lossy(&bytes);
+                let lines = parse::lines_naming(&text, &duplicate.query, &duplicate.document);
+                Error::problem(
+                    Problem::new(
+                        path,
+                        lines.get(1).copied(),
+                        format!(
+                            "document {} appears twice for query {} (first on line {})",
+                            duplicate.document,
+                            duplicate.query,
+                            lines.first().copied().unwrap_or(0)
+                        ),
+                    )
+                    .with_hint("trec_eval rejects duplicate documents: keep one line per document and query"),
+                )
+            })?;
+            if evaluation.per_query.is_empty() {
+                return Err(Error::problem(
+                    Problem::new(path, None, format!("no query of this run is judged in {}", args.qrels.display()))
+                        .with_hint("check that the run and the qrels use the same query ids"),
+                ));
+            }
+            if !args.quiet {
+                let missing = &evaluation.missing_from_run;
+                if !missing.is_empty() && !args.complete {
+                    eprintln!(
+                        "note: {}: {} qrels quer{} without results ({}{}) left out of the averages, as trec_eval 9 does; pass -c to score {} as 0",
+                        path.display(),
+                        missing.len(),
+                        if missing.len() == 1 { "y" } else { "ies" },
+                        missing.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+                        if missing.len() > 5 { ", ..." } else { "" },
+                        if missing.len() == 1 { "it" } else { "them" },
+                    );
+                }
+                if evaluation.unjudged_queries > 0 {
+                    eprintln!(
+                        "note: {}: {} run quer{} without judgments ignored",
+                        path.display(),
+                        evaluation.unjudged_queries,
+                        if evaluation.unjudged_queries == 1 { "y" } else { "ies" },
+                    );
+                }
+            }
+            runs.push(EvaluatedRun {
+                path: path.display().to_string(),
+                evaluation,
+            });
+        }
+        let text = match args.format {
+            crate::cli::EvalFormat::Trec => output::trec_text(&runs, &options, args.per_query),
+            crate::cli::EvalFormat::Json => output::json(
+                &args.qrels.display().to_string(),
+                &runs,
+                &options,
+                args.per_query,
+            ),
+            crate::cli::EvalFormat::Csv => output::csv(&runs, args.per_query)
+                .map_err(|error| Error::Usage(format!("cannot format CSV: {error}")))?,
+        };
+        print_to_stdout(&text)?;
+        Ok(crate::error::exit_code::OK)
+    })
+}

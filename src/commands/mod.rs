@@ -1,0 +1,187 @@
+//! The commands behind the CLI, one file each: every command loads its inputs, calls the
+//! layers below and prints or writes what they return. Process-level concerns (stdout,
+//! stderr notes, thread pools, exit codes) stay here and in `main`; the helpers below
+//! are the ones several commands share.
+
+mod baseline;
+mod cache;
+mod compare;
+mod configurations;
+mod dataset;
+mod eval;
+mod models;
+mod record;
+mod report;
+mod run;
+mod sweep;
+
+pub use baseline::baseline_update;
+pub use cache::{cache_clear, cache_stats};
+pub use compare::compare;
+pub use configurations::list_configurations;
+pub use dataset::dataset;
+pub use eval::eval;
+pub use models::models_fetch;
+pub use record::record;
+pub use report::report;
+pub use run::run;
+pub use sweep::{execute_sweep, sweep};
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::RunArgs;
+use crate::dataset::Dataset;
+use crate::error::{Error, Problem};
+use crate::pipeline::run::DatasetInputs;
+use crate::settings::{self, ConfigFile};
+
+/// The config file and dataset a run names.
+fn load_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
+    let file = match &args.config {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    let dataset_path = settings::dataset_path(args, &file);
+    if !dataset_path.exists() {
+        return Err(Error::problem(Problem::new(&dataset_path, None, "no such dataset directory").with_hint(
+            "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",
+        )));
+    }
+    crate::progress::stage(!args.quiet, &format!("loading {}", dataset_path.display()));
+    let dataset = load_dataset(
+        &dataset_path,
+        args.source.dataset_format,
+        &args.source.options,
+    )?;
+    if !args.quiet {
+        for note in &dataset.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    Ok((file, dataset))
+}
+
+/// Runs `work` on a rayon pool of the requested size.
+fn in_pool<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T + Send) -> Result<T, Error> {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(threads) = threads {
+        builder = builder.num_threads(threads);
+    }
+    let pool = builder
+        .build()
+        .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
+    Ok(pool.install(work))
+}
+
+/// What the provider factories read of `dataset`.
+fn dataset_inputs(dataset: &Dataset) -> DatasetInputs<'_> {
+    DatasetInputs {
+        concept_lexicon: dataset.concept_lexicon.as_ref(),
+        queries: &dataset.queries,
+        hypotheses: &dataset.hypotheses,
+    }
+}
+
+// The pipeline's driver, for `tests/devmem_rankings.rs`, which pins every ranking through
+// this path; everything else imports it from `pipeline::run`.
+pub use crate::pipeline::run::{execute, Execution, RankingOutputs};
+
+/// Prints to stdout; a closed pipe (`| head`) only stops the printing.
+struct Printer {
+    reader_gone: bool,
+}
+
+impl Printer {
+    fn new() -> Printer {
+        Printer { reader_gone: false }
+    }
+
+    fn print(&mut self, text: &str) -> Result<(), Error> {
+        if self.reader_gone {
+            return Ok(());
+        }
+        match writeln!(std::io::stdout().lock(), "{text}") {
+            Err(source) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.reader_gone = true;
+                Ok(())
+            }
+            other => other.map_err(|source| Error::Write {
+                path: "<stdout>".into(),
+                source,
+            }),
+        }
+    }
+}
+
+/// Appends `text` to `path` (GitHub's step summary file is shared by a job's steps).
+fn append(path: &Path, text: &str) -> Result<(), Error> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    writeln!(file, "{text}").map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes `text` and a newline to stdout; a closed pipe only stops the printing.
+fn print_line(text: &str) -> Result<(), Error> {
+    Printer::new().print(text)
+}
+
+/// Reads a JSON document that hyde-eval wrote, naming the file and line on failure.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Error> {
+    let bytes = crate::input::read(path)?;
+    serde_json::from_slice(&bytes).map_err(|error| {
+        Error::problem(
+            Problem::new(
+                path,
+                Some(error.line()),
+                format!("not a hyde-eval {what}: {error}"),
+            )
+            .with_hint(format!("pass the {what} that hyde-eval wrote")),
+        )
+    })
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
+fn print_to_stdout(text: &str) -> Result<(), Error> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(source) if source.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Write {
+            path: "<stdout>".into(),
+            source,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Loads a dataset directory in `format`.
+fn load_dataset(
+    path: &std::path::Path,
+    format: crate::dataset::import::Format,
+    options: &crate::cli::FormatOptions,
+) -> Result<Dataset, Error> {
+    use crate::dataset::import::{self, ImportOptions};
+    import::load(
+        format,
+        path,
+        &ImportOptions {
+            split: options.split.clone(),
+            trec: crate::dataset::trec::TrecFiles {
+                docs: options.docs.clone(),
+                queries: options.queries.clone(),
+                qrels: options.qrels.clone(),
+            },
+        },
+    )
+}

@@ -1,0 +1,90 @@
+//! `hyde-eval record`: generates hypotheses for every query with a live generator and
+//! writes them, with their provenance, as a `hypotheses.jsonl`.
+
+use crate::cli::RecordArgs;
+use crate::error::{exit_code, Error};
+use crate::generate::choice::GeneratorChoice;
+use crate::pipeline::{self};
+use crate::report::files::write_file_atomically;
+use crate::settings::{self};
+
+use super::*;
+
+/// `hyde-eval record`: generates hypotheses for every query and writes them, with
+/// their provenance, as a `hypotheses.jsonl`.
+pub fn record(args: &RecordArgs) -> Result<u8, Error> {
+    let (file, dataset) = load_inputs(&args.run)?;
+    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let GeneratorChoice::Chat(choice) = &settings.run.generator else {
+        return Err(Error::Usage(
+            "record needs a live generator: --generator NAME naming a [generators.NAME] table of the --config file".into(),
+        ));
+    };
+    let n = match args.n {
+        Some(0) => return Err(Error::Usage("--n must be at least 1".into())),
+        Some(n) => n,
+        None => pipeline::max_hypotheses(&settings.run.configurations).max(1),
+    };
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| settings::dataset_path(&args.run, &file).join("hypotheses.jsonl"));
+    let (_, generator) = settings.run.providers(&[], dataset_inputs(&dataset))?;
+    let generations = in_pool(settings.threads, || {
+        generator.generate_all(&dataset.queries, n)
+    })??;
+    let source = choice.chat.source(
+        &format!("openai-chat ({})", choice.name),
+        Some(chrono::Utc::now().format("%Y-%m-%d").to_string()),
+    );
+    let mut lines = Vec::new();
+    let mut failures = Vec::new();
+    let mut cost = crate::generate::GenerationCost::default();
+    for (query, generation) in dataset.queries.iter().zip(&generations) {
+        cost += &generation.cost;
+        match &generation.hypotheses {
+            Ok(texts) => {
+                let line = serde_json::json!({"query_id": query.id.0, "hypotheses": texts, "source": source});
+                lines.push(serde_json::to_string(&line).expect("serializes"));
+            }
+            Err(failure) => failures.push((query.id.0.clone(), failure.clone())),
+        }
+    }
+    if lines.is_empty() {
+        let reason = failures
+            .first()
+            .map(|(query, failure)| format!("{query}: {failure}"))
+            .unwrap_or_else(|| "the dataset has no queries".into());
+        return Err(Error::Backend(format!(
+            "no hypothesis was generated for any query ({reason}); nothing written"
+        )));
+    }
+    let mut bytes = lines.join("\n").into_bytes();
+    bytes.push(b'\n');
+    write_file_atomically(&output, &bytes)?;
+    if !args.run.quiet {
+        for (query, failure) in failures.iter().take(5) {
+            eprintln!("note: no hypothesis for query {query}: {failure}");
+        }
+    }
+    print_line(&format!(
+        "recorded {} hypotheses for {} of {} queries into {} ({} requests, {} new, {} from the cache{})",
+        generations
+            .iter()
+            .filter_map(|generation| generation.hypotheses.as_ref().ok())
+            .map(Vec::len)
+            .sum::<usize>(),
+        lines.len(),
+        dataset.queries.len(),
+        output.display(),
+        cost.requests,
+        cost.hypotheses_generated,
+        cost.hypotheses_from_cache,
+        if failures.is_empty() {
+            String::new()
+        } else {
+            format!("; {} queries failed and were left out", failures.len())
+        }
+    ))?;
+    Ok(exit_code::OK)
+}

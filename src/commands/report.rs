@@ -1,0 +1,85 @@
+//! `hyde-eval report`: the HTML report of a results.json (with sweeps).
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::ReportArgs;
+use crate::error::{Error, Problem};
+use crate::report::files::write_files;
+use crate::report::html::HtmlOptions;
+use crate::report::{self};
+use crate::results::Results;
+use crate::sweep::SweepResults;
+
+use super::*;
+
+/// `hyde-eval report`: returns the process exit code.
+pub fn report(args: &ReportArgs) -> Result<u8, Error> {
+    let directory = match &args.output_dir {
+        Some(directory) => directory.clone(),
+        None => args
+            .results
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    let options = HtmlOptions {
+        baseline: args.baseline.clone(),
+        metric: args.metric.clone(),
+    };
+    let page = write_html_report(&args.results, &args.sweep, &options, &directory)?;
+    print_line(&format!("report written to {}", page.display()))?;
+    Ok(crate::error::exit_code::OK)
+}
+
+/// Renders the report of the results at `results_path` (with `sweep_paths`) into
+/// `directory`; returns the page's path.
+pub(super) fn write_html_report(
+    results_path: &Path,
+    sweep_paths: &[PathBuf],
+    options: &HtmlOptions,
+    directory: &Path,
+) -> Result<PathBuf, Error> {
+    let results: Results = read_json(results_path, "results.json")?;
+    if results.schema_version != crate::results::SCHEMA_VERSION {
+        return Err(Error::problem(Problem::new(
+            results_path,
+            None,
+            format!(
+                "schema version {} is not the {} this hyde-eval reads",
+                results.schema_version,
+                crate::results::SCHEMA_VERSION
+            ),
+        )));
+    }
+    let mut sweeps = Vec::new();
+    for path in sweep_paths {
+        let sweep: SweepResults = read_json(path, "sweep.json")?;
+        if sweep.dataset.content_hash != results.dataset.content_hash {
+            return Err(Error::problem(
+                Problem::new(
+                    path,
+                    None,
+                    format!(
+                        "this sweep ran on dataset {} ({}), the results on {} ({})",
+                        sweep.dataset.name,
+                        sweep.dataset.content_hash,
+                        results.dataset.name,
+                        results.dataset.content_hash
+                    ),
+                )
+                .with_hint("re-run the sweep on the same dataset files as the run"),
+            ));
+        }
+        sweeps.push(sweep);
+    }
+    let files =
+        report::html::report_files(&results, &sweeps, options).map_err(|error| match error {
+            report::html::ReportError::Usage(message) => Error::Usage(message),
+            report::html::ReportError::Chart(error) => Error::Write {
+                path: directory.join("charts"),
+                source: std::io::Error::other(error.to_string()),
+            },
+        })?;
+    write_files(directory, &files)?;
+    Ok(directory.join(report::html::PAGE))
+}

@@ -1,0 +1,119 @@
+//! `hyde-eval sweep`: blend weights or one parameter over a grid, with cross-validation.
+
+use crate::cli::SweepArgs;
+use crate::dataset::Dataset;
+use crate::error::Error;
+use crate::report::files::{check_destination, write_directory};
+use crate::report::{self};
+use crate::settings::{self, RunSettings};
+use crate::sweep::grid::{self, ParamRange};
+use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
+
+use super::*;
+
+/// `hyde-eval sweep`: returns the process exit code.
+pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
+    if args.run.html {
+        return Err(Error::Usage(
+            "--html applies to run; put a sweep in a report with `hyde-eval report RESULTS --sweep SWEEP.json`".into(),
+        ));
+    }
+    let kind = match &args.param {
+        Some(param) => SweepKind::Param(ParamRange::parse(param)?),
+        None => {
+            grid::check_steps(args.steps)?;
+            SweepKind::Weights { steps: args.steps }
+        }
+    };
+    let (file, dataset) = load_inputs(&args.run)?;
+    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let metrics = if args.run.metrics.is_empty() {
+        let largest = settings.run.metrics.cutoffs.last().copied().unwrap_or(10);
+        vec![format!("ndcg@{largest}")]
+    } else {
+        settings.table_metrics.clone()
+    };
+    let sweep_settings = SweepSettings {
+        kind,
+        metrics,
+        folds: args.folds,
+        seed: args.seed,
+    };
+    in_pool(settings.threads, || {
+        sweep_in_pool(&dataset, &settings, &sweep_settings)
+    })?
+}
+
+/// Runs a sweep of `settings`' configurations; prints and writes nothing. Runs on the
+/// current rayon pool.
+pub fn execute_sweep(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<SweepResults, Error> {
+    dataset.check_evaluable(settings.run.metrics.relevance_level)?;
+    let (selected, _) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
+    let (embedder, generator) = settings.run.providers(&selected, dataset_inputs(dataset))?;
+    sweep::run(
+        &SweepInputs {
+            dataset,
+            embedder: embedder.as_deref(),
+            generator: generator.as_ref(),
+            run_name: &settings.run.run_name,
+            metrics: &settings.run.metrics,
+            configurations: &settings.run.configurations,
+            progress: !settings.quiet,
+        },
+        sweep_settings,
+    )
+}
+
+fn sweep_in_pool(
+    dataset: &Dataset,
+    settings: &RunSettings,
+    sweep_settings: &SweepSettings,
+) -> Result<u8, Error> {
+    let (_, skipped) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
+    if !settings.quiet && !skipped.is_empty() {
+        eprintln!(
+            "note: not swept, {}: {}",
+            sweep::skip_reason(&sweep_settings.kind),
+            skipped.join(", ")
+        );
+    }
+    let name = match &sweep_settings.kind {
+        SweepKind::Weights { .. } => format!("{}-sweep", settings.run.run_name),
+        SweepKind::Param(range) => format!("{}-sweep-{}", settings.run.run_name, range.name),
+    };
+    if settings.write_reports {
+        // Before the sweep, so a destination that may not be replaced fails fast.
+        check_destination(&settings.output_dir, &name)?;
+    }
+    let results = execute_sweep(dataset, settings, sweep_settings)?;
+    print_line(&report::sweep::sweep_headline(&results))?;
+    print_line(&report::sweep::summary_table(&results))?;
+    print_line(report::sweep::SUMMARY_NOTE)?;
+    if !settings.write_reports {
+        return Ok(crate::error::exit_code::OK);
+    }
+    let csv = report::sweep::sweep_csv(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name).join("sweep.csv"),
+        source: std::io::Error::other(error),
+    })?;
+    let charts = report::sweep::sweep_charts(&results).map_err(|error| Error::Write {
+        path: settings.output_dir.join(&name),
+        source: std::io::Error::other(error.to_string()),
+    })?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("sweep.json".into(), report::sweep::sweep_json(&results)),
+        ("sweep.csv".into(), csv),
+    ];
+    files.extend(
+        charts
+            .into_iter()
+            .map(|(file, png)| (file.to_string(), png)),
+    );
+    let directory = write_directory(&settings.output_dir, &name, files)?;
+    print_line(&format!("sweep written to {}", directory.display()))?;
+    Ok(crate::error::exit_code::OK)
+}
