@@ -12,10 +12,10 @@
 
 use std::time::Instant;
 
-use hyde_eval::cli::RunArgs;
 use hyde_eval::commands::execute_sweep;
 use hyde_eval::dataset::Dataset;
 use hyde_eval::pipeline::run::{execute, RankingOutputs};
+use hyde_eval::settings::RunOptions;
 use hyde_eval::settings::{resolve, ConfigFile};
 use hyde_eval::sweep::{SweepKind, SweepSettings, DEFAULT_STEPS};
 
@@ -38,10 +38,10 @@ fn main() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dataset = Dataset::load(&root.join("datasets/devmem")).expect("datasets/devmem loads");
     let settings = resolve(
-        &RunArgs {
+        &RunOptions {
             configurations: vec![configuration.clone()],
             quiet: true,
-            ..RunArgs::default()
+            ..RunOptions::default()
         },
         &ConfigFile::default(),
         &dataset.manifest,

@@ -6,7 +6,6 @@
 //! pipeline's candidate tables over parameter grids. The CLI in `cli` only wires these
 //! together.
 
-pub mod backend_config;
 pub mod cache;
 pub mod cli;
 pub mod commands;

@@ -28,7 +28,7 @@ use crate::dataset::{FactId, Grade, Qrels, QueryId};
 use crate::ranking::QueryRanking;
 
 /// Which definitions of precision and nDCG to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Semantics {
     /// trec_eval's definitions (default).
@@ -38,6 +38,15 @@ pub enum Semantics {
 }
 
 impl Semantics {
+    /// Every definition set, with a line on each (for help texts).
+    pub const CHOICES: [(Semantics, &'static str); 2] = [
+        (Semantics::Trec, "trec_eval's definitions (default)"),
+        (
+            Semantics::Chatcli,
+            "chatcli eval harness: precision / min(k, returned), binary nDCG",
+        ),
+    ];
+
     /// The name results.json and the command line use.
     pub fn name(self) -> &'static str {
         match self {

@@ -184,13 +184,24 @@ pub fn bootstrap_difference_interval(
 }
 
 /// Multiple-comparison correction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Correction {
     /// Holm-Bonferroni step-down (controls the family-wise error, more power).
     Holm,
     /// Bonferroni (p x number of tests).
     Bonferroni,
+}
+
+impl Correction {
+    /// Every correction, with a line on each (for help texts).
+    pub const CHOICES: [(Correction, &'static str); 2] = [
+        (
+            Correction::Holm,
+            "Holm-Bonferroni step-down (controls the family-wise error, more power)",
+        ),
+        (Correction::Bonferroni, "Bonferroni (p x number of tests)"),
+    ];
 }
 
 /// Adjusted p-values, in the order given.

@@ -6,18 +6,18 @@ mod common;
 
 use std::path::Path;
 
-use hyde_eval::cli::RunArgs;
 use hyde_eval::dataset::Dataset;
 use hyde_eval::metrics::evaluate;
 use hyde_eval::pipeline::run::{execute, Execution, RankingOutputs};
 use hyde_eval::report::files::{write_report, RunSpool};
+use hyde_eval::settings::RunOptions;
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::trec::{read_trec_qrels, read_trec_run};
 
-fn run(dataset: &str, args: RunArgs) -> (Dataset, RunSettings, Execution) {
+fn run(dataset: &str, args: RunOptions) -> (Dataset, RunSettings, Execution) {
     let mut dataset = Dataset::load(&common::repo_path(dataset)).unwrap();
     let settings = resolve(
-        &RunArgs {
+        &RunOptions {
             quiet: true,
             ..args
         },
@@ -44,10 +44,10 @@ fn macro_value(execution: &Execution, configuration: &str, metric: &str) -> f64 
 /// top-K 10 and floor 0.25 scores 1.0 on all four.
 #[test]
 fn chatcli_ab_keyword_two_sevenths_blend_perfect() {
-    let args = RunArgs {
+    let args = RunOptions {
         top_k: Some(10),
         min_cosine: Some(0.25),
-        ..RunArgs::default()
+        ..RunOptions::default()
     };
     let (_, settings, execution) = run("datasets/chatcli-ab", args);
     assert_eq!(settings.run.metrics.cutoffs, vec![1]);
@@ -90,9 +90,9 @@ fn chatcli_ab_keyword_two_sevenths_blend_perfect() {
 /// (1 + ln 4) x 2^(-28/30) x (0.5 + 0.9): 28 days before now, 3 accesses, confidence 0.9.
 #[test]
 fn keyword_and_hyde_3a_scores_worked_by_hand() {
-    let args = RunArgs {
+    let args = RunOptions {
         configurations: vec!["keyword".into(), "hyde-3a".into()],
-        ..RunArgs::default()
+        ..RunOptions::default()
     };
     let (_, _, execution) = run("fixtures/datasets/tiny", args);
     let temporal = (1.0 + 4f64.ln()) * (-28.0 * std::f64::consts::LN_2 / 30.0).exp() * 1.4;
@@ -189,15 +189,15 @@ fn run_files_rescore_to_the_printed_numbers() {
 fn weights_change_the_blend() {
     let (_, _, default) = run(
         "datasets/devmem",
-        RunArgs {
+        RunOptions {
             configurations: vec!["blend".into()],
-            ..RunArgs::default()
+            ..RunOptions::default()
         },
     );
-    let temporal_only = RunArgs {
+    let temporal_only = RunOptions {
         configurations: vec!["blend".into()],
         weights: vec![0.0, 0.0, 1.0],
-        ..RunArgs::default()
+        ..RunOptions::default()
     };
     let (_, _, skewed) = run("datasets/devmem", temporal_only);
     assert!(

@@ -8,11 +8,11 @@
 
 mod common;
 
-use hyde_eval::cli::RunArgs;
 use hyde_eval::dataset::{Dataset, Fact, FactId};
 use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
 use hyde_eval::index::{sort_by_score_then_id, Bm25Params, FlatIndex, LexicalIndex, LexicalNeeds};
 use hyde_eval::pipeline::run::{execute, RankingOutputs};
+use hyde_eval::settings::RunOptions;
 use hyde_eval::settings::{resolve, ConfigFile};
 use hyde_eval::text::{extract_keywords, word_tokens, Analyzer};
 
@@ -150,10 +150,10 @@ fn postings_give_the_reference_scores_bit_for_bit() {
 fn batched_dense_search_ranks_as_the_full_sort() {
     let mut dataset = devmem();
     let settings = resolve(
-        &RunArgs {
+        &RunOptions {
             configurations: vec!["dense".into()],
             quiet: true,
-            ..RunArgs::default()
+            ..RunOptions::default()
         },
         &ConfigFile::default(),
         &dataset.manifest,

@@ -5,11 +5,11 @@ mod common;
 
 use std::process::Command;
 
-use hyde_eval::cli::RunArgs;
 use hyde_eval::commands::execute_sweep;
 use hyde_eval::configuration::{Preset, PARAM_NAMES};
 use hyde_eval::dataset::Dataset;
 use hyde_eval::pipeline::run::{execute, Execution, RankingOutputs};
+use hyde_eval::settings::RunOptions;
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::sweep::grid::ParamRange;
 use hyde_eval::sweep::{SweepKind, SweepResults, SweepSettings};
@@ -18,9 +18,9 @@ fn devmem() -> Dataset {
     Dataset::load(&common::repo_path("datasets/devmem")).unwrap()
 }
 
-fn settings(dataset: &Dataset, args: RunArgs) -> RunSettings {
+fn settings(dataset: &Dataset, args: RunOptions) -> RunSettings {
     resolve(
-        &RunArgs {
+        &RunOptions {
             quiet: true,
             ..args
         },
@@ -69,7 +69,7 @@ const METRICS: [&str; 4] = ["ndcg@10", "mrr", "recall@5", "precision@1"];
 #[test]
 fn grid_size_and_agreement_with_run() {
     let mut dataset = devmem();
-    let settings = settings(&dataset, RunArgs::default());
+    let settings = settings(&dataset, RunOptions::default());
     let results = sweep(
         &dataset,
         &settings,
@@ -165,9 +165,9 @@ fn grid_points_equal_runs_with_those_weights() {
     let mut dataset = devmem();
     let base = settings(
         &dataset,
-        RunArgs {
+        RunOptions {
             configurations: vec!["multi-hyde".into()],
-            ..RunArgs::default()
+            ..RunOptions::default()
         },
     );
     let results = sweep(
@@ -181,10 +181,10 @@ fn grid_points_equal_runs_with_those_weights() {
         let point = configuration.points.iter().find(|p| p.at == at).unwrap();
         let run_settings = settings(
             &dataset,
-            RunArgs {
+            RunOptions {
                 configurations: vec!["multi-hyde".into()],
                 weights: at.to_vec(),
-                ..RunArgs::default()
+                ..RunOptions::default()
             },
         );
         let run = execute(&mut dataset, &run_settings.run, RankingOutputs::default()).unwrap();
@@ -204,9 +204,9 @@ fn param_sweep_values_equal_runs_with_set() {
     let mut dataset = devmem();
     let base = settings(
         &dataset,
-        RunArgs {
+        RunOptions {
             configurations: vec!["hyde-3b".into(), "bm25".into(), "keyword".into()],
-            ..RunArgs::default()
+            ..RunOptions::default()
         },
     );
     for (argument, configurations) in [
@@ -238,10 +238,10 @@ fn param_sweep_values_equal_runs_with_set() {
             for (point, value) in configuration.points.iter().zip(&range.values) {
                 let run_settings = settings(
                     &dataset,
-                    RunArgs {
+                    RunOptions {
                         configurations: vec![configuration.name.clone()],
                         set: vec![format!("{}={}", range.name, value.text)],
-                        ..RunArgs::default()
+                        ..RunOptions::default()
                     },
                 );
                 let run =
@@ -295,7 +295,7 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         PARAM_NAMES.len(),
         "every parameter is covered"
     );
-    let all = settings(&dataset, RunArgs::default());
+    let all = settings(&dataset, RunOptions::default());
     let reference = execute(&mut dataset, &all.run, RankingOutputs::kept()).unwrap();
     let mut checked = 0;
     for (name, value) in perturbed {
@@ -309,10 +309,10 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         }
         let changed_settings = settings(
             &dataset,
-            RunArgs {
+            RunOptions {
                 configurations: ignoring.clone(),
                 set: vec![format!("{name}={value}")],
-                ..RunArgs::default()
+                ..RunOptions::default()
             },
         );
         let changed = execute(&mut dataset, &changed_settings.run, RankingOutputs::kept()).unwrap();

@@ -19,7 +19,7 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
         }
         None => {
             let (file, mut dataset) = load_inputs(&args.run)?;
-            let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+            let settings = settings::resolve(&args.run.options(), &file, &dataset.manifest)?;
             let Execution { results, .. } = in_pool(settings.threads, || {
                 execute(&mut dataset, &settings.run, RankingOutputs::default())
             })??;

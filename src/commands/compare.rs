@@ -44,7 +44,7 @@ fn stored_accounting(results_path: &Path) -> Accounting {
 
 /// `hyde-eval compare`: stored results, or one run per `--embedder`.
 pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
-    let significance = settings::significance(&args.significance)?;
+    let significance = settings::significance(&args.significance.options())?;
     let (runs, output_dir, name) = if !args.results.is_empty() {
         let mut runs = Vec::new();
         for path in &args.results {
@@ -86,7 +86,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 embedder: vec![embedder.clone()],
                 ..args.run.clone()
             };
-            let settings = settings::resolve(&single, &file, &dataset.manifest)?;
+            let settings = settings::resolve(&single.options(), &file, &dataset.manifest)?;
             if runs.is_empty() && !args.run.no_report {
                 // Before the first run, so a destination that may not be replaced fails fast.
                 check_destination(&settings.output_dir, &name)?;

@@ -42,7 +42,7 @@ fn load_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
         Some(path) => ConfigFile::load(path)?,
         None => ConfigFile::default(),
     };
-    let dataset_path = settings::dataset_path(args, &file);
+    let dataset_path = settings::dataset_path(&args.options(), &file);
     if !dataset_path.exists() {
         return Err(Error::problem(Problem::new(&dataset_path, None, "no such dataset directory").with_hint(
             "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",

@@ -14,7 +14,7 @@ use super::*;
 /// their provenance, as a `hypotheses.jsonl`.
 pub fn record(args: &RecordArgs) -> Result<u8, Error> {
     let (file, dataset) = load_inputs(&args.run)?;
-    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let settings = settings::resolve(&args.run.options(), &file, &dataset.manifest)?;
     let GeneratorChoice::Chat(choice) = &settings.run.generator else {
         return Err(Error::Usage(
             "record needs a live generator: --generator NAME naming a [generators.NAME] table of the --config file".into(),
@@ -25,10 +25,9 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         Some(n) => n,
         None => pipeline::max_hypotheses(&settings.run.configurations).max(1),
     };
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| settings::dataset_path(&args.run, &file).join("hypotheses.jsonl"));
+    let output = args.output.clone().unwrap_or_else(|| {
+        settings::dataset_path(&args.run.options(), &file).join("hypotheses.jsonl")
+    });
     let (_, generator) = settings.run.providers(&[], dataset_inputs(&dataset))?;
     let generations = in_pool(settings.threads, || {
         generator.generate_all(&dataset.queries, n)

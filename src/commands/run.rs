@@ -70,8 +70,8 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         ));
     }
     let (file, mut dataset) = load_inputs(&command.run)?;
-    let settings = settings::resolve(&command.run, &file, &dataset.manifest)?;
-    let gate_settings = settings::resolve_gate(&command.gate, &file)?;
+    let settings = settings::resolve(&command.run.options(), &file, &dataset.manifest)?;
+    let gate_settings = settings::resolve_gate(&command.gate.options(), &file)?;
     // Read the baseline before the (possibly long) run, so a bad path fails fast.
     let baseline = match &gate_settings {
         Some((path, _)) => Some(StoredResults::load(path)?),

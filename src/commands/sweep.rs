@@ -26,7 +26,7 @@ pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
         }
     };
     let (file, dataset) = load_inputs(&args.run)?;
-    let settings = settings::resolve(&args.run, &file, &dataset.manifest)?;
+    let settings = settings::resolve(&args.run.options(), &file, &dataset.manifest)?;
     let metrics = if args.run.metrics.is_empty() {
         let largest = settings.run.metrics.cutoffs.last().copied().unwrap_or(10);
         vec![format!("ndcg@{largest}")]

@@ -15,13 +15,24 @@ use crate::stats::{
 };
 
 /// Which paired significance test to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SignificanceTest {
     /// Fisher's randomization (sign-flip permutation) test.
     Randomization,
     /// Paired two-sided Student t-test.
     TTest,
+}
+
+impl SignificanceTest {
+    /// Every test, with a line on each (for help texts).
+    pub const CHOICES: [(SignificanceTest, &'static str); 2] = [
+        (
+            SignificanceTest::Randomization,
+            "Fisher's randomization (sign-flip permutation) test",
+        ),
+        (SignificanceTest::TTest, "Paired two-sided Student t-test"),
+    ];
 }
 
 /// How comparisons are tested; stated in every output so readers know what "significant"

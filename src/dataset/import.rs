@@ -12,7 +12,8 @@ use super::{Dataset, Expectation};
 use crate::error::{Error, Problem};
 
 /// The input formats `run`, `dataset import`, `stats` and `validate` understand.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     /// hyde-eval's own layout (facts.jsonl, queries.jsonl, qrels.tsv)
     #[default]
@@ -25,6 +26,32 @@ pub enum Format {
     Csv,
     /// SMART-style classics: Cranfield, CACM, NPL, ADI (detected by file names)
     Smart,
+}
+
+impl Format {
+    /// Every format, with a line on each (for help texts).
+    pub const CHOICES: [(Format, &'static str); 5] = [
+        (
+            Format::Native,
+            "hyde-eval's own layout (facts.jsonl, queries.jsonl, qrels.tsv)",
+        ),
+        (
+            Format::Beir,
+            "BEIR: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv",
+        ),
+        (
+            Format::Trec,
+            "TREC qrels with tab-separated documents and topics",
+        ),
+        (
+            Format::Csv,
+            "facts.csv, queries.csv and qrels.csv with named columns",
+        ),
+        (
+            Format::Smart,
+            "SMART-style classics: Cranfield, CACM, NPL, ADI (detected by file names)",
+        ),
+    ];
 }
 
 /// Format-specific choices.

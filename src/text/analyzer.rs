@@ -24,9 +24,7 @@ const LUCENE_ENGLISH_STOP_WORDS: [&str; 33] = [
 ];
 
 /// Which analyzer BM25 indexes and searches with.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Analyzer {
     /// chatcli tokens minus chatcli's stop words, no stemming
@@ -34,6 +32,20 @@ pub enum Analyzer {
     Chatcli,
     /// Lucene EnglishAnalyzer: UAX #29 words, possessives, Lucene stop words, Porter2 stems
     English,
+}
+
+impl Analyzer {
+    /// Every analyzer, with a line on each (for help texts).
+    pub const CHOICES: [(Analyzer, &'static str); 2] = [
+        (
+            Analyzer::Chatcli,
+            "chatcli tokens minus chatcli's stop words, no stemming",
+        ),
+        (
+            Analyzer::English,
+            "Lucene EnglishAnalyzer: UAX #29 words, possessives, Lucene stop words, Porter2 stems",
+        ),
+    ];
 }
 
 impl fmt::Display for Analyzer {

@@ -96,9 +96,9 @@ pub fn write_synthetic_dataset(directory: &Path, facts: usize, queries: usize) {
 /// What `run --quiet` runs on `dataset` by default.
 pub fn quiet_settings(dataset: &hyde_eval::dataset::Dataset) -> hyde_eval::pipeline::run::RunSpec {
     hyde_eval::settings::resolve(
-        &hyde_eval::cli::RunArgs {
+        &hyde_eval::settings::RunOptions {
             quiet: true,
-            ..hyde_eval::cli::RunArgs::default()
+            ..hyde_eval::settings::RunOptions::default()
         },
         &hyde_eval::settings::ConfigFile::default(),
         &dataset.manifest,

@@ -1,0 +1,145 @@
+//! Options of `dataset synth|import|stats|validate`, and where a dataset comes from.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::choices;
+
+use crate::dataset::import::Format;
+
+pub(super) const DATASET_HELP: &str = "\
+Formats (--dataset-format, or dataset import's --from):
+  native  facts.jsonl, queries.jsonl, qrels.tsv (README \"Dataset format\")
+  beir    corpus.jsonl (title + text), queries.jsonl, qrels/SPLIT.tsv (--split, default test)
+  trec    TREC qrels plus docno<TAB>text and qid<TAB>text files (--docs, --queries, --qrels)
+  csv     facts.csv, queries.csv, qrels.csv with a header row naming the columns
+  smart   Cranfield, CACM, ADI or NPL in their original files (detected by file names)
+
+Examples:
+  hyde-eval dataset import --from beir ../shared/datasets/scifact datasets/scifact
+  hyde-eval dataset stats --dataset-format smart ../shared/datasets/cranfield
+  hyde-eval dataset validate datasets/devmem";
+
+/// Where a dataset comes from and in which format.
+#[derive(Debug, Args, Default, Clone)]
+pub struct SourceArgs {
+    /// Format of the dataset directory, imported in memory (beir, trec, csv, smart)
+    #[arg(
+        long = "dataset-format",
+        value_name = "FORMAT",
+        value_parser = choices(&Format::CHOICES),
+        default_value = "native"
+    )]
+    pub dataset_format: Format,
+
+    #[command(flatten)]
+    pub options: FormatOptions,
+}
+
+/// Format-specific options of an imported collection.
+#[derive(Debug, Args, Default, Clone)]
+pub struct FormatOptions {
+    /// BEIR qrels split (qrels/SPLIT.tsv)
+    #[arg(long, value_name = "SPLIT", default_value = "test")]
+    pub split: String,
+
+    /// TREC format: documents file, docno<TAB>text, in the directory
+    #[arg(long, value_name = "FILE", default_value = "docs.tsv")]
+    pub docs: PathBuf,
+
+    /// TREC format: topics file, qid<TAB>text, in the directory
+    #[arg(long, value_name = "FILE", default_value = "queries.tsv")]
+    pub queries: PathBuf,
+
+    /// TREC format: qrels file in the directory
+    #[arg(long, value_name = "FILE", default_value = "qrels")]
+    pub qrels: PathBuf,
+}
+
+/// `hyde-eval dataset ...`
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Convert a collection into hyde-eval's native layout
+    #[command(after_long_help = DATASET_HELP)]
+    Import(ImportArgs),
+    /// Counts, judged queries, grade histogram and text-length percentiles
+    #[command(after_long_help = DATASET_HELP)]
+    Stats(InspectArgs),
+    /// Load and validate a dataset; report every defect (exit code 2) or a summary line
+    #[command(after_long_help = DATASET_HELP)]
+    Validate(InspectArgs),
+    /// Write a seeded synthetic dataset (Zipfian vocabulary, topical clusters, planted
+    /// graded qrels, synonym-shifted queries, hypotheses) for scale tests
+    Synth(SynthArgs),
+}
+
+/// Options of `hyde-eval dataset synth`.
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Facts to generate
+    #[arg(long, value_name = "N")]
+    pub facts: usize,
+
+    /// Queries to generate
+    #[arg(long, value_name = "Q")]
+    pub queries: usize,
+
+    /// Random seed: the same arguments give byte-identical files
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Topical clusters [default: facts / 500, at least 4]
+    #[arg(long, value_name = "T")]
+    pub topics: Option<usize>,
+
+    /// Background vocabulary size
+    #[arg(long, value_name = "V", default_value_t = 20_000)]
+    pub vocabulary: usize,
+
+    /// New dataset directory [default: synth-N]
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+/// Options of `hyde-eval dataset import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Format of SRC
+    #[arg(long = "from", value_parser = choices(&Format::CHOICES))]
+    pub from: Format,
+
+    /// Collection directory
+    #[arg(value_name = "SRC")]
+    pub source: PathBuf,
+
+    /// New dataset directory
+    #[arg(value_name = "DEST")]
+    pub destination: PathBuf,
+
+    #[command(flatten)]
+    pub options: FormatOptions,
+
+    /// No notes on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Options of `hyde-eval dataset stats` and `validate`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Dataset directory
+    #[arg(value_name = "DIR")]
+    pub dataset: PathBuf,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// Print JSON instead of text (stats)
+    #[arg(long)]
+    pub json: bool,
+
+    /// No notes on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,90 @@
+//! Options of `eval`, trec_eval's flags where trec_eval has one.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+pub(super) const EVAL_HELP: &str = "\
+trec_eval's semantics: each query's results are sorted by score descending, then docno
+descending (the rank column is ignored); a document is relevant when its grade >= -l;
+negative grades mean judged but unjudged (never relevant, never counted); nDCG gains are
+the positive grades whatever -l is. A document listed twice for a query, in a run or the
+qrels, is an error. Output matches trec_eval's layout line for line.
+
+Qrels queries missing from a run: left out of the averages, as trec_eval 9 does, with a
+note on stderr (trec_eval 10 stops with an error instead); -c scores them as 0 and
+averages over every qrels query. Run queries without judgments are ignored.
+
+Measures (-m, repeatable; default: official): official (runid num_q num_ret num_rel
+num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P), all_trec (every
+measure below), runid, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, map,
+gm_map, Rprec, bpref, recip_rank, ndcg, set_P, set_relative_P, set_recall, set_map,
+set_F; the cut-off measures P, recall, ndcg_cut, map_cut, relative_P (default cut-offs
+5,10,15,20,30,100,200,500,1000) and success (1,5,10); the recall-level measures
+iprec_at_recall and 11pt_avg (0.0,0.1,...,1.0). Set parameters with a dot:
+-m P.5,10 -m ndcg_cut.10 -m iprec_at_recall.0.25,0.5. Not computed (refused by name):
+infAP, gm_bpref, Rprec_mult, utility, binG, G, ndcg_rel, Rndcg, rbp, unj,
+relstring.
+
+Examples:
+  hyde-eval eval qrels.test results.test
+  hyde-eval eval -m all_trec -q -c -M100 qrels.test results.trunc
+  hyde-eval eval -m map -m ndcg_cut.10 --format json qrels run-a run-b
+
+Exit codes: 0 success; 2 bad flag or input file (the message names the file and line).";
+
+/// Output of `hyde-eval eval`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalFormat {
+    /// trec_eval's text layout
+    #[default]
+    Trec,
+    /// One JSON document with full-precision values
+    Json,
+    /// run,runid,query,measure,value rows
+    Csv,
+}
+
+/// Options of `hyde-eval eval` (trec_eval's flags where trec_eval has one).
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// TREC qrels: `qid iteration docno grade` per line
+    #[arg(value_name = "QRELS")]
+    pub qrels: PathBuf,
+
+    /// TREC runs: `qid Q0 docno rank score tag` per line
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<PathBuf>,
+
+    /// Measure to compute (trec_eval -m); repeatable [default: official]
+    #[arg(short = 'm', long = "measure", value_name = "MEASURE")]
+    pub measures: Vec<String>,
+
+    /// Print per-query values before the averages (trec_eval -q)
+    #[arg(short = 'q', long)]
+    pub per_query: bool,
+
+    /// Average over every qrels query; queries missing from a run score 0 (trec_eval -c)
+    #[arg(short = 'c', long)]
+    pub complete: bool,
+
+    /// Minimum grade that counts as relevant (trec_eval -l)
+    #[arg(short = 'l', long, value_name = "GRADE", default_value_t = 1)]
+    pub relevance_level: i32,
+
+    /// Results kept per query after sorting (trec_eval -M) [default: all]
+    #[arg(short = 'M', long, value_name = "N")]
+    pub max_results: Option<usize>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: EvalFormat,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No notes on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}

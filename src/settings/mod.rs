@@ -1,0 +1,494 @@
+//! Resolves what a run does from, lowest precedence first: preset defaults, the config
+//! file's `[params]`, its `[configuration.NAME]` tables, command-line flags and `--set`.
+//!
+//! Config file (TOML; relative paths are relative to the file):
+//! ```toml
+//! dataset = "datasets/devmem"
+//! configurations = ["keyword", "hyde-3b", "my-blend"]
+//! embedder = "hash"        # or "concept" (with lexicon = "..."), "local" (model_dir = "..."),
+//!                          # or the name of an [embedders.NAME] table
+//! generator = "gpt"        # a [generators.NAME] table [default: the recorded hypotheses]
+//! k = [1, 5, 10]
+//!
+//! [params]                 # every configuration
+//! half_life_days = 14
+//!
+//! [configuration.hyde-3b]  # one built-in configuration
+//! weights = { semantic = 0.6, lexical = 0.3, temporal = 0.1 }
+//!
+//! [configuration.my-blend] # a new configuration: a preset plus overrides
+//! preset = "blend"
+//! vector_top_k = 20
+//! ```
+//!
+//! `[embedders.NAME]` and `[generators.NAME]` tables are described in
+//! [`crate::backend_config`].
+
+mod backends;
+mod configurations;
+mod file;
+mod providers;
+
+use std::path::PathBuf;
+
+use configurations::resolve_configurations;
+pub use file::ConfigFile;
+use providers::{resolve_embedder, resolve_generator};
+
+use crate::compare::paired::{SignificanceSettings, SignificanceTest};
+use crate::configuration::MAX_RESULTS;
+use crate::dataset::manifest::normalize_cutoffs;
+use crate::dataset::{Grade, Manifest};
+use crate::error::Error;
+use crate::gate::{self, parse_thresholds};
+use crate::metrics::{MetricSettings, Semantics};
+use crate::pipeline::run::RunSpec;
+use crate::report::files::check_output_name;
+use crate::stats::Correction;
+use crate::text::Analyzer;
+
+/// The dataset used when neither the command line nor a config file names one.
+pub const DEFAULT_DATASET: &str = "datasets/devmem";
+
+/// What the command line asks of a run, as plain values (the `cli` module fills it from
+/// its flags; tests and benches build it directly). `None` and empty lists mean "not
+/// given": the config file, the dataset's manifest or the defaults decide.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub dataset: Option<PathBuf>,
+    pub configurations: Vec<String>,
+    /// One name for `run`; `compare` takes several.
+    pub embedder: Vec<String>,
+    pub generator: Option<String>,
+    pub offline: bool,
+    pub cache_dir: Option<PathBuf>,
+    pub model_dir: Option<PathBuf>,
+    pub dimension: Option<usize>,
+    pub lexicon: Option<PathBuf>,
+    pub k: Vec<usize>,
+    pub relevance_level: Option<Grade>,
+    pub semantics: Option<Semantics>,
+    pub weights: Vec<f64>,
+    pub top_k: Option<usize>,
+    pub min_cosine: Option<f64>,
+    pub hyde_keywords: Option<usize>,
+    pub num_hypotheses: Option<usize>,
+    pub half_life: Option<f64>,
+    pub bm25_k1: Option<f64>,
+    pub bm25_b: Option<f64>,
+    pub bm25_analyzer: Option<Analyzer>,
+    pub depth: Option<usize>,
+    pub skip_short_queries: Option<usize>,
+    pub skip_code_mentions: bool,
+    /// `[CONFIGURATION.]NAME=VALUE` parameter settings.
+    pub set: Vec<String>,
+    pub metrics: Vec<String>,
+    pub run_name: Option<String>,
+    pub output_dir: Option<PathBuf>,
+    pub no_report: bool,
+    pub html: bool,
+    pub threads: Option<usize>,
+    pub quiet: bool,
+}
+
+/// How comparisons are tested, as the command line gives it.
+#[derive(Debug, Clone)]
+pub struct SignificanceOptions {
+    pub test: SignificanceTest,
+    pub correction: Correction,
+    pub alpha: f64,
+    pub iterations: usize,
+    pub seed: u64,
+}
+
+/// The regression gate's flags (the config file's `[gate]` table fills what they leave).
+#[derive(Debug, Clone)]
+pub struct GateOptions {
+    pub baseline: Option<PathBuf>,
+    pub max_drop: Option<String>,
+    pub require_significant: bool,
+    pub require_expectations: bool,
+    pub significance: SignificanceOptions,
+}
+
+/// The significance settings named on the command line.
+pub fn significance(args: &SignificanceOptions) -> Result<SignificanceSettings, Error> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(Error::Usage(format!(
+            "--alpha must be in (0, 1), got {}",
+            args.alpha
+        )));
+    }
+    if args.iterations == 0 {
+        return Err(Error::Usage("--iterations must be at least 1".into()));
+    }
+    Ok(SignificanceSettings {
+        test: args.test,
+        correction: args.correction,
+        alpha: args.alpha,
+        iterations: args.iterations,
+        seed: args.seed,
+    })
+}
+
+/// The baseline and gate options, when the command line or the config file names a
+/// baseline.
+pub fn resolve_gate(
+    args: &GateOptions,
+    file: &ConfigFile,
+) -> Result<Option<(PathBuf, gate::GateOptions)>, Error> {
+    let Some(baseline) = args
+        .baseline
+        .clone()
+        .or_else(|| file.relative(&file.gate.baseline))
+    else {
+        if args.max_drop.is_some() || args.require_significant || args.require_expectations {
+            return Err(Error::Usage(
+                "--max-drop, --require-significant and --require-expectations need --baseline FILE"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let thresholds = match &args.max_drop {
+        Some(text) => parse_thresholds(text)?,
+        None => {
+            let text: Vec<String> = file
+                .gate
+                .max_drop
+                .iter()
+                .map(|(metric, drop)| format!("{metric}={drop}"))
+                .collect();
+            parse_thresholds(&text.join(","))?
+        }
+    };
+    Ok(Some((
+        baseline,
+        gate::GateOptions {
+            thresholds,
+            require_significant: args.require_significant
+                || file.gate.require_significant.unwrap_or(false),
+            require_expectations: args.require_expectations
+                || file.gate.require_expectations.unwrap_or(false),
+            significance: significance(&args.significance)?,
+        },
+    )))
+}
+
+/// Everything a run needs, resolved.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// What the pipeline runs.
+    pub run: RunSpec,
+    /// Metric columns of the terminal table.
+    pub table_metrics: Vec<String>,
+    pub output_dir: PathBuf,
+    pub write_reports: bool,
+    /// Also render the HTML report after writing the results.
+    pub html: bool,
+    pub threads: Option<usize>,
+    pub quiet: bool,
+}
+
+/// The most worker threads a command may start.
+pub const MAX_THREADS: usize = 1024;
+
+/// Refuses a `--threads` value of 0 or above [`MAX_THREADS`].
+pub fn check_threads(threads: Option<usize>) -> Result<(), Error> {
+    match threads {
+        Some(threads) if threads == 0 || threads > MAX_THREADS => Err(Error::Usage(format!(
+            "--threads must be between 1 and {MAX_THREADS}, got {threads}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The dataset directory named by the command line, the config file or the default.
+pub fn dataset_path(args: &RunOptions, file: &ConfigFile) -> PathBuf {
+    args.dataset
+        .clone()
+        .or_else(|| file.relative(&file.dataset))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATASET))
+}
+
+/// Resolves the run from the command line, the config file and the dataset's manifest,
+/// lowest precedence first (see the module docs).
+pub fn resolve(
+    args: &RunOptions,
+    file: &ConfigFile,
+    manifest: &Manifest,
+) -> Result<RunSettings, Error> {
+    let metrics = resolve_metrics(args, file, manifest)?;
+    let configurations = resolve_configurations(args, file, &metrics)?;
+    let embedder = resolve_embedder(args, file, manifest)?;
+    let generator = resolve_generator(args, file)?;
+    let table_metrics = resolve_table_metrics(args, file, &metrics)?;
+    check_threads(args.threads)?;
+    let run_name = args
+        .run_name
+        .clone()
+        .or_else(|| file.run_name.clone())
+        .unwrap_or_else(|| manifest.name.clone());
+    check_output_name("run name", &run_name)?;
+    Ok(RunSettings {
+        run: RunSpec {
+            configurations,
+            embedder,
+            generator,
+            cache_dir: args
+                .cache_dir
+                .clone()
+                .or_else(|| file.relative(&file.cache_dir)),
+            offline: args.offline,
+            metrics,
+            run_name,
+            progress: !args.quiet,
+        },
+        table_metrics,
+        output_dir: args
+            .output_dir
+            .clone()
+            .or_else(|| file.relative(&file.output_dir))
+            .unwrap_or_else(|| PathBuf::from("reports")),
+        write_reports: !args.no_report,
+        html: args.html,
+        threads: args.threads,
+        quiet: args.quiet,
+    })
+}
+
+/// The cut-offs, relevance level and semantics of the metrics.
+fn resolve_metrics(
+    args: &RunOptions,
+    file: &ConfigFile,
+    manifest: &Manifest,
+) -> Result<MetricSettings, Error> {
+    let cutoffs = if !args.k.is_empty() {
+        args.k.clone()
+    } else {
+        file.k.clone().unwrap_or_else(|| manifest.cutoffs.clone())
+    };
+    if cutoffs.contains(&0) {
+        return Err(Error::Usage("k: cut-offs must be positive integers".into()));
+    }
+    if let Some(&too_large) = cutoffs.iter().find(|&&k| k > MAX_RESULTS) {
+        return Err(Error::Usage(format!(
+            "k: cut-off {too_large} is more than {MAX_RESULTS}, the most results hyde-eval ranks per query"
+        )));
+    }
+    let metrics = MetricSettings {
+        cutoffs: normalize_cutoffs(cutoffs),
+        relevance_level: args.relevance_level.or(file.relevance_level).unwrap_or(1),
+        semantics: args.semantics.or(file.semantics).unwrap_or(Semantics::Trec),
+    };
+    if metrics.relevance_level < 1 {
+        return Err(Error::Usage(
+            "relevance level must be at least 1 (grade 0 means judged not relevant)".into(),
+        ));
+    }
+
+    Ok(metrics)
+}
+
+/// The metric columns of the terminal table: named ones (checked), else recall,
+/// precision and nDCG at every cut-off, MRR and MAP.
+fn resolve_table_metrics(
+    args: &RunOptions,
+    file: &ConfigFile,
+    metrics: &MetricSettings,
+) -> Result<Vec<String>, Error> {
+    let metric_names = metrics.metric_names();
+    let table_metrics = if !args.metrics.is_empty() {
+        args.metrics.clone()
+    } else {
+        file.metrics.clone().unwrap_or_default()
+    };
+    let table_metrics = if table_metrics.is_empty() {
+        let mut default = Vec::new();
+        for k in &metrics.cutoffs {
+            default.extend([
+                format!("recall@{k}"),
+                format!("precision@{k}"),
+                format!("ndcg@{k}"),
+            ]);
+        }
+        default.extend(["mrr".to_owned(), "map".to_owned()]);
+        default
+    } else {
+        for name in &table_metrics {
+            if !metric_names.contains(name) {
+                let known: Vec<&str> = metric_names.iter().map(String::as_str).collect();
+                return Err(Error::Usage(format!(
+                    "unknown metric {name:?}{}; this run computes: {}",
+                    crate::hints::suggestion(name, &known),
+                    known.join(", ")
+                )));
+            }
+        }
+        table_metrics
+    };
+
+    Ok(table_metrics)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configuration::Preset;
+
+    fn manifest() -> Manifest {
+        Manifest::defaults("test")
+    }
+
+    #[test]
+    fn precedence_preset_file_flags_set() {
+        let file: ConfigFile = toml::from_str(
+            "[params]\nvector_top_k = 20\nhalf_life_days = 7\n[configuration.hyde-3b]\nvector_top_k = 30\n[configuration.wide]\npreset = \"blend\"\nmin_cosine = 0.1\n",
+        )
+        .unwrap();
+        let args = RunOptions {
+            half_life: Some(10.0),
+            set: vec!["hyde-3b.min_cosine=0.4".into(), "depth=50".into()],
+            ..RunOptions::default()
+        };
+        let settings = resolve(&args, &file, &manifest()).unwrap();
+        let get = |name: &str| {
+            settings
+                .run
+                .configurations
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap()
+        };
+        assert_eq!(settings.run.configurations.len(), 11);
+        assert_eq!(get("blend").params.vector_top_k, 20);
+        assert_eq!(get("hyde-3b").params.vector_top_k, 30);
+        assert_eq!(get("hyde-3b").params.min_cosine, 0.4);
+        assert_eq!(get("blend").params.min_cosine, 0.25);
+        assert_eq!(get("wide").preset, Preset::Blend);
+        assert_eq!(get("wide").params.min_cosine, 0.1);
+        assert!(settings
+            .run
+            .configurations
+            .iter()
+            .all(|c| c.params.half_life_days == 10.0 && c.params.depth == 50));
+        assert_eq!(
+            get("hybrid").params.hybrid_limit,
+            10,
+            "0 resolves to the largest k"
+        );
+        assert_eq!(get("multi-hyde").params.num_hypotheses, 3);
+    }
+
+    #[test]
+    fn helpful_errors() {
+        let file = ConfigFile::default();
+        let error = |args: RunOptions| resolve(&args, &file, &manifest()).unwrap_err().to_string();
+        let message = error(RunOptions {
+            configurations: vec!["hyde3b".into()],
+            ..RunOptions::default()
+        });
+        assert!(
+            message.contains("unknown configuration \"hyde3b\" (did you mean \"hyde-3b\"?)"),
+            "{message}"
+        );
+        let message = error(RunOptions {
+            set: vec!["vector_topk=3".into()],
+            ..RunOptions::default()
+        });
+        assert!(
+            message.contains("(did you mean \"vector_top_k\"?)"),
+            "{message}"
+        );
+        let message = error(RunOptions {
+            weights: vec![0.0, 0.0, 0.0],
+            ..RunOptions::default()
+        });
+        assert!(message.contains("weights are all zero"), "{message}");
+        let message = error(RunOptions {
+            weights: vec![-1.0, 0.5, 0.5],
+            ..RunOptions::default()
+        });
+        assert!(message.contains("must be finite and >= 0"), "{message}");
+        let message = error(RunOptions {
+            k: vec![0],
+            ..RunOptions::default()
+        });
+        assert!(message.contains("positive"), "{message}");
+        let message = error(RunOptions {
+            metrics: vec!["ndcg@7".into()],
+            ..RunOptions::default()
+        });
+        assert!(message.contains("unknown metric \"ndcg@7\""), "{message}");
+    }
+
+    #[test]
+    fn gate_settings_from_the_config_file_and_flags() {
+        // The flags `run` gives the gate: a baseline and --max-drop, or neither.
+        let parse = |flags: &[&str]| {
+            let value = |name: &str| {
+                flags
+                    .iter()
+                    .position(|flag| *flag == name)
+                    .map(|at| flags[at + 1].to_owned())
+            };
+            GateOptions {
+                baseline: value("--baseline").map(PathBuf::from),
+                max_drop: value("--max-drop"),
+                require_significant: false,
+                require_expectations: false,
+                significance: SignificanceOptions {
+                    test: SignificanceTest::Randomization,
+                    correction: Correction::Holm,
+                    alpha: 0.05,
+                    iterations: 10_000,
+                    seed: 42,
+                },
+            }
+        };
+        let file: ConfigFile = toml::from_str(
+            "[gate]\nbaseline = \"base.json\"\nmax_drop = { \"ndcg@10\" = 0.01, \"mrr\" = 0.02 }\nrequire_significant = true\n",
+        )
+        .unwrap();
+        let (path, options) = resolve_gate(&parse(&[]), &file).unwrap().unwrap();
+        assert_eq!(path, PathBuf::from("base.json"));
+        let thresholds: Vec<(String, f64)> = options
+            .thresholds
+            .iter()
+            .map(|t| (t.metric.clone(), t.max_drop))
+            .collect();
+        assert_eq!(
+            thresholds,
+            vec![("mrr".into(), 0.02), ("ndcg@10".into(), 0.01)]
+        );
+        assert!(options.require_significant && !options.require_expectations);
+        // Flags win over the file.
+        let (path, options) = resolve_gate(
+            &parse(&["--baseline", "b2.json", "--max-drop", "map=0.5"]),
+            &file,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (path, options.thresholds.len()),
+            (PathBuf::from("b2.json"), 1)
+        );
+        // Gate options without a baseline are a usage error; no baseline means no gate.
+        assert!(resolve_gate(&parse(&["--max-drop", "map=0.5"]), &ConfigFile::default()).is_err());
+        assert!(resolve_gate(&parse(&[]), &ConfigFile::default())
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn config_file_errors_name_the_line() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("c.toml");
+        std::fs::write(&path, "k = [1]\n\n[params]\nweigths = 1\n").unwrap();
+        let message = ConfigFile::load(&path).unwrap_err().to_string();
+        assert!(
+            message.contains("c.toml:4: unknown field `weigths`"),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! Which embedding provider and hypothesis generator a run uses: a built-in name or an
+//! `[embedders.NAME]` / `[generators.NAME]` table of the config file.
+
+use crate::dataset::Manifest;
+use crate::embed::choice::EmbedderChoice;
+use crate::error::Error;
+use crate::generate::choice::GeneratorChoice;
+
+use super::backends::{self, EmbedderTableChoice};
+use super::{ConfigFile, RunOptions};
+
+/// The built-in embedder names (config tables add their own).
+const BUILTIN_EMBEDDERS: [&str; 3] = ["hash", "concept", "local"];
+
+/// The embedding provider: `--embedder`, the config file's, the dataset's, else hash.
+pub(super) fn resolve_embedder(
+    args: &RunOptions,
+    file: &ConfigFile,
+    manifest: &Manifest,
+) -> Result<EmbedderChoice, Error> {
+    if args.embedder.len() > 1 {
+        return Err(Error::Usage(format!(
+            "run takes one --embedder (got {}); `hyde-eval compare` compares several",
+            args.embedder.join(", ")
+        )));
+    }
+    let embedder_name = args
+        .embedder
+        .first()
+        .cloned()
+        .or_else(|| file.embedder.clone())
+        .or_else(|| manifest.embedder.clone())
+        .unwrap_or_else(|| "hash".into());
+    let local_default = || crate::models::model_dir(crate::models::DEFAULT_LOCAL_MODEL);
+    let embedder = if let Some(table) = file.embedders.get(&embedder_name) {
+        match backends::embedder_choice(&file.path, &embedder_name, table)? {
+            EmbedderTableChoice::Remote(remote) => EmbedderChoice::Remote(remote),
+            EmbedderTableChoice::Local { model_dir } => EmbedderChoice::Local {
+                model_dir: match args.model_dir.clone().or(model_dir) {
+                    Some(path) => path,
+                    None => local_default()?,
+                },
+            },
+            EmbedderTableChoice::Hash { dimension } => EmbedderChoice::Hash {
+                dimension: args
+                    .dimension
+                    .or(dimension)
+                    .unwrap_or(crate::embed::DEFAULT_HASH_DIMENSION),
+            },
+            EmbedderTableChoice::Concept { lexicon } => EmbedderChoice::Concept {
+                lexicon: args.lexicon.clone().or(lexicon),
+            },
+        }
+    } else {
+        match embedder_name.as_str() {
+            "hash" => EmbedderChoice::Hash {
+                dimension: args
+                    .dimension
+                    .or(file.dimension)
+                    .unwrap_or(crate::embed::DEFAULT_HASH_DIMENSION),
+            },
+            "concept" => EmbedderChoice::Concept {
+                lexicon: args
+                    .lexicon
+                    .clone()
+                    .or_else(|| file.relative(&file.lexicon)),
+            },
+            "local" => EmbedderChoice::Local {
+                model_dir: match args
+                    .model_dir
+                    .clone()
+                    .or_else(|| file.relative(&file.model_dir))
+                {
+                    Some(path) => path,
+                    None => local_default()?,
+                },
+            },
+            other => {
+                let mut known: Vec<&str> = BUILTIN_EMBEDDERS.to_vec();
+                known.extend(file.embedders.keys().map(String::as_str));
+                let hint = if file.embedders.is_empty() {
+                    "; an HTTP provider is an [embedders.NAME] table in the --config file"
+                } else {
+                    ""
+                };
+                return Err(Error::Usage(format!(
+                    "unknown embedder {other:?}{}; available: {}{hint}",
+                    crate::hints::suggestion(other, &known),
+                    known.join(", ")
+                )));
+            }
+        }
+    };
+
+    Ok(embedder)
+}
+
+/// The hypothesis generator: `--generator`, the config file's, else the recording.
+pub(super) fn resolve_generator(
+    args: &RunOptions,
+    file: &ConfigFile,
+) -> Result<GeneratorChoice, Error> {
+    let generator_name = args.generator.clone().or_else(|| file.generator.clone());
+    let generator = match generator_name.as_deref() {
+        None | Some("recorded") => GeneratorChoice::Recorded,
+        Some(name) => match file.generators.get(name) {
+            Some(table) => backends::generator_choice(&file.path, name, table)?,
+            None => {
+                let mut known = vec!["recorded"];
+                known.extend(file.generators.keys().map(String::as_str));
+                return Err(Error::Usage(format!(
+                    "unknown generator {name:?}{}; available: {} (a generator is a [generators.NAME] table in the --config file)",
+                    crate::hints::suggestion(name, &known),
+                    known.join(", ")
+                )));
+            }
+        },
+    };
+
+    Ok(generator)
+}
