@@ -3,11 +3,11 @@
 
 use crate::cli::BaselineUpdateArgs;
 use crate::error::{exit_code, Error};
-use crate::report::files::{json_bytes, write_file_atomically};
+use crate::report::files::write_file_atomically;
+use crate::report::{render, Document, Format};
 use crate::results::stored::StoredResults;
 use crate::settings::{self};
 
-use super::run::terminal_summary;
 use super::*;
 
 /// `hyde-eval baseline update`: stores a run (or an existing results.json) as the baseline.
@@ -23,11 +23,13 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
             let Execution { results, .. } = in_pool(settings.threads, || {
                 execute(&mut dataset, &settings.run, RankingOutputs::default())
             })??;
-            let mut printer = Printer::new();
-            for section in terminal_summary(&results, &settings, None) {
-                printer.print(&section)?;
-            }
-            json_bytes(&results)
+            let document = Document::Run {
+                results: &results,
+                columns: &settings.table_metrics,
+                gate: None,
+            };
+            Printer::new().print(&render(Format::Table, &document)?)?;
+            render(Format::Json, &document)?.into_bytes()
         }
     };
     write_file_atomically(&args.output, &bytes)?;

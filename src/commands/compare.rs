@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::cli::{CompareArgs, RunArgs};
 use crate::compare::{self, Accounting};
 use crate::error::{exit_code, Error};
-use crate::report::files::{check_destination, json_bytes, write_directory};
+use crate::report::files::{check_destination, write_directory};
+use crate::report::{render, Document, Format};
 use crate::results::stored::StoredResults;
 use crate::settings::{self};
 
@@ -115,15 +116,21 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
     };
     let report = compare::build(&runs, args.metric.as_deref(), &significance)?;
     let mut printer = Printer::new();
-    printer.print(&compare::render_table(&report))?;
+    let document = Document::Compare(&report);
+    printer.print(&render(Format::Table, &document)?)?;
     if !args.run.no_report {
-        let markdown = compare::render_markdown(&report);
         let directory = write_directory(
             &output_dir,
             &name,
             [
-                ("compare.json".into(), json_bytes(&report)),
-                ("compare.md".into(), markdown.into_bytes()),
+                (
+                    "compare.json".into(),
+                    render(Format::Json, &document)?.into_bytes(),
+                ),
+                (
+                    "compare.md".into(),
+                    render(Format::Markdown, &document)?.into_bytes(),
+                ),
             ],
         )?;
         printer.print(&format!("comparison written to {}", directory.display()))?;

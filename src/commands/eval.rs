@@ -38,9 +38,9 @@ fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
 
 /// `hyde-eval eval`: scores TREC runs against TREC qrels (trec_eval semantics).
 pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
-    use crate::report::eval::{self as output, EvaluatedRun};
+    use crate::report::{render, Document, Format};
     use crate::trec::parse;
-    use crate::trec_eval::{evaluate_run, EvalOptions, MeasureSet};
+    use crate::trec_eval::{evaluate_run, EvalOptions, EvaluatedRun, MeasureSet};
 
     let measures = if args.measures.is_empty() {
         MeasureSet::official()
@@ -129,17 +129,21 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
                 evaluation,
             });
         }
-        let text = match args.format {
-            crate::cli::EvalFormat::Trec => output::trec_text(&runs, &options, args.per_query),
-            crate::cli::EvalFormat::Json => output::json(
-                &args.qrels.display().to_string(),
-                &runs,
-                &options,
-                args.per_query,
-            ),
-            crate::cli::EvalFormat::Csv => output::csv(&runs, args.per_query)
-                .map_err(|error| Error::Usage(format!("cannot format CSV: {error}")))?,
+        let format = match args.format {
+            crate::cli::EvalFormat::Trec => Format::Trec,
+            crate::cli::EvalFormat::Json => Format::Json,
+            crate::cli::EvalFormat::Csv => Format::Csv,
         };
+        let qrels = args.qrels.display().to_string();
+        let text = render(
+            format,
+            &Document::Eval {
+                qrels: &qrels,
+                runs: &runs,
+                options: &options,
+                per_query: args.per_query,
+            },
+        )?;
         print_to_stdout(&text)?;
         Ok(crate::error::exit_code::OK)
     })

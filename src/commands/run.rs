@@ -3,42 +3,17 @@
 
 use crate::cli::{OutputFormat, RunCommand};
 use crate::error::{exit_code, Error};
-use crate::gate::{run_gate, GateReport};
+use crate::gate::run_gate;
 use crate::pipeline::PipelineOutput;
-use crate::report::files::{json_bytes, write_report, RunSpool};
+use crate::report::files::{write_report, RunSpool};
 use crate::report::html::HtmlOptions;
-use crate::report::{markdown, table};
+use crate::report::json::json_bytes;
+use crate::report::{render, Document, Format};
 use crate::results::stored::StoredResults;
-use crate::results::Results;
-use crate::settings::{self, RunSettings};
+use crate::settings::{self};
 
 use super::report::write_html_report;
 use super::*;
-
-/// The terminal rendering of a run (and its gate).
-pub(super) fn terminal_summary(
-    results: &Results,
-    settings: &RunSettings,
-    gate: Option<&GateReport>,
-) -> Vec<String> {
-    let mut sections = vec![
-        table::summary_line(results),
-        table::metric_table(results, &settings.table_metrics),
-    ];
-    sections.extend(
-        [
-            table::hyde_table(results),
-            table::backend_table(results),
-            table::abstention_line(results),
-            table::scenario_table(results),
-            table::expectation_failures(results),
-            gate.map(table::gate_summary),
-        ]
-        .into_iter()
-        .flatten(),
-    );
-    sections
-}
 
 /// Notes on stderr about hypotheses that fell back and cache entries that were replaced.
 fn backend_notes(output: &PipelineOutput) {
@@ -117,18 +92,19 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         _ => None,
     };
 
-    let markdown_summary = markdown::summary(&results, &settings.table_metrics, gate.as_ref());
+    let document = Document::Run {
+        results: &results,
+        columns: &settings.table_metrics,
+        gate: gate.as_ref(),
+    };
+    let format = match command.gate.format {
+        OutputFormat::Table => Format::Table,
+        OutputFormat::Markdown => Format::Markdown,
+    };
     let mut printer = Printer::new();
-    match command.gate.format {
-        OutputFormat::Table => {
-            for section in terminal_summary(&results, &settings, gate.as_ref()) {
-                printer.print(&section)?;
-            }
-        }
-        OutputFormat::Markdown => printer.print(&markdown_summary)?,
-    }
+    printer.print(&render(format, &document)?)?;
     if let Some(path) = &command.gate.summary_file {
-        append(path, &markdown_summary)?;
+        append(path, &render(Format::Markdown, &document)?)?;
     }
     if settings.write_reports {
         crate::progress::stage(

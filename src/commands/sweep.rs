@@ -10,6 +10,7 @@ use crate::sweep::grid::{self, ParamRange};
 use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
 
 use super::*;
+use crate::report::{render, Document, Format};
 
 /// `hyde-eval sweep`: returns the process exit code.
 pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
@@ -90,22 +91,21 @@ fn sweep_in_pool(
         check_destination(&settings.output_dir, &name)?;
     }
     let results = execute_sweep(dataset, settings, sweep_settings)?;
-    print_line(&report::sweep::sweep_headline(&results))?;
-    print_line(&report::sweep::summary_table(&results))?;
-    print_line(report::sweep::SUMMARY_NOTE)?;
+    let document = Document::Sweep(&results);
+    print_line(&render(Format::Table, &document)?)?;
     if !settings.write_reports {
         return Ok(crate::error::exit_code::OK);
     }
-    let csv = report::sweep::sweep_csv(&results).map_err(|error| Error::Write {
-        path: settings.output_dir.join(&name).join("sweep.csv"),
-        source: std::io::Error::other(error),
-    })?;
+    let csv = render(Format::Csv, &document)?.into_bytes();
     let charts = report::sweep::sweep_charts(&results).map_err(|error| Error::Write {
         path: settings.output_dir.join(&name),
         source: std::io::Error::other(error.to_string()),
     })?;
     let mut files: Vec<(String, Vec<u8>)> = vec![
-        ("sweep.json".into(), report::sweep::sweep_json(&results)),
+        (
+            "sweep.json".into(),
+            render(Format::Json, &document)?.into_bytes(),
+        ),
         ("sweep.csv".into(), csv),
     ];
     files.extend(

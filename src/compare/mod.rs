@@ -1,14 +1,10 @@
 //! Side-by-side comparison of several runs of one dataset (one per embedding provider,
 //! or stored results): configurations x runs on one metric, each candidate cell tested
 //! against the reference run's same-named configuration, corrected over every cell, plus
-//! what each run cost. Pure: stored results in, a [`CompareReport`] out, rendered as a
-//! terminal table, Markdown or JSON.
+//! what each run cost. Pure: stored results in, a [`CompareReport`] out; `report` renders it.
 
 pub mod paired;
 
-use std::fmt::Write;
-
-use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -167,7 +163,9 @@ pub fn build(
     })
 }
 
-fn cell_text(report: &CompareReport, row: &CompareRow, column: usize) -> String {
+/// The text of one cell: the value, and against the reference its difference and
+/// significance mark.
+pub fn cell_text(report: &CompareReport, row: &CompareRow, column: usize) -> String {
     let Some(value) = row.values[column] else {
         return "-".into();
     };
@@ -184,11 +182,13 @@ fn cell_text(report: &CompareReport, row: &CompareRow, column: usize) -> String 
     }
 }
 
-fn optional(value: Option<f64>) -> String {
+/// A measured number, or `-` when it was not recorded.
+pub fn optional(value: Option<f64>) -> String {
     value.map_or_else(|| "-".into(), |value| format!("{value:.0}"))
 }
 
-fn legend(report: &CompareReport) -> String {
+/// What the comparison shows and how significance was tested, in one line.
+pub fn legend(report: &CompareReport) -> String {
     format!(
         "{} on {}; differences from {}; * / ** = significant at {} / {} ({:?} test, {:?} correction over {} comparisons)",
         report.metric,
@@ -200,85 +200,4 @@ fn legend(report: &CompareReport) -> String {
         report.significance.correction,
         report.rows.iter().flat_map(|row| row.comparisons.iter().flatten()).count()
     )
-}
-
-/// Terminal rendering: the comparison table, then the accounting table.
-pub fn render_table(report: &CompareReport) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    let mut header = vec![Cell::new("configuration")];
-    header.extend(
-        report
-            .runs
-            .iter()
-            .map(|run| Cell::new(&run.label).set_alignment(CellAlignment::Right)),
-    );
-    table.set_header(header);
-    for row in &report.rows {
-        let mut cells = vec![Cell::new(&row.configuration)];
-        cells.extend((0..report.runs.len()).map(|column| {
-            Cell::new(cell_text(report, row, column)).set_alignment(CellAlignment::Right)
-        }));
-        table.add_row(cells);
-    }
-    let mut costs = Table::new();
-    costs
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    costs.set_header(vec![
-        "run",
-        "embedder",
-        "texts embedded",
-        "embedding ms",
-        "retrieval ms",
-    ]);
-    for run in &report.runs {
-        costs.add_row(vec![
-            run.label.clone(),
-            run.embedder.clone().unwrap_or_else(|| "-".into()),
-            run.accounting
-                .embedded_texts
-                .map_or_else(|| "-".into(), |count| count.to_string()),
-            optional(run.accounting.embedding_ms),
-            optional(run.accounting.retrieval_ms),
-        ]);
-    }
-    format!("{}\n{table}\n{costs}", legend(report))
-}
-
-/// Markdown rendering of the same two tables.
-pub fn render_markdown(report: &CompareReport) -> String {
-    let mut text = format!(
-        "## hyde-eval compare: {}\n\n{}.\n\n| configuration |",
-        report.dataset,
-        legend(report)
-    );
-    for run in &report.runs {
-        let _ = write!(text, " {} |", run.label);
-    }
-    text.push_str("\n|---|");
-    text.push_str(&"---:|".repeat(report.runs.len()));
-    for row in &report.rows {
-        let _ = write!(text, "\n| {} |", row.configuration);
-        for column in 0..report.runs.len() {
-            let _ = write!(text, " {} |", cell_text(report, row, column));
-        }
-    }
-    text.push_str("\n\n| run | embedder | texts embedded | embedding ms | retrieval ms |\n|---|---|---:|---:|---:|\n");
-    for run in &report.runs {
-        let _ = writeln!(
-            text,
-            "| {} | {} | {} | {} | {} |",
-            run.label,
-            run.embedder.clone().unwrap_or_else(|| "-".into()),
-            run.accounting
-                .embedded_texts
-                .map_or_else(|| "-".into(), |count| count.to_string()),
-            optional(run.accounting.embedding_ms),
-            optional(run.accounting.retrieval_ms)
-        );
-    }
-    text
 }

@@ -46,51 +46,6 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     std::fs::write(path, bytes).map_err(write_error(path))
 }
 
-/// The per-query CSV: one row per (configuration, evaluated query).
-fn write_per_query_csv(output: &mut dyn Write, results: &Results) -> Result<(), csv::Error> {
-    let mut writer = csv::Writer::from_writer(output);
-    let mut header = vec![
-        "configuration",
-        "query",
-        "relevant",
-        "returned",
-        "hypothesis_used",
-    ];
-    header.extend(results.evaluation.metrics.iter().map(String::as_str));
-    writer.write_record(&header)?;
-    for configuration in &results.configurations {
-        for query in &configuration.per_query {
-            let mut record = vec![
-                configuration.name.clone(),
-                query.query.0.clone(),
-                query.relevant.to_string(),
-                query.returned.to_string(),
-                query
-                    .hypothesis_used
-                    .map(|used| used.to_string())
-                    .unwrap_or_default(),
-            ];
-            record.extend(
-                query
-                    .metrics
-                    .values()
-                    .iter()
-                    .map(|&value| csv_number(value)),
-            );
-            writer.write_record(&record)?;
-        }
-    }
-    writer.flush()?;
-    Ok(())
-}
-
-/// A metric value as the per-query CSV has always written it: serde_json's number
-/// formatting, and `null` for a value that is not a number.
-fn csv_number(value: f64) -> String {
-    serde_json::Number::from_f64(value)
-        .map_or_else(|| "null".to_owned(), |number| number.to_string())
-}
-
 /// Writes a file's content into `writer` as it is produced.
 pub type StreamedContent<'a> = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a>;
 
@@ -407,13 +362,6 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     write_through_temporary(path, bytes, true)
 }
 
-/// Pretty JSON with a final newline.
-pub fn json_bytes(value: &impl Serialize) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).expect("report types serialize");
-    bytes.push(b'\n');
-    bytes
-}
-
 /// Writes the report for `results` into `output_dir/run_name`, replacing any previous
 /// one; `extra` files (such as the gate's verdict) go beside the standard ones. Returns
 /// the report directory.
@@ -432,7 +380,7 @@ pub fn write_report(
         (
             "per_query.csv".into(),
             ReportFile::Streamed(Box::new(|writer| {
-                write_per_query_csv(writer, results).map_err(std::io::Error::other)
+                super::csv::write_per_query_csv(writer, results).map_err(std::io::Error::other)
             })),
         ),
     ];
@@ -444,7 +392,10 @@ pub fn write_report(
             .map(|output| (output.configuration.name.as_str(), output.retrieval_ms))
             .collect(),
     };
-    files.push(("timings.json".into(), json_bytes(&timings).into()));
+    files.push((
+        "timings.json".into(),
+        super::json::json_bytes(&timings).into(),
+    ));
 
     // Only queries with a relevant fact, so trec_eval averages over the same queries.
     let judged: Vec<QueryId> = dataset

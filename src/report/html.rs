@@ -14,7 +14,8 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::charts::{self, ChartError};
 use super::diagnostics::{self, Comparison, QueryDiagnosis};
 use super::markdown::{best_printed, metric_value};
-use super::sweep::{file_slug, point_label, sweep_charts, sweep_headline, SUMMARY_NOTE};
+use super::sweep::{file_slug, point_label, sweep_charts};
+use super::table::{sweep_headline, SWEEP_NOTE};
 use crate::configuration::Fusion;
 use crate::results::details::{FactDetail, QueryDetail};
 use crate::results::{ConfigurationResult, Results};
@@ -254,7 +255,7 @@ pub fn report_files(
             }
         }
     };
-    let csv = super::metrics_csv::metric_table(results)
+    let csv = super::csv::metric_table(results)
         .map_err(|error| ReportError::Chart(ChartError(error.to_string())))?;
     files.push((
         "metrics.md".into(),
@@ -457,7 +458,7 @@ fn sweep_section(sweep: &SweepResults, pngs: &[(String, Vec<u8>)], number: usize
                 }
             }
         }
-        p.muted { (SUMMARY_NOTE) }
+        p.muted { (SWEEP_NOTE) }
         div.charts { @for (name, png) in pngs { (chart(png, name)) } }
     }
 }

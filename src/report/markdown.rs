@@ -4,6 +4,27 @@
 
 use std::fmt::Write;
 
+use super::{Document, Exporter};
+use crate::compare::{cell_text, legend, optional, CompareReport};
+use crate::error::Error;
+
+/// The Markdown exporter (pull-request summaries).
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn render(&self, document: &Document<'_>) -> Option<Result<String, Error>> {
+        match document {
+            Document::Run {
+                results,
+                columns,
+                gate,
+            } => Some(Ok(summary(results, columns, *gate))),
+            Document::Compare(report) => Some(Ok(compare_summary(report))),
+            Document::Sweep(_) | Document::Eval { .. } => None,
+        }
+    }
+}
+
 use crate::compare::paired::{significance_mark, SignificanceTest};
 use crate::gate::GateReport;
 use crate::results::Results;
@@ -238,6 +259,41 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
     if let Some(expectations) = expectation_section(results) {
         text.push('\n');
         text.push_str(&expectations);
+    }
+    text
+}
+
+/// Markdown rendering of the same two tables.
+pub fn compare_summary(report: &CompareReport) -> String {
+    let mut text = format!(
+        "## hyde-eval compare: {}\n\n{}.\n\n| configuration |",
+        report.dataset,
+        legend(report)
+    );
+    for run in &report.runs {
+        let _ = write!(text, " {} |", run.label);
+    }
+    text.push_str("\n|---|");
+    text.push_str(&"---:|".repeat(report.runs.len()));
+    for row in &report.rows {
+        let _ = write!(text, "\n| {} |", row.configuration);
+        for column in 0..report.runs.len() {
+            let _ = write!(text, " {} |", cell_text(report, row, column));
+        }
+    }
+    text.push_str("\n\n| run | embedder | texts embedded | embedding ms | retrieval ms |\n|---|---|---:|---:|---:|\n");
+    for run in &report.runs {
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {} |",
+            run.label,
+            run.embedder.clone().unwrap_or_else(|| "-".into()),
+            run.accounting
+                .embedded_texts
+                .map_or_else(|| "-".into(), |count| count.to_string()),
+            optional(run.accounting.embedding_ms),
+            optional(run.accounting.retrieval_ms)
+        );
     }
     text
 }

@@ -1,11 +1,64 @@
-//! Terminal tables: configurations x metrics with the best value per column marked,
-//! then HyDE accounting. Pure: returns strings; `main` prints them.
+//! Terminal tables: a run's configurations x metrics with the best value per column
+//! marked, then HyDE, backend, scenario and gate sections; a comparison's runs side by
+//! side; a sweep's summary. Pure: returns strings; the commands print them.
 
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
 
+use super::sweep::point_label;
+use super::{Document, Exporter};
 use crate::compare::paired::significance_mark;
+use crate::compare::{cell_text, legend, optional, CompareReport};
+use crate::error::Error;
 use crate::gate::{GateCheck, GateReport};
 use crate::results::Results;
+use crate::sweep::{ConfigurationSweep, SweepDescription, SweepResults};
+
+/// The terminal exporter (comfy-table).
+pub struct Terminal;
+
+impl Exporter for Terminal {
+    fn render(&self, document: &Document<'_>) -> Option<Result<String, Error>> {
+        let text = match document {
+            Document::Run {
+                results,
+                columns,
+                gate,
+            } => run_sections(results, columns, *gate).join("\n"),
+            Document::Compare(report) => compare_table(report),
+            Document::Sweep(results) => format!(
+                "{}\n{}\n{SWEEP_NOTE}",
+                sweep_headline(results),
+                sweep_table(results)
+            ),
+            Document::Eval { .. } => return None,
+        };
+        Some(Ok(text))
+    }
+}
+
+/// The terminal rendering of a run, section by section: the summary line, the metric
+/// table, then (when they have anything to say) HyDE, backend, abstention, scenario,
+/// expectation and gate sections.
+pub fn run_sections(
+    results: &Results,
+    columns: &[String],
+    gate: Option<&GateReport>,
+) -> Vec<String> {
+    let mut sections = vec![summary_line(results), metric_table(results, columns)];
+    sections.extend(
+        [
+            hyde_table(results),
+            backend_table(results),
+            abstention_line(results),
+            scenario_table(results),
+            expectation_failures(results),
+            gate.map(gate_summary),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    sections
+}
 
 /// Short column headers: `recall@5` -> `R@5`, `precision@5` -> `P@5`, `ndcg@5` -> `nDCG@5`.
 fn header(metric: &str) -> String {
@@ -419,4 +472,120 @@ pub fn gate_summary(gate: &GateReport) -> String {
         ));
     }
     text
+}
+
+/// One line saying what was swept.
+pub fn sweep_headline(results: &SweepResults) -> String {
+    let what = match &results.sweep {
+        SweepDescription::Weights { steps } => {
+            let points = |c: &ConfigurationSweep| c.points.len();
+            let counts: Vec<String> = results
+                .configurations
+                .iter()
+                .map(|c| format!("{} {}", c.name, points(c)))
+                .collect();
+            format!(
+                "blend weights in steps of 1/{steps} (points: {})",
+                counts.join(", ")
+            )
+        }
+        SweepDescription::Param { parameter, values } => {
+            format!("{parameter} over {} values", values.len())
+        }
+    };
+    format!(
+        "{}: sweep of {what}; {} evaluated queries; {}-fold cross-validation (seed {})",
+        results.dataset.name,
+        results.evaluation.evaluated_queries,
+        results.cross_validation.folds,
+        results.cross_validation.seed
+    )
+}
+
+/// The terminal summary: per configuration and metric, the value at the own
+/// parameters, the best value and where, the number of tied best points and the
+/// cross-validated estimate.
+pub fn sweep_table(results: &SweepResults) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    table.set_header(vec![
+        Cell::new("configuration"),
+        Cell::new("metric"),
+        right("own".into()),
+        right("best".into()),
+        Cell::new("best at"),
+        right("tied".into()),
+        right("cross-validated".into()),
+    ]);
+    for configuration in &results.configurations {
+        for summary in &configuration.summaries {
+            let best_at = summary
+                .best_points
+                .first()
+                .map(|at| point_label(configuration, at))
+                .unwrap_or_default();
+            table.add_row(vec![
+                Cell::new(&configuration.name),
+                Cell::new(&summary.metric),
+                right(format!("{:.4}", summary.default)),
+                right(format!("{:.4}", summary.best)),
+                Cell::new(best_at),
+                right(summary.best_points.len().to_string()),
+                right(format!("{:.4}", summary.cross_validated)),
+            ]);
+        }
+    }
+    table.to_string()
+}
+
+/// How to read the sweep summary.
+pub const SWEEP_NOTE: &str = "own = the configuration's own parameters (what `run` reports); best at = the first best point in sweep order (all tied points are in sweep.json and sweep.csv); cross-validated = mean held-out value of the point chosen on the other folds. best minus cross-validated is how much of the gain is fitted to these queries.";
+
+/// Terminal rendering: the comparison table, then the accounting table.
+pub fn compare_table(report: &CompareReport) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut header = vec![Cell::new("configuration")];
+    header.extend(
+        report
+            .runs
+            .iter()
+            .map(|run| Cell::new(&run.label).set_alignment(CellAlignment::Right)),
+    );
+    table.set_header(header);
+    for row in &report.rows {
+        let mut cells = vec![Cell::new(&row.configuration)];
+        cells.extend((0..report.runs.len()).map(|column| {
+            Cell::new(cell_text(report, row, column)).set_alignment(CellAlignment::Right)
+        }));
+        table.add_row(cells);
+    }
+    let mut costs = Table::new();
+    costs
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    costs.set_header(vec![
+        "run",
+        "embedder",
+        "texts embedded",
+        "embedding ms",
+        "retrieval ms",
+    ]);
+    for run in &report.runs {
+        costs.add_row(vec![
+            run.label.clone(),
+            run.embedder.clone().unwrap_or_else(|| "-".into()),
+            run.accounting
+                .embedded_texts
+                .map_or_else(|| "-".into(), |count| count.to_string()),
+            optional(run.accounting.embedding_ms),
+            optional(run.accounting.retrieval_ms),
+        ]);
+    }
+    format!("{}\n{table}\n{costs}", legend(report))
 }

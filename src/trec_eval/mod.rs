@@ -655,6 +655,12 @@ pub fn evaluate_run(
     })
 }
 
+/// An evaluated run and the file it came from.
+pub struct EvaluatedRun {
+    pub path: String,
+    pub evaluation: RunEvaluation,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

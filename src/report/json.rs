@@ -1,0 +1,138 @@
+//! JSON: the documents (`results.json`, `compare.json`, `gate.json`, `sweep.json`) and
+//! `eval --format json`, pretty-printed with a final newline.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{Document, Exporter};
+use crate::error::Error;
+use crate::sweep::SweepResults;
+use crate::trec_eval::{Column, EvalOptions, EvaluatedRun};
+
+/// The JSON exporter.
+pub struct Json;
+
+impl Exporter for Json {
+    fn render(&self, document: &Document<'_>) -> Option<Result<String, Error>> {
+        let bytes = match document {
+            Document::Run { results, .. } => json_bytes(results),
+            Document::Compare(report) => json_bytes(report),
+            Document::Sweep(results) => sweep_json(results),
+            Document::Eval {
+                qrels,
+                runs,
+                options,
+                per_query,
+            } => return Some(Ok(eval_json(qrels, runs, options, *per_query))),
+        };
+        Some(Ok(String::from_utf8(bytes).expect("JSON is UTF-8")))
+    }
+}
+
+/// Pretty JSON with a final newline.
+pub fn json_bytes(value: &impl Serialize) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("report types serialize");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// `sweep.json`, pretty-printed with a final newline.
+pub fn sweep_json(results: &SweepResults) -> Vec<u8> {
+    let mut json = serde_json::to_vec_pretty(results).expect("sweep results serialize");
+    json.push(b'\n');
+    json
+}
+
+#[derive(Serialize)]
+struct JsonDocument<'a> {
+    schema_version: u32,
+    tool: &'static str,
+    version: &'static str,
+    qrels: &'a str,
+    relevance_level: i32,
+    complete: bool,
+    max_results: Option<usize>,
+    runs: Vec<JsonRun<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    path: &'a str,
+    runid: &'a str,
+    num_q: usize,
+    /// Qrels queries absent from the run (left out of the averages unless `complete`).
+    missing_from_run: &'a [String],
+    /// Run queries without judgments (ignored).
+    unjudged_queries: usize,
+    all: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_query: Option<Map<String, Value>>,
+}
+
+fn measure_map(columns: &[Column], values: &[f64], per_query: bool) -> Map<String, Value> {
+    columns
+        .iter()
+        .zip(values)
+        .filter(|(column, _)| !per_query || column.is_printed_per_query())
+        .map(|(column, &value)| {
+            let value = if column.is_count() {
+                Value::from(value as u64)
+            } else {
+                serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)
+            };
+            (column.name(), value)
+        })
+        .collect()
+}
+
+/// A JSON document with full-precision values: `runs[].all` and, with `per_query`,
+/// `runs[].per_query.{query}`.
+pub fn eval_json(
+    qrels_path: &str,
+    runs: &[EvaluatedRun],
+    options: &EvalOptions,
+    per_query: bool,
+) -> String {
+    let document = JsonDocument {
+        schema_version: 1,
+        tool: "hyde-eval eval",
+        version: env!("CARGO_PKG_VERSION"),
+        qrels: qrels_path,
+        relevance_level: options.relevance_level,
+        complete: options.complete,
+        max_results: (options.max_results != usize::MAX).then_some(options.max_results),
+        runs: runs
+            .iter()
+            .map(|run| {
+                let evaluation = &run.evaluation;
+                JsonRun {
+                    path: &run.path,
+                    runid: &evaluation.run_id,
+                    num_q: evaluation.per_query.len(),
+                    missing_from_run: &evaluation.missing_from_run,
+                    unjudged_queries: evaluation.unjudged_queries,
+                    all: measure_map(&evaluation.columns, &evaluation.summary, false),
+                    per_query: per_query.then(|| {
+                        evaluation
+                            .per_query
+                            .iter()
+                            .map(|scores| {
+                                (
+                                    scores.query.clone(),
+                                    Value::Object(measure_map(
+                                        &evaluation.columns,
+                                        &scores.values,
+                                        true,
+                                    )),
+                                )
+                            })
+                            .collect()
+                    }),
+                }
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&document).expect("serializable");
+    text.push('\n');
+    text
+}
