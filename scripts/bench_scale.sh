@@ -4,7 +4,7 @@
 # printing wall time, peak RSS and the raw fact-vector bytes per size.
 #
 # Usage: scripts/bench_scale.sh [FACTS:QUERIES ...]   (default: 10000:1000 100000:1000)
-# The README's table adds 100000:10000, 1000000:1000 and 1000000:10000 (about 2, 2 and
+# docs/performance.md's table adds 100000:10000, 1000000:1000 and 1000000:10000 (about 2, 2 and
 # 20 minutes here).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Exit codes, documented in `--help` and the README.
+/// Exit codes, documented in `--help`, the README and docs/metrics-and-eval.md.
 pub mod exit_code {
     /// Success (and, with a baseline, the gate passed).
     pub const OK: u8 = 0;

@@ -1,10 +1,12 @@
 //! hyde-eval: evaluate keyword, embedding and HyDE retrieval configurations on labeled
 //! query/fact sets, through one shared pipeline, with trec_eval-exact metrics.
 //!
-//! Data flows one way: [`dataset`] → [`pipeline`] (which uses [`text`], [`index`],
-//! [`embed`] and [`generate`]) → [`metrics`] → [`report`]. [`sweep`] re-fuses the
-//! pipeline's candidate tables over parameter grids. The CLI in `cli` only wires these
-//! together.
+//! Data flows one way: [`dataset`] → [`pipeline`] (its stages use [`text`], [`index`],
+//! [`embed`], [`generate`] and [`fusion`]) → [`results`] (through the ranking digests)
+//! → [`report`]. [`gate`], [`compare`] and [`sweep`] judge and vary runs; [`settings`]
+//! resolves what a run does; [`commands`] hold one file per command, [`cli`] their
+//! arguments. docs/architecture.md draws the stages and states the layers; a test holds
+//! the imports to them.
 
 pub mod cache;
 pub mod cli;

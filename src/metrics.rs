@@ -12,7 +12,7 @@
 //! - `mrr` = the same over the whole ranking (`recip_rank`);
 //! - `map` = average precision over the whole ranking (`map`).
 //!
-//! chatcli semantics (its eval harness, reference section 6) change two definitions:
+//! chatcli semantics (its eval harness, chatcli's eval harness, `eval/eval.go`) change two definitions:
 //! `precision@k` divides by min(k, returned) (0 when nothing returned) and `ndcg@k` uses
 //! binary gains with the ideal over min(relevant, k) positions.
 //!
@@ -511,7 +511,7 @@ mod tests {
 
     #[test]
     fn chatcli_eval_harness_numbers() {
-        // chatcli eval.go test (reference section 6), k = 3, tolerance 1e-4:
+        // chatcli eval.go test (chatcli's eval harness, `eval/eval.go`), k = 3, tolerance 1e-4:
         // sample {A,B} ranked [A,X,B] -> recall 1, precision 2/3, RR 1, nDCG 0.919721.
         let settings = settings(&[3], Semantics::Chatcli);
         let values = query_metrics(&[1, 0, 1], &[1, 1], &settings);

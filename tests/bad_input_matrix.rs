@@ -1,4 +1,4 @@
-//! The rows of the README's bad-input matrix that are not a fixture under
+//! The rows of the bad-input matrix (docs/reliability.md) that are not a fixture under
 //! `fixtures/malformed/` (those are checked by `tests/malformed_datasets.rs`): inputs
 //! generated at test time (a 100 MB line), accepted variants (BOM, CRLF, Unicode), and
 //! command-line and config-file values. Each asserts the exit code and the message or

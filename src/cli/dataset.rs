@@ -10,7 +10,7 @@ use crate::dataset::import::Format;
 
 pub(super) const DATASET_HELP: &str = "\
 Formats (--dataset-format, or dataset import's --from):
-  native  facts.jsonl, queries.jsonl, qrels.tsv (README \"Dataset format\")
+  native  facts.jsonl, queries.jsonl, qrels.tsv (docs/dataset-format.md)
   beir    corpus.jsonl (title + text), queries.jsonl, qrels/SPLIT.tsv (--split, default test)
   trec    TREC qrels plus docno<TAB>text and qid<TAB>text files (--docs, --queries, --qrels)
   csv     facts.csv, queries.csv, qrels.csv with a header row naming the columns

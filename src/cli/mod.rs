@@ -28,7 +28,7 @@ Examples:
   hyde-eval run --config hyde-eval.toml --threads 1 --quiet
   hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt
       an HTTP embedding API and LLM hypotheses ([embedders.NAME] and [generators.NAME]
-      tables; see the README's \"Real backends\"); every answer is cached on disk
+      tables; see docs/backends-and-caches.md); every answer is cached on disk
   hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt --offline
       CI: only cached answers, no request, no API key
 

@@ -1,4 +1,4 @@
-//! chatcli's `memory_index.json`: a JSON array of facts (reference section 1), accepted
+//! chatcli's `memory_index.json`: a JSON array of facts (chatcli's fact model, `types.go`), accepted
 //! in place of `facts.jsonl`. Each element is validated like a `facts.jsonl` line and
 //! problems are reported with the line on which the element starts.
 

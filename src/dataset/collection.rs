@@ -70,7 +70,7 @@ impl Collection {
         if !path.exists() {
             return Err(Error::problem(
                 Problem::new(&path, None, "missing").with_hint(
-                    "see the README's \"Importing collections\" section for each format's files",
+                    "see docs/dataset-format.md (importing collections) for each format's files",
                 ),
             ));
         }

@@ -1,6 +1,6 @@
 //! hyde-eval's own dataset layout: a directory with `dataset.toml` (optional),
 //! `facts.jsonl` (or chatcli's `memory_index.json`), `queries.jsonl`, `qrels.tsv` and
-//! `hypotheses.jsonl` (optional). See the README's "Dataset format" section.
+//! `hypotheses.jsonl` (optional). See docs/dataset-format.md.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -321,7 +321,7 @@ fn check_expectations(
             if let Some(message) = expectation_problem(expectation, fact_ids) {
                 problems.push(
                     Problem::new(&path, Some(line), format!("query {:?}: {message}", query.id.0))
-                        .with_hint("expectation kinds: in_top, all_in_top, ranked_above, abstain, score_above (see the README)"),
+                        .with_hint("expectation kinds: in_top, all_in_top, ranked_above, abstain, score_above (see docs/gate-and-statistics.md)"),
                 );
             }
         }
@@ -537,7 +537,7 @@ fn read_required(path: &Path) -> Result<Vec<u8>, Error> {
             .unwrap_or_default();
         return Err(Error::problem(
             Problem::new(path, None, "missing").with_hint(format!(
-                "a dataset directory needs {name}; see the README's dataset format"
+                "a dataset directory needs {name}; see docs/dataset-format.md"
             )),
         ));
     }
@@ -559,7 +559,7 @@ fn parse_json_line<T: for<'de> Deserialize<'de>>(
                     Some(line.number),
                     format!("{} (column {})", strip_position(&error), error.column()),
                 )
-                .with_hint("each line must be one JSON object; see the README's dataset format"),
+                .with_hint("each line must be one JSON object; see docs/dataset-format.md"),
             );
             None
         }

@@ -1,5 +1,5 @@
 //! The `concept` provider: a lexicon maps words to concept axes, equivalent to chatcli's
-//! test provider (reference section 7). Tokens are runs of ASCII letters, lower-cased;
+//! test provider (chatcli's A/B test, `ranking_test.go`). Tokens are runs of ASCII letters, lower-cased;
 //! each token found in the lexicon adds 1 on its axis; other tokens are ignored.
 //!
 //! Lexicon file (TOML), one table per axis, in axis order:

@@ -4,7 +4,7 @@
 //! each hypothesis: technical, practical, overview, in turn).
 //!
 //! Each built-in follows its seed: `chatcli-3a` is chatcli's HyDE 3a prompt with its
-//! `"\n\nQuestion: ...\n\nHypothetical answer:"` suffix (reference section 4);
+//! `"\n\nQuestion: ...\n\nHypothetical answer:"` suffix (chatcli's HyDE phase 3a, `hyde.go`);
 //! `multi-perspective` asks each hypothesis for one angle; `entity-document` keeps the
 //! query's named entities verbatim in a document-style note; `hyde-passage` is the HyDE
 //! paper's "write a passage to answer the question" (Gao et al. 2022).

@@ -1,6 +1,6 @@
 //! Lexical signals on one set of postings built from the corpus.
 //!
-//! - chatcli keyword relevance (reference section 3): per keyword, +1 when any content
+//! - chatcli keyword relevance (chatcli's `Search` / `computeRelevance`, `facts.go`): per keyword, +1 when any content
 //!   token matches and +0.5 when any tag token matches; a token matches when it equals
 //!   the keyword or, for keywords of 4+ characters, starts with it. The sum is divided by
 //!   the number of keywords (blank ones included). Prefix matches are a range scan of the

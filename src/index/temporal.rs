@@ -1,4 +1,4 @@
-//! chatcli's temporal signal (reference section 5):
+//! chatcli's temporal signal (chatcli's phase 3b and blended ranker, `retriever.go` and `ranking.go`):
 //! `(1 + ln(1 + access_count)) x exp(-days x ln2 / half_life) x (0.5 + confidence)`,
 //! with `days` the fractional days between the fact's last use and the dataset's fixed
 //! "now", never below 0, and confidence 0.6 when unset.

@@ -1,6 +1,6 @@
 //! Exact vector search over a flat, row-major matrix of L2-normalized fact vectors.
 //!
-//! Cosine follows chatcli's vector index (reference section 8): 0 for empty,
+//! Cosine follows chatcli's vector index (chatcli's vector index, `vindex.go`): 0 for empty,
 //! different-length, non-finite or zero-norm vectors; scores are accumulated in f64 (in
 //! eight fixed lanes, see [`dot`]).
 //! Vectors are normalized once when the index is built, so a search is one dot product

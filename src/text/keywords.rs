@@ -1,5 +1,5 @@
 //! chatcli's keyword extraction (`ExtractKeywords`) and HyDE 3a keyword merge, exactly as
-//! the seed system does them (reference sections 2 and 4).
+//! the seed system does them (chatcli's `ExtractKeywords` in `retriever.go` and its HyDE phase 3a in `hyde.go`).
 
 use std::collections::{HashMap, HashSet};
 

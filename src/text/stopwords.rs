@@ -1,5 +1,5 @@
 //! chatcli's stop-word list: 121 English and Portuguese words, kept verbatim from the
-//! seed system (reference section 2). Used by keyword extraction and by the BM25
+//! seed system (chatcli's `ExtractKeywords`, `retriever.go`). Used by keyword extraction and by the BM25
 //! tokenizer, so both lexical signals ignore the same function words.
 
 /// The list, sorted so membership is a binary search.
