@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,8 +36,8 @@ impl Workspace {
 
     /// Runs hyde-eval with the workspace's config, cache and output directory.
     fn run(&self, args: &[&str], key: Option<&str>) -> Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_hyde-eval"));
-        command.current_dir(common::repo_path("")).args(args);
+        let mut command = common::command();
+        command.args(args);
         if args.first() != Some(&"cache") {
             command.arg("--config").arg(self.path("hyde-eval.toml"));
         }
@@ -737,7 +737,7 @@ fn chat_hypotheses_use_n_then_seeded_calls_and_replay_from_the_cache() {
     assert_eq!(line["source"]["prompt"], "chatcli-3a");
     assert_eq!(line["source"]["temperature"], 0.5);
     // Replaying the recording gives the live run's rankings.
-    let replay = Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+    let replay = common::command()
         .args([
             "run",
             "--quiet",
@@ -996,7 +996,7 @@ fn killing_a_run_while_it_writes_the_cache_leaves_a_cache_the_next_run_reads() {
         &dataset,
     ];
     let spawn = |cache: &str| {
-        Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        common::command()
             .args(args)
             .arg("--config")
             .arg(workspace.path("hyde-eval.toml"))
@@ -1076,7 +1076,7 @@ fn killing_a_run_while_it_writes_the_cache_leaves_a_cache_the_next_run_reads() {
 
     // Replayed offline, the interrupted-then-resumed cache gives the reference numbers.
     let before = server.request_count();
-    let offline = Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+    let offline = common::command()
         .args(args)
         .arg("--offline")
         .arg("--config")

@@ -2,11 +2,11 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
+/// Runs hyde-eval with `--output-dir output_dir` after `args`.
 fn hyde_eval(args: &[&str], output_dir: &std::path::Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .current_dir(common::repo_path(""))
+    common::command()
         .args(args)
         .arg("--output-dir")
         .arg(output_dir)
@@ -223,10 +223,7 @@ fn usage_errors_exit_2_with_a_hint() {
 
 #[test]
 fn configurations_lists_every_preset_with_its_source() {
-    let output = Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .arg("configurations")
-        .output()
-        .unwrap();
+    let output = common::command().arg("configurations").output().unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     for name in [
         "keyword",

@@ -5,16 +5,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
+use common::hyde_eval;
 use hyde_eval::dataset::import::{load, Format, ImportOptions};
-
-fn hyde_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn ok_stdout(args: &[&str]) -> String {
     let output = hyde_eval(args);
@@ -105,6 +98,7 @@ fn beir_import_round_trips_and_run_reads_beir_directly() {
 /// Counts from ../shared/datasets/README.md (computed there by parsing the files):
 /// every importer reads the whole collection, minus what it notes.
 #[test]
+#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
 fn shared_collections_import_with_their_published_counts() {
     let Some(datasets) =
         common::shared_datasets("shared_collections_import_with_their_published_counts")

@@ -8,14 +8,11 @@ mod common;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+/// Runs `hyde-eval eval` with `args`.
 fn hyde_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .arg("eval")
-        .args(args)
-        .output()
-        .unwrap()
+    common::command().arg("eval").args(args).output().unwrap()
 }
 
 fn stdout_of(args: &[&str]) -> String {
@@ -51,6 +48,7 @@ fn fixture(name: &str) -> Option<std::path::PathBuf> {
 macro_rules! trec_eval_fixture {
     ($test:ident, $expected:literal, $lines:literal, [$($flag:literal),*], $qrels:literal, $run:literal) => {
         #[test]
+        #[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
         fn $test() {
             let Some(directory) = fixture(stringify!($test)) else {
                 return;
@@ -117,6 +115,7 @@ trec_eval_fixture!(
 /// The CACM Solr runs against their stored (old-style) `trec_eval -q` output: every
 /// value of every measure hyde-eval computes, per query and averaged.
 #[test]
+#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
 fn cacm_solr_runs_match_stored_trec_eval_output() {
     let Some(datasets) = common::shared_datasets("cacm_solr_runs_match_stored_trec_eval_output")
     else {

@@ -598,7 +598,7 @@ fn leftovers_of_killed_runs_are_removed_and_concurrent_runs_of_one_name_succeed(
     std::fs::create_dir_all(out.join(&live)).unwrap();
     std::fs::create_dir_all(out.join(".git")).unwrap();
     let run = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        common::command()
             .args(["run", "--quiet", "--dataset", path_str(&dataset)])
             .args(["--output-dir", path_str(&out)])
             .stdout(std::process::Stdio::null())

@@ -46,7 +46,7 @@ fn sigint_and_sigterm_exit_with_documented_codes_and_leave_no_partial_output() {
     common::write_synthetic_dataset(&dataset, 5_000, 500);
     let output_dir = work.path().join("reports");
     let run = || {
-        Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        common::command()
             .args(["run", "--dataset"])
             .arg(&dataset)
             .arg("--output-dir")

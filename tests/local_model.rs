@@ -147,7 +147,7 @@ fn vectors_do_not_depend_on_batching_or_threads() {
 #[test]
 fn a_missing_model_is_an_input_error_that_names_the_fetch_command() {
     let directory = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+    let output = common::command()
         .current_dir(common::repo_path(""))
         .args([
             "run",
@@ -233,7 +233,7 @@ fn scifact_dense_ndcg_at_10_matches_the_published_figure() {
     // An empty cache, so the model itself embeds the corpus (the figure checks the code,
     // not vectors cached by an earlier build).
     let run = |run_name: &str| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        let output = common::command()
             .args([
                 "run",
                 "--quiet",

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 #[test]
 fn each_defect_gives_a_clear_error_and_exit_code_2() {
     let expected =
@@ -14,7 +12,7 @@ fn each_defect_gives_a_clear_error_and_exit_code_2() {
     for line in expected.lines().filter(|line| !line.starts_with('#')) {
         let (kind, message) = line.split_once('\t').unwrap();
         let directory = common::repo_path("fixtures/malformed").join(kind);
-        let output = Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
+        let output = common::command()
             .args(["run", "--no-report", "--quiet", "--dataset"])
             .arg(&directory)
             .output()

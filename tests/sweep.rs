@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::process::Command;
+use common::hyde_eval;
 
 use hyde_eval::commands::execute_sweep;
 use hyde_eval::configuration::{Preset, PARAM_NAMES};
@@ -332,14 +332,6 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         }
     }
     assert!(checked > 60, "{checked} preset/parameter pairs checked");
-}
-
-fn hyde_eval(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .current_dir(common::repo_path(""))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// The command on datasets/devmem prints the best weights and writes sweep.json,

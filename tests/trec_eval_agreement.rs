@@ -91,6 +91,7 @@ fn check(directory: &Path, expected_file: &str, per_query: bool) {
 }
 
 #[test]
+#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
 fn matches_out_test_a() {
     let Some(datasets) = common::shared_datasets("matches_out_test_a") else {
         return;
@@ -99,6 +100,7 @@ fn matches_out_test_a() {
 }
 
 #[test]
+#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
 fn matches_out_test_aq_per_query() {
     let Some(datasets) = common::shared_datasets("matches_out_test_aq_per_query") else {
         return;

@@ -33,13 +33,17 @@ pub fn repo_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
-/// Runs the hyde-eval binary in the repository directory.
+/// The hyde-eval binary as a command, in the repository directory: the one way the
+/// tests start it (add arguments, environment, pipes, then run or spawn it).
+pub fn command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hyde-eval"));
+    command.current_dir(repo_path(""));
+    command
+}
+
+/// Runs the hyde-eval binary in the repository directory and waits for it.
 pub fn hyde_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hyde-eval"))
-        .current_dir(repo_path(""))
-        .args(args)
-        .output()
-        .unwrap()
+    command().args(args).output().unwrap()
 }
 
 /// A seeded synthetic dataset: `facts` facts of 40 words drawn from a 2,000-word
