@@ -10,7 +10,6 @@
 //! retrieved, so memory does not grow with the number of queries and results do not
 //! depend on the thread count.
 
-pub mod candidates;
 pub mod fact_spill;
 pub mod run;
 pub mod vector_spill;
@@ -27,16 +26,15 @@ use crate::configuration::{Configuration, Fusion, KeywordSource, Params, Plan, S
 use crate::dataset::{Dataset, Fact, FactId, Query};
 use crate::embed::{embed_checked, CorpusTexts, EmbeddingProvider, EmbeddingUsage, TextKind};
 use crate::error::Error;
+use crate::fusion::{
+    candidate_table, fused_ranking, search_limit, CandidateTable, Searches, SignalSources,
+};
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::http::map_in_parallel;
-use crate::index::{
-    select_top_by_score_then_id, temporal_score, Bm25Params, FactIndex, FlatIndex, LexicalIndex,
-    LexicalNeeds,
-};
+use crate::index::{temporal_score, FactIndex, FlatIndex, LexicalIndex, LexicalNeeds};
 use crate::ranking::{QueryRanking, RankingSink};
 use crate::results::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
 use crate::text::{extract_keywords, merge_keywords};
-use candidates::{fuse, Blend, Candidate, CandidateTable, TableKind};
 use vector_spill::{SpilledVectors, VectorSpillWriter};
 
 /// What the pipeline needs besides the dataset.
@@ -644,9 +642,6 @@ type VectorKey = Vec<u32>;
 /// How deep a vector is searched, and the vector.
 type Wanted = (usize, Vec<f32>);
 
-/// The largest `depth` a sweep re-fuses a candidate table to.
-const MAX_SWEEP_DEPTH: usize = 1000;
-
 /// Searches, in batches, every vector any configuration searches for any query, each as
 /// deep as the deepest configuration that searches it reads.
 fn search_all(
@@ -1159,7 +1154,7 @@ impl Prepared<'_> {
             searches: inputs.searches(),
             query_text: &query.text,
             params: &configuration.params,
-            corpus: &self.corpus,
+            lexical: &self.corpus.lexical,
             temporal: self.temporal(configuration),
         });
         (result, inputs.hyde)
@@ -1206,17 +1201,6 @@ impl SignalInputs<'_> {
             all_zero: self.all_zero,
         }
     }
-}
-
-/// What one configuration's signals for one query are computed from.
-#[derive(Clone, Copy)]
-struct SignalSources<'a> {
-    keywords: Option<&'a [String]>,
-    searches: Searches<'a>,
-    query_text: &'a str,
-    params: &'a Params,
-    corpus: &'a Corpus,
-    temporal: &'a [f64],
 }
 
 /// One configuration's inputs for one query, expanded per its plan.
@@ -1300,48 +1284,9 @@ fn configuration_inputs<'e>(
     (hypotheses, search_vectors, hyde)
 }
 
-/// How many nearest facts a plan reads per search vector (sweeps of `depth` re-fuse
-/// up to [`MAX_SWEEP_DEPTH`], so a cosine table holds at least that many).
-fn search_limit(plan: Plan, params: &Params) -> usize {
-    match plan.fusion {
-        Fusion::Cosine => params.depth.max(MAX_SWEEP_DEPTH),
-        Fusion::Blend => params.vector_top_k,
-        Fusion::Hybrid => params
-            .hybrid_limit
-            .saturating_mul(params.hybrid_candidate_multiplier),
-        Fusion::KeywordTimesTemporal | Fusion::Bm25 => 0,
-    }
-}
-
 /// The f32 bits of a search vector: the key of its precomputed hits.
 fn vector_key(vector: &[f32]) -> VectorKey {
     vector.iter().map(|value| value.to_bits()).collect()
-}
-
-/// The vector searches of one configuration for one query: each search vector's nearest
-/// facts (score descending, id ascending, no floor), precomputed in one batch.
-#[derive(Clone, Copy)]
-struct Searches<'a> {
-    hits: &'a [&'a [(FactIndex, f64)]],
-    /// Every search vector is zero (or there is none).
-    all_zero: bool,
-}
-
-impl Searches<'_> {
-    /// What [`FlatIndex::search`] returns for search vector `position`: the first `limit`
-    /// hits with cosine >= `floor`.
-    fn top(
-        &self,
-        position: usize,
-        limit: usize,
-        floor: f64,
-    ) -> impl Iterator<Item = (FactIndex, f64)> + '_ {
-        self.hits[position]
-            .iter()
-            .take(limit)
-            .take_while(move |&&(_, score)| score >= floor)
-            .copied()
-    }
 }
 
 /// Mean of the L2-normalized inputs, so each text weighs the same whatever its norm.
@@ -1371,258 +1316,6 @@ fn mean_of_unit_vectors<'v>(vectors: impl Iterator<Item = &'v Vec<f32>>) -> Vec<
 
 fn is_zero(vector: &[f32]) -> bool {
     vector.iter().all(|&value| value == 0.0)
-}
-
-/// Vector hits for a blend, in fact order (to merge with the keyword matches): top-K
-/// over every search vector with the floor (stepping the floor down when multi-hyde's
-/// adaptive floor is on); a fact hit by several vectors keeps its highest cosine.
-fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)> {
-    let search = |floor: f64| {
-        let mut best: FxHashMap<FactIndex, f64> = FxHashMap::default();
-        for position in 0..searches.hits.len() {
-            for (fact, score) in searches.top(position, params.vector_top_k, floor) {
-                let slot = best.entry(fact).or_insert(score);
-                *slot = slot.max(score);
-            }
-        }
-        let mut hits: Vec<(FactIndex, f64)> = best.into_iter().collect();
-        hits.sort_unstable_by_key(|&(fact, _)| fact);
-        hits
-    };
-    if params.adaptive_floor_start > params.min_cosine {
-        let mut floor = params.adaptive_floor_start;
-        loop {
-            let hits = search(floor);
-            if !hits.is_empty() || floor <= params.min_cosine {
-                return hits;
-            }
-            floor = (floor - params.adaptive_floor_step).max(params.min_cosine);
-        }
-    }
-    search(params.min_cosine)
-}
-
-/// BM25's parameters among `params`.
-fn bm25_params(params: &Params) -> Bm25Params {
-    Bm25Params {
-        k1: params.bm25_k1,
-        b: params.bm25_b,
-    }
-}
-
-/// Builds the candidate table of one configuration for one query.
-fn candidate_table(fusion: Fusion, sources: SignalSources<'_>) -> CandidateTable {
-    let SignalSources {
-        keywords,
-        searches,
-        query_text,
-        params,
-        corpus,
-        temporal,
-    } = sources;
-    // A candidate with only its temporal signal; callers fill in the others.
-    let blank = |fact: FactIndex| Candidate {
-        fact,
-        semantic: 0.0,
-        lexical: 0.0,
-        temporal: temporal[fact as usize],
-    };
-    let signals = |candidates: Vec<Candidate>| CandidateTable {
-        kind: TableKind::Signals,
-        candidates,
-    };
-    let keywords = keywords.unwrap_or(&[]);
-    let bm25 = bm25_params(params);
-    match fusion {
-        Fusion::KeywordTimesTemporal if keywords.is_empty() => CandidateTable {
-            kind: TableKind::AllByTemporal,
-            candidates: (0..corpus.ids.len() as FactIndex).map(blank).collect(),
-        },
-        Fusion::KeywordTimesTemporal => {
-            signals(corpus.lexical.with_keyword_relevance(keywords, |matches| {
-                matches
-                    .map(|(fact, relevance)| Candidate {
-                        lexical: relevance,
-                        ..blank(fact)
-                    })
-                    .collect()
-            }))
-        }
-        Fusion::Bm25 => signals(corpus.lexical.with_bm25(
-            query_text,
-            bm25,
-            params.bm25_analyzer,
-            |scores| {
-                scores
-                    .map(|(fact, score)| Candidate {
-                        lexical: score,
-                        ..blank(fact)
-                    })
-                    .collect()
-            },
-        )),
-        Fusion::Cosine => match searches.hits.first() {
-            // The nearest facts are enough: the ranking keeps `depth` of them.
-            Some(_) => signals(
-                searches
-                    .top(0, usize::MAX, f64::NEG_INFINITY)
-                    .map(|(fact, cosine)| Candidate {
-                        semantic: cosine,
-                        ..blank(fact)
-                    })
-                    .collect(),
-            ),
-            None => signals((0..corpus.ids.len() as FactIndex).map(blank).collect()),
-        },
-        Fusion::Blend => {
-            let semantic = vector_hits(searches, params);
-            let inputs_empty = keywords.is_empty() && searches.all_zero;
-            corpus
-                .lexical
-                .with_keyword_relevance(keywords, |keyword_matches| {
-                    if keyword_matches.len() == 0 && semantic.is_empty() && inputs_empty {
-                        // chatcli: nothing to search with -> every fact by temporal score.
-                        return CandidateTable {
-                            kind: TableKind::AllByTemporal,
-                            candidates: (0..corpus.ids.len() as FactIndex).map(blank).collect(),
-                        };
-                    }
-                    let mut candidates = Vec::with_capacity(keyword_matches.len() + semantic.len());
-                    candidates.extend(blend_candidates(keyword_matches, &semantic, temporal));
-                    signals(candidates)
-                })
-        }
-        Fusion::Hybrid => {
-            let fetch = params
-                .hybrid_limit
-                .saturating_mul(params.hybrid_candidate_multiplier);
-            let mut by_fact: FxHashMap<FactIndex, Candidate> = FxHashMap::default();
-            if !searches.hits.is_empty() {
-                for (fact, cosine) in searches.top(0, fetch, f64::NEG_INFINITY) {
-                    by_fact.insert(
-                        fact,
-                        Candidate {
-                            semantic: cosine,
-                            ..blank(fact)
-                        },
-                    );
-                }
-            }
-            let text_hits =
-                corpus
-                    .lexical
-                    .with_bm25(query_text, bm25, params.bm25_analyzer, |scores| {
-                        select_top_by_score_then_id(scores, fetch)
-                    });
-            for (rank, (fact, _)) in text_hits.into_iter().enumerate() {
-                by_fact.entry(fact).or_insert_with(|| blank(fact)).lexical =
-                    1.0 / (1.0 + rank as f64);
-            }
-            signals(sorted_candidates(by_fact))
-        }
-    }
-}
-
-/// What [`fuse`] gives for the table [`candidate_table`] builds, computed without the
-/// table where that is large: keyword relevance times temporal, BM25 and the blend
-/// read the scores straight off the lexical accumulators (the blend in two passes:
-/// its scalings, then its scores), and every-fact-by-temporal is read off the
-/// temporal scores. A keyword match table holds most of a million-fact corpus (32
-/// bytes a fact); the tables of vector hits (cosine, hybrid) are small and still built.
-fn fused_ranking(fusion: Fusion, sources: SignalSources<'_>) -> Vec<(FactIndex, f64)> {
-    let (params, corpus, temporal) = (sources.params, sources.corpus, sources.temporal);
-    let depth = params.depth;
-    let by_temporal = || {
-        select_top_by_score_then_id(
-            (0..corpus.ids.len() as FactIndex).map(|fact| (fact, temporal[fact as usize])),
-            depth,
-        )
-    };
-    let words = sources.keywords.unwrap_or(&[]);
-    match fusion {
-        Fusion::KeywordTimesTemporal if words.is_empty() => by_temporal(),
-        Fusion::KeywordTimesTemporal => corpus.lexical.with_keyword_relevance(words, |matches| {
-            select_top_by_score_then_id(
-                matches.map(|(fact, relevance)| (fact, temporal[fact as usize] * relevance)),
-                depth,
-            )
-        }),
-        Fusion::Bm25 => corpus.lexical.with_bm25(
-            sources.query_text,
-            bm25_params(params),
-            params.bm25_analyzer,
-            |scores| select_top_by_score_then_id(scores, depth),
-        ),
-        Fusion::Blend => {
-            let semantic = vector_hits(sources.searches, params);
-            let inputs_empty = words.is_empty() && sources.searches.all_zero;
-            corpus
-                .lexical
-                .with_keyword_relevance(words, |keyword_matches| {
-                    if keyword_matches.len() == 0 && semantic.is_empty() && inputs_empty {
-                        return by_temporal();
-                    }
-                    let blend = Blend::over(
-                        blend_candidates(keyword_matches.peek(), &semantic, temporal),
-                        params.weights,
-                    );
-                    select_top_by_score_then_id(
-                        blend_candidates(keyword_matches, &semantic, temporal)
-                            .map(|candidate| (candidate.fact, blend.score(&candidate))),
-                        depth,
-                    )
-                })
-        }
-        Fusion::Cosine | Fusion::Hybrid => fuse(&candidate_table(fusion, sources), fusion, params),
-    }
-}
-
-/// A blend's candidates in fact order: the keyword matches (in fact order) merged with
-/// the vector hits (`hits`, in fact order), a fact in both once with both signals.
-fn blend_candidates<'a>(
-    keyword_matches: impl Iterator<Item = (FactIndex, f64)> + 'a,
-    hits: &'a [(FactIndex, f64)],
-    temporal: &'a [f64],
-) -> impl Iterator<Item = Candidate> + 'a {
-    let mut keyword_matches = keyword_matches.peekable();
-    let mut hits = hits.iter().copied().peekable();
-    std::iter::from_fn(move || {
-        let blank = |fact: FactIndex| Candidate {
-            fact,
-            semantic: 0.0,
-            lexical: 0.0,
-            temporal: temporal[fact as usize],
-        };
-        let match_first = match (keyword_matches.peek(), hits.peek()) {
-            (Some(&(fact, _)), Some(&(hit, _))) => fact <= hit,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        if match_first {
-            let (fact, relevance) = keyword_matches.next()?;
-            let cosine = hits
-                .next_if(|&(hit, _)| hit == fact)
-                .map_or(0.0, |(_, cosine)| cosine);
-            Some(Candidate {
-                semantic: cosine,
-                lexical: relevance,
-                ..blank(fact)
-            })
-        } else {
-            let (hit, cosine) = hits.next()?;
-            Some(Candidate {
-                semantic: cosine,
-                ..blank(hit)
-            })
-        }
-    })
-}
-
-/// Candidates in fact order, so fusion input never depends on hash-map iteration.
-fn sorted_candidates(by_fact: FxHashMap<FactIndex, Candidate>) -> Vec<Candidate> {
-    let mut candidates: Vec<Candidate> = by_fact.into_values().collect();
-    candidates.sort_by_key(|candidate| candidate.fact);
-    candidates
 }
 
 #[cfg(test)]
