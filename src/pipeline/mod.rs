@@ -22,13 +22,11 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::configuration::{Configuration, Fusion, KeywordSource, Params, Plan, SearchVector};
+use crate::configuration::{Configuration, KeywordSource, Params, Plan, SearchVector};
 use crate::dataset::{Dataset, Fact, FactId, Query};
 use crate::embed::{embed_checked, CorpusTexts, EmbeddingProvider, EmbeddingUsage, TextKind};
 use crate::error::Error;
-use crate::fusion::{
-    candidate_table, fused_ranking, search_limit, CandidateTable, Searches, SignalSources,
-};
+use crate::fusion::{self, CandidateTable, Searches, SignalSources};
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::http::map_in_parallel;
 use crate::index::{temporal_score, FactIndex, FlatIndex, LexicalIndex, LexicalNeeds};
@@ -322,14 +320,13 @@ pub fn index_corpus<'a>(
         .collect();
     let needs = LexicalNeeds {
         keywords: plans.iter().any(|plan| {
-            plan.keywords.is_some()
-                || matches!(plan.fusion, Fusion::KeywordTimesTemporal | Fusion::Blend)
+            plan.keywords.is_some() || fusion::method(plan.fusion).spec().keyword_relevance
         }),
         bm25_analyzers: inputs
             .configurations
             .iter()
             .zip(&plans)
-            .filter(|(_, plan)| matches!(plan.fusion, Fusion::Bm25 | Fusion::Hybrid))
+            .filter(|(_, plan)| fusion::method(plan.fusion).spec().bm25)
             .map(|(configuration, _)| configuration.params.bm25_analyzer)
             .collect(),
     };
@@ -659,7 +656,7 @@ fn search_all(
             if plan.vector.is_none() {
                 continue;
             }
-            let limit = search_limit(*plan, &configuration.params);
+            let limit = fusion::method(plan.fusion).search_depth(&configuration.params);
             let (_, vectors, _) =
                 configuration_inputs(query, expansion, &configuration.params, *plan);
             for vector in vectors {
@@ -1119,13 +1116,13 @@ impl Prepared<'_> {
     ) -> CandidateTable {
         let (table, _) =
             self.with_signal_sources(query, expansion, configuration, plan, |sources| {
-                candidate_table(plan.fusion, sources)
+                fusion::method(plan.fusion).candidate_table(sources)
             });
         table
     }
 
     /// One configuration's ranking of one query, and how it used HyDE: what fusing its
-    /// candidate table gives, mostly without building the table (see [`fused_ranking`]).
+    /// candidate table gives, mostly without building the table (see [`fusion::Fuser::fused_ranking`]).
     fn query_ranking(
         &self,
         query: &Query,
@@ -1134,7 +1131,7 @@ impl Prepared<'_> {
         plan: Plan,
     ) -> (Vec<(FactIndex, f64)>, HydeOutcome) {
         self.with_signal_sources(query, expansion, configuration, plan, |sources| {
-            fused_ranking(plan.fusion, sources)
+            fusion::method(plan.fusion).fused_ranking(sources)
         })
     }
 
