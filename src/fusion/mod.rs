@@ -36,7 +36,7 @@ pub mod cosine;
 pub mod hybrid;
 pub mod keyword_temporal;
 
-use crate::configuration::{Fusion, Params};
+use crate::configuration::{Fusion, Params, Plan};
 use crate::index::{select_top_by_score_then_id, FactIndex, LexicalIndex, ScoredFacts};
 
 pub use blend::{min_max_normalize, MIN_NORMALIZATION_SPAN};
@@ -138,7 +138,7 @@ impl SignalSources<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct MethodSpec {
     /// The parameters (names of [`crate::configuration::PARAM_NAMES`]) whose change can
-    /// change this method's rankings.
+    /// change this method's rankings (see [`plan_reads`]).
     pub params: &'static [&'static str],
     /// For a method that blends weighted signals: the weights a weight sweep moves over
     /// their simplex, in grid order (empty for the others).
@@ -279,6 +279,14 @@ pub fn method(fusion: Fusion) -> &'static dyn Fuser {
 /// ascending, at most `params.depth` entries.
 pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(FactIndex, f64)> {
     method(fusion).fuse(table, params)
+}
+
+/// True when changing parameter `name` (one of [`crate::configuration::PARAM_NAMES`])
+/// can change what a configuration of `plan` retrieves: its plan searches with it
+/// ([`Plan::expansion_reads`]) or its fusion method reads it ([`MethodSpec::params`]).
+/// Sweeps use it to pick the configurations a parameter affects.
+pub fn plan_reads(plan: &Plan, name: &str) -> bool {
+    plan.expansion_reads(name) || method(plan.fusion).spec().params.contains(&name)
 }
 
 /// The one scoring code path of both routes: the scorer found over `candidates`, then
