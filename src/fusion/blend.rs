@@ -9,6 +9,9 @@
 //! reads and its weight axes. The keyword matches are never stored by the streaming
 //! route: the scalings are found in a first pass over the accumulators, the scores in a
 //! second.
+//!
+//! Like every method it sees one query at a time through `SignalSources`: it must not
+//! import the pipeline or anything above it, nor keep state between queries.
 
 use rustc_hash::FxHashMap;
 

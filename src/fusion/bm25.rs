@@ -4,6 +4,9 @@
 //! Owns its candidates (straight off the lexical accumulators), its score, the
 //! parameters it reads and [`bm25_params`], which the hybrid shares. It searches no
 //! vector and reads no keywords.
+//!
+//! Like every method it sees one query at a time through `SignalSources`: it must not
+//! import the pipeline or anything above it, nor keep state between queries.
 
 use super::{
     Candidate, CandidateConsumer, FusionMethod, LexicalCandidates, MethodSpec, Scorer,

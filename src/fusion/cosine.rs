@@ -3,6 +3,9 @@
 //!
 //! Owns how deep it reads its vector search ([`MAX_SWEEP_DEPTH`]), its candidates and its
 //! score. It reads no keywords and no BM25.
+//!
+//! Like every method it sees one query at a time through `SignalSources`: it must not
+//! import the pipeline or anything above it, nor keep state between queries.
 
 use super::{Candidate, CandidateConsumer, FusionMethod, MethodSpec, Scorer, SignalSources};
 use crate::configuration::Params;

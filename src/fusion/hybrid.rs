@@ -4,6 +4,9 @@
 //!
 //! Owns its fetch depth, its candidates (the union, in fact order), its score with the
 //! min-score cut, the parameters it reads and its weight axes (vector, text).
+//!
+//! Like every method it sees one query at a time through `SignalSources`: it must not
+//! import the pipeline or anything above it, nor keep state between queries.
 
 use rustc_hash::FxHashMap;
 

@@ -4,6 +4,9 @@
 //!
 //! Owns its candidates (the keyword matches, straight off the lexical accumulators), its
 //! score and the parameters it reads. It searches no vector.
+//!
+//! Like every method it sees one query at a time through `SignalSources`: it must not
+//! import the pipeline or anything above it, nor keep state between queries.
 
 use super::{
     Candidate, CandidateConsumer, FusionMethod, LexicalCandidates, MethodSpec, Scorer,

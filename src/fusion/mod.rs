@@ -25,10 +25,11 @@
 //! `index` and below, never the pipeline (which decides what is searched and hands the
 //! hits in), results, reports, sweeps, settings or the command line.
 //!
-//! Adding a method: a [`Fusion`] variant in `configuration.rs`, a file here with a type
-//! that implements [`FusionMethod`] (its candidates, its scorer, the parameters it reads,
-//! its weight axes if it blends weights, how deep it reads vector searches), and its arm
-//! in [`method`]. The pipeline, sweeps and both routes need no change.
+//! Adding a method: a [`Fusion`] variant in `configuration.rs` (and a preset whose plan
+//! uses it), a file here with a type that implements [`FusionMethod`] (its candidates,
+//! its scorer, the parameters it reads, its weight axes if it blends weights, how deep it
+//! reads vector searches), and its arm in [`method`]. The pipeline, sweeps and both
+//! routes need no change.
 
 pub mod blend;
 pub mod bm25;

@@ -4,7 +4,7 @@
 //! soon as they are made ([`super::vector_spill`]). Also the mean of unit vectors that
 //! `hyde-mean` searches with.
 //!
-//! It searches nothing and decides no configuration's inputs (see [`super::retrieve`]).
+//! It searches nothing and decides no configuration's inputs (`retrieve.rs` does).
 
 use std::time::Instant;
 

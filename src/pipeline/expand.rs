@@ -3,7 +3,7 @@
 //! makes for one query: the skip heuristics (short queries, code mentions) and how it
 //! used hypotheses (`HydeOutcome`).
 //!
-//! It embeds nothing (see [`super::embed`]) and searches nothing.
+//! It embeds nothing (`embed.rs` does, after it) and searches nothing.
 
 use rustc_hash::FxHashMap;
 
@@ -32,7 +32,7 @@ pub fn max_hypotheses(configurations: &[Configuration]) -> usize {
 }
 
 /// Extracts keywords and fetches hypotheses, once per query for all configurations
-/// (their vectors follow in [`super::embed`]).
+/// (their vectors follow, in `embed.rs`).
 pub(super) fn expand_queries(
     queries: &[Query],
     generator: &dyn HypothesisGenerator,

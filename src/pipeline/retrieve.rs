@@ -5,7 +5,7 @@
 //! (its hypotheses after the skip heuristics and fallbacks, its keywords, its search
 //! vectors' hits): the [`crate::fusion::SignalSources`] its fusion method reads.
 //!
-//! It ranks nothing itself (see [`super::fuse`]).
+//! It ranks nothing itself (`fuse.rs` hands the sources to the fusion methods).
 
 use std::collections::BTreeMap;
 

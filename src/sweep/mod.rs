@@ -3,18 +3,24 @@
 //! Signals are computed once per query and configuration (the pipeline's candidate
 //! tables); each point only re-fuses those tables and scores the rankings. Two kinds of
 //! sweep exist:
-//! - **weights**: every configuration that blends is evaluated on an integer grid over
-//!   its weight simplex (semantic, lexical, temporal for chatcli's blend; vector and
-//!   text for the hybrid), step 1/m, all C(m + 2, 2) (or m + 1) points;
+//! - **weights**: every configuration whose fusion method blends weighted signals is
+//!   evaluated on an integer grid over its weight simplex, step 1/m: the axes are the
+//!   method's own (`fusion::MethodSpec::weight_axes`: semantic, lexical, temporal for
+//!   chatcli's blend, C(m + 2, 2) points; vector and text for the hybrid, m + 1);
 //! - **parameter**: one numeric parameter over a decimal range, for every configuration
-//!   whose plan reads it. Each value needs its own signals, so each is a variant
-//!   configuration prepared in the same pass.
+//!   that reads it (`fusion::plan_reads`: its plan or its fusion method). Each value
+//!   needs its own signals, so each is a variant configuration prepared in the same
+//!   pass.
 //!
 //! For every configuration and metric the sweep reports the value at the configuration's
 //! own parameters, the best points (ties included) and a k-fold cross-validated estimate
 //! of what choosing the best point would reach on unseen queries ([`folds`]).
 //! [`SweepResults`] is the versioned `sweep.json` contract; rendering lives in
 //! `report::sweep` and `report::charts`.
+//!
+//! A sweep knows no fusion method by name: what a method reads and which weights it
+//! blends come from its spec in `fusion/`. It imports the pipeline and fusion, never
+//! reports, settings or the command line.
 
 pub mod folds;
 pub mod grid;
