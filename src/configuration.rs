@@ -398,15 +398,12 @@ pub struct Plan {
 
 impl Plan {
     /// True when changing parameter `name` (one of [`PARAM_NAMES`]) can change what this
-    /// plan retrieves. Sweeps use it to pick the configurations a parameter affects.
-    pub fn reads(&self, name: &str) -> bool {
+    /// plan searches with (its keywords, hypotheses and search vectors) or how many
+    /// results it keeps. The parameters its fusion method reads are the method's own
+    /// knowledge (`fusion::plan_reads` asks both; sweeps use it to pick the
+    /// configurations a parameter affects).
+    pub fn expansion_reads(&self, name: &str) -> bool {
         match name {
-            // Only the blend searches vectors with top-K, a floor and the adaptive floor.
-            "weights"
-            | "vector_top_k"
-            | "min_cosine"
-            | "adaptive_floor_start"
-            | "adaptive_floor_step" => self.fusion == Fusion::Blend,
             "hyde_keywords" => self.keywords == Some(KeywordSource::QueryAndHypothesis),
             // Keywords and FirstHypothesis read only the first hypothesis.
             "num_hypotheses" => matches!(
@@ -414,17 +411,6 @@ impl Plan {
                 Some(SearchVector::MeanOfQueryAndHypotheses | SearchVector::EachHypothesis)
             ),
             "skip_short_queries" | "skip_code_mentions" => self.uses_hypotheses(),
-            "half_life_days" => {
-                matches!(self.fusion, Fusion::KeywordTimesTemporal | Fusion::Blend)
-            }
-            "bm25_k1" | "bm25_b" | "bm25_analyzer" => {
-                matches!(self.fusion, Fusion::Bm25 | Fusion::Hybrid)
-            }
-            "hybrid_vector_weight"
-            | "hybrid_text_weight"
-            | "hybrid_candidate_multiplier"
-            | "hybrid_min_score"
-            | "hybrid_limit" => self.fusion == Fusion::Hybrid,
             "depth" => true,
             _ => false,
         }

@@ -17,6 +17,7 @@ pub mod dataset;
 pub mod embed;
 pub mod error;
 pub mod expectations;
+pub mod fusion;
 pub mod gate;
 pub mod generate;
 pub mod hints;

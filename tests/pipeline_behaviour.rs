@@ -334,7 +334,8 @@ fn facts_set_aside_on_disk_rank_as_facts_in_memory() {
 fn rankings_fused_without_tables_equal_fusing_the_tables() {
     use hyde_eval::dataset::synth::{write, SynthOptions};
     use hyde_eval::dataset::FactId;
-    use hyde_eval::pipeline::{self, candidates::fuse};
+    use hyde_eval::fusion::fuse;
+    use hyde_eval::pipeline;
     use hyde_eval::ranking::QueryRanking;
 
     let work = tempfile::tempdir().unwrap();

@@ -11,10 +11,8 @@
 
 use hyde_eval::configuration::{Fusion, Params, Weights};
 use hyde_eval::dataset::Grade;
+use hyde_eval::fusion::{fuse, min_max_normalize, Candidate, CandidateTable, TableKind};
 use hyde_eval::metrics::{query_metrics, MetricSettings, Semantics};
-use hyde_eval::pipeline::candidates::{
-    fuse, min_max_normalize, Candidate, CandidateTable, TableKind,
-};
 use proptest::prelude::*;
 
 /// A query's world: a grade for each of `grades.len()` documents (`None` = unjudged) and

@@ -259,7 +259,7 @@ fn param_sweep_values_equal_runs_with_set() {
     }
 }
 
-/// `Plan::reads` decides which configurations a parameter sweep covers. It must never
+/// `fusion::plan_reads` decides which configurations a parameter sweep covers. It must never
 /// leave out a configuration the parameter affects: for every preset and every
 /// parameter it claims the preset ignores, changing the parameter leaves every ranking
 /// of devmem unchanged.
@@ -301,7 +301,7 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
     for (name, value) in perturbed {
         let ignoring: Vec<String> = Preset::ALL
             .iter()
-            .filter(|preset| !preset.plan().reads(name))
+            .filter(|preset| !hyde_eval::fusion::plan_reads(&preset.plan(), name))
             .map(|preset| preset.name().to_owned())
             .collect();
         if ignoring.is_empty() {

@@ -1,21 +1,29 @@
 //! The pipeline's driver: what a run asks for ([`RunSpec`]), running every
 //! configuration of it on a dataset ([`execute`]: providers built, corpus indexed, large
 //! corpora and vector sets set aside on disk, queries retrieved chunk by chunk into the
-//! ranking digests), and assembling the results document from what comes out
-//! ([`build_results`]).
+//! ranking digests), every configuration over the prepared queries into its ranking
+//! sink ([`Prepared::retrieve`], and [`run`] for prepare-then-retrieve), and assembling
+//! the results document from what comes out ([`build_results`]).
+//!
+//! It strings the stages together and counts what they did; it computes no signal and
+//! fuses nothing itself. It writes only what [`RankingOutputs`] asks (run files); the
+//! report is the caller's.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
 
 use crate::configuration::Configuration;
-use crate::dataset::{Dataset, Query, QueryId, RecordedHypotheses};
+use crate::dataset::{Dataset, FactId, Query, QueryId, RecordedHypotheses};
 use crate::embed::choice::{CacheAccess, EmbedderChoice};
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
 use crate::error::Error;
 use crate::generate::choice::GeneratorChoice;
 use crate::generate::{GeneratorIdentity, HypothesisGenerator};
 use crate::metrics::MetricSettings;
-use crate::ranking::QueryRanking;
+use crate::ranking::{QueryRanking, RankingSink};
 use crate::results::details;
 use crate::results::digest::{Digest, RankingDigest};
 use crate::results::{
@@ -23,9 +31,14 @@ use crate::results::{
     Results, ToolInfo, SCHEMA_VERSION,
 };
 
+use super::accounting::account;
+use super::expand::HydeOutcome;
 use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
+use super::prepare::{index_corpus, prepare};
 use super::vector_spill::VECTOR_SPILL_MIN_BYTES;
-use super::{ConfigurationOutput, PipelineInputs, PipelineOutput};
+use super::{
+    elapsed_ms, progress_bar, ConfigurationOutput, PipelineInputs, PipelineOutput, Prepared,
+};
 
 /// What a run asks for: its configurations, providers, caches and metrics.
 #[derive(Debug, Clone)]
@@ -163,8 +176,7 @@ pub fn execute(
         progress: settings.progress,
     };
     // Large sets of query and hypothesis vectors wait on disk until their chunk.
-    let indexed =
-        super::index_corpus(dataset, &inputs)?.spilling_query_vectors(VECTOR_SPILL_MIN_BYTES);
+    let indexed = index_corpus(dataset, &inputs)?.spilling_query_vectors(VECTOR_SPILL_MIN_BYTES);
     // A large corpus' facts wait on disk from here until the report; the embedder
     // reads their texts back a chunk at a time.
     let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
@@ -308,4 +320,127 @@ pub fn build_results(
     };
     results.facts = details::fact_details(dataset, &results);
     results
+}
+
+/// Prepares `dataset` and runs every configuration of `inputs` on it (see
+/// [`Prepared::retrieve`]).
+pub fn run<S: RankingSink>(
+    dataset: &Dataset,
+    inputs: &PipelineInputs<'_>,
+    sinks: &mut [S],
+) -> Result<PipelineOutput, Error> {
+    prepare(dataset, inputs)?.retrieve(sinks)
+}
+
+impl Prepared<'_> {
+    /// Runs every configuration on the prepared queries, handing each configuration's
+    /// rankings to its sink (`sinks` is aligned with the configurations).
+    pub fn retrieve<S: RankingSink>(mut self, sinks: &mut [S]) -> Result<PipelineOutput, Error> {
+        let configurations = self.configurations;
+        assert_eq!(
+            sinks.len(),
+            configurations.len(),
+            "one sink per configuration"
+        );
+        let mut timings = self.timings.clone();
+        let started = Instant::now();
+        let query_count = self.queries.len();
+        crate::progress::stage(
+            self.progress,
+            &format!(
+                "retrieving {query_count} queries x {} configurations",
+                configurations.len()
+            ),
+        );
+        let bar = progress_bar(
+            self.progress && query_count * configurations.len() > 5000,
+            query_count,
+            "retrieving",
+        );
+        let embedded_texts = self.embedded_texts;
+        let mut outcomes: Vec<Vec<HydeOutcome>> = vec![Vec::new(); configurations.len()];
+        let mut retrieval_ms = vec![0.0; configurations.len()];
+        self.in_chunks(
+            |shared, query, expansion| {
+                let outcomes = configurations
+                    .iter()
+                    .zip(&shared.plans)
+                    .map(|(configuration, plan)| {
+                        let started = Instant::now();
+                        let (ranking, hyde) =
+                            shared.query_ranking(query, expansion, configuration, *plan);
+                        QueryOutcome {
+                            ranking: ranking
+                                .into_iter()
+                                .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
+                                .collect(),
+                            hyde,
+                            elapsed_ms: elapsed_ms(started),
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                bar.inc(1);
+                outcomes
+            },
+            |queries, per_query| {
+                let mut rankings: Vec<Vec<QueryRanking>> = (0..configurations.len())
+                    .map(|_| Vec::with_capacity(queries.len()))
+                    .collect();
+                for (query, query_outcomes) in queries.iter().zip(per_query) {
+                    for (index, outcome) in query_outcomes.into_iter().enumerate() {
+                        outcomes[index].push(outcome.hyde);
+                        retrieval_ms[index] += outcome.elapsed_ms;
+                        rankings[index].push(QueryRanking {
+                            query: query.id.clone(),
+                            results: outcome.ranking,
+                        });
+                    }
+                }
+                sinks
+                    .par_iter_mut()
+                    .zip(rankings)
+                    .try_for_each(|(sink, rankings)| sink.accept(rankings))
+            },
+        )?;
+        bar.finish_and_clear();
+        timings.retrieve_ms = elapsed_ms(started);
+
+        let outputs = configurations
+            .iter()
+            .zip(outcomes)
+            .zip(retrieval_ms)
+            .enumerate()
+            .map(
+                |(index, ((configuration, outcomes), retrieval_ms))| ConfigurationOutput {
+                    configuration: configuration.clone(),
+                    used_hypotheses: outcomes
+                        .iter()
+                        .map(|&outcome| outcome == HydeOutcome::Used)
+                        .collect(),
+                    accounting: account(outcomes.iter().copied()),
+                    backend: self.backend_accounting(self.plans[index], &outcomes),
+                    retrieval_ms,
+                },
+            )
+            .collect();
+        Ok(PipelineOutput {
+            configurations: outputs,
+            timings,
+            embedded_texts,
+            backend: self.run_backend_accounting(),
+            backend_failures: self.backend_failures(),
+            hypotheses: self
+                .expansions
+                .iter()
+                .map(|expansion| expansion.hypotheses.clone().unwrap_or_default())
+                .collect(),
+        })
+    }
+}
+
+/// What one configuration did for one query.
+struct QueryOutcome {
+    ranking: Vec<(FactId, f64)>,
+    hyde: HydeOutcome,
+    elapsed_ms: f64,
 }

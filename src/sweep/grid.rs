@@ -34,6 +34,23 @@ pub fn line_points(steps: u32) -> Vec<[u32; 2]> {
     (0..=steps).map(|i| [i, steps - i]).collect()
 }
 
+/// Every point of the simplex of `dimensions` integer coordinates summing to `steps`,
+/// in lexicographic order: for 3 dimensions exactly [`simplex_points`], for 2 exactly
+/// [`line_points`] (a fusion method's weight axes say how many).
+pub fn simplex_grid(dimensions: usize, steps: u32) -> Vec<Vec<u32>> {
+    match dimensions {
+        0 => Vec::new(),
+        1 => vec![vec![steps]],
+        _ => (0..=steps)
+            .flat_map(|first| {
+                simplex_grid(dimensions - 1, steps - first)
+                    .into_iter()
+                    .map(move |rest| std::iter::once(first).chain(rest).collect())
+            })
+            .collect(),
+    }
+}
+
 /// Integer grid coordinate to weight.
 pub fn weight(coordinate: u32, steps: u32) -> f64 {
     f64::from(coordinate) / f64::from(steps)
@@ -247,6 +264,13 @@ mod tests {
             ]
         );
         assert_eq!(line_points(4).len(), 5);
+        for steps in [1u32, 2, 7, 20] {
+            let simplex: Vec<Vec<u32>> = simplex_points(steps).iter().map(|p| p.to_vec()).collect();
+            assert_eq!(simplex_grid(3, steps), simplex);
+            let line: Vec<Vec<u32>> = line_points(steps).iter().map(|p| p.to_vec()).collect();
+            assert_eq!(simplex_grid(2, steps), line);
+            assert_eq!(simplex_grid(1, steps), vec![vec![steps]]);
+        }
     }
 
     #[test]

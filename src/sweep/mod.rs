@@ -3,18 +3,24 @@
 //! Signals are computed once per query and configuration (the pipeline's candidate
 //! tables); each point only re-fuses those tables and scores the rankings. Two kinds of
 //! sweep exist:
-//! - **weights**: every configuration that blends is evaluated on an integer grid over
-//!   its weight simplex (semantic, lexical, temporal for chatcli's blend; vector and
-//!   text for the hybrid), step 1/m, all C(m + 2, 2) (or m + 1) points;
+//! - **weights**: every configuration whose fusion method blends weighted signals is
+//!   evaluated on an integer grid over its weight simplex, step 1/m: the axes are the
+//!   method's own (`fusion::MethodSpec::weight_axes`: semantic, lexical, temporal for
+//!   chatcli's blend, C(m + 2, 2) points; vector and text for the hybrid, m + 1);
 //! - **parameter**: one numeric parameter over a decimal range, for every configuration
-//!   whose plan reads it. Each value needs its own signals, so each is a variant
-//!   configuration prepared in the same pass.
+//!   that reads it (`fusion::plan_reads`: its plan or its fusion method). Each value
+//!   needs its own signals, so each is a variant configuration prepared in the same
+//!   pass.
 //!
 //! For every configuration and metric the sweep reports the value at the configuration's
 //! own parameters, the best points (ties included) and a k-fold cross-validated estimate
 //! of what choosing the best point would reach on unseen queries ([`folds`]).
 //! [`SweepResults`] is the versioned `sweep.json` contract; rendering lives in
 //! `report::sweep` and `report::charts`.
+//!
+//! A sweep knows no fusion method by name: what a method reads and which weights it
+//! blends come from its spec in `fusion/`. It imports the pipeline and fusion, never
+//! reports, settings or the command line.
 
 pub mod folds;
 pub mod grid;
@@ -23,15 +29,16 @@ pub mod score;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::configuration::{Configuration, Fusion, ParamOverrides, Params, Preset, Weights};
+use crate::configuration::{Configuration, Fusion, ParamOverrides, Params, Preset};
 use crate::dataset::Dataset;
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
 use crate::error::Error;
+use crate::fusion::{self, MethodSpec};
 use crate::generate::HypothesisGenerator;
 use crate::metrics::MetricSettings;
 use crate::pipeline::{self, PipelineInputs};
 use crate::results::ToolInfo;
-use grid::{line_points, simplex_points, weight, ParamRange};
+use grid::{simplex_grid, weight, ParamRange};
 use score::{mean, score_point, JudgedQueries};
 
 /// Bumped whenever a field of `sweep.json` changes meaning or is removed.
@@ -44,10 +51,8 @@ pub const DEFAULT_STEPS: u32 = 20;
 /// Two means closer than this count as tied.
 pub const TIE_TOLERANCE: f64 = 1e-12;
 
-/// Axis names of chatcli's blend weights, in grid order.
-pub const BLEND_AXES: [&str; 3] = ["semantic", "lexical", "temporal"];
-/// Axis names of the hybrid's weights, in grid order.
-pub const HYBRID_AXES: [&str; 2] = ["hybrid_vector_weight", "hybrid_text_weight"];
+pub use crate::fusion::blend::BLEND_AXES;
+pub use crate::fusion::hybrid::HYBRID_AXES;
 
 /// What a sweep varies.
 #[derive(Debug, Clone, PartialEq)]
@@ -202,8 +207,8 @@ pub fn select(
         configurations.iter().partition(|configuration| {
             let plan = configuration.plan();
             match kind {
-                SweepKind::Weights { .. } => matches!(plan.fusion, Fusion::Blend | Fusion::Hybrid),
-                SweepKind::Param(range) => plan.reads(&range.name),
+                SweepKind::Weights { .. } => blends_weights(&plan),
+                SweepKind::Param(range) => fusion::plan_reads(&plan, &range.name),
             }
         });
     (
@@ -222,30 +227,34 @@ pub fn skip_reason(kind: &SweepKind) -> String {
     }
 }
 
-/// The axes a configuration is swept along.
-fn axes(configuration: &Configuration, kind: &SweepKind) -> Vec<String> {
-    let names: Vec<&str> = match kind {
-        SweepKind::Param(range) => vec![range.name.as_str()],
-        SweepKind::Weights { .. } if configuration.plan().fusion == Fusion::Hybrid => {
-            HYBRID_AXES.to_vec()
-        }
-        SweepKind::Weights { .. } => BLEND_AXES.to_vec(),
-    };
-    names.into_iter().map(str::to_owned).collect()
+/// Whether a weight sweep applies to configurations of `plan`: its fusion method blends
+/// weighted signals.
+fn blends_weights(plan: &crate::configuration::Plan) -> bool {
+    !fusion::method(plan.fusion).spec().weight_axes.is_empty()
 }
 
-/// The coordinates of `params` along `axes`.
-fn coordinates(params: &Params, axes: &[String]) -> Vec<f64> {
-    axes.iter()
-        .map(|axis| match axis.as_str() {
-            "semantic" => params.weights.semantic,
-            "lexical" => params.weights.lexical,
-            "temporal" => params.weights.temporal,
-            "hybrid_vector_weight" => params.hybrid_vector_weight,
-            "hybrid_text_weight" => params.hybrid_text_weight,
-            name => param_as_number(params, name),
-        })
-        .collect()
+/// The axes a configuration is swept along: its method's weight axes, or the parameter.
+fn axes(spec: &MethodSpec, kind: &SweepKind) -> Vec<String> {
+    match kind {
+        SweepKind::Param(range) => vec![range.name.clone()],
+        SweepKind::Weights { .. } => spec
+            .weight_axes
+            .iter()
+            .map(|axis| axis.name.to_owned())
+            .collect(),
+    }
+}
+
+/// The coordinates of `params` along the axes of a configuration whose method is `spec`.
+fn coordinates(spec: &MethodSpec, kind: &SweepKind, params: &Params) -> Vec<f64> {
+    match kind {
+        SweepKind::Param(range) => vec![param_as_number(params, &range.name)],
+        SweepKind::Weights { .. } => spec
+            .weight_axes
+            .iter()
+            .map(|axis| (axis.get)(params))
+            .collect(),
+    }
 }
 
 /// A numeric parameter's value.
@@ -282,47 +291,27 @@ fn plan_points(
     let mut planned = Vec::new();
     let mut prepared = Vec::new();
     for configuration in selected {
-        let axes = axes(configuration, kind);
+        let spec = fusion::method(configuration.plan().fusion).spec();
+        let axes = axes(&spec, kind);
         let base = configuration.params.clone();
         let default_tables = prepared.len();
         prepared.push(configuration.clone());
         let default = PlannedPoint {
             tables: default_tables,
-            at: coordinates(&base, &axes),
+            at: coordinates(&spec, kind, &base),
             params: base.clone(),
         };
         let points = match kind {
-            SweepKind::Weights { steps } if configuration.plan().fusion == Fusion::Hybrid => {
-                line_points(*steps)
-                    .into_iter()
-                    .map(|[vector, text]| {
-                        let params = Params {
-                            hybrid_vector_weight: weight(vector, *steps),
-                            hybrid_text_weight: weight(text, *steps),
-                            ..base.clone()
-                        };
-                        PlannedPoint {
-                            tables: default_tables,
-                            at: coordinates(&params, &axes),
-                            params,
-                        }
-                    })
-                    .collect()
-            }
-            SweepKind::Weights { steps } => simplex_points(*steps)
+            SweepKind::Weights { steps } => simplex_grid(spec.weight_axes.len(), *steps)
                 .into_iter()
-                .map(|[semantic, lexical, temporal]| {
-                    let params = Params {
-                        weights: Weights {
-                            semantic: weight(semantic, *steps),
-                            lexical: weight(lexical, *steps),
-                            temporal: weight(temporal, *steps),
-                        },
-                        ..base.clone()
-                    };
+                .map(|point| {
+                    let mut params = base.clone();
+                    for (axis, &coordinate) in spec.weight_axes.iter().zip(&point) {
+                        (axis.set)(&mut params, weight(coordinate, *steps));
+                    }
                     PlannedPoint {
                         tables: default_tables,
-                        at: coordinates(&params, &axes),
+                        at: coordinates(&spec, kind, &params),
                         params,
                     }
                 })
@@ -393,8 +382,21 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
     let (selected, _) = select(inputs.configurations, &settings.kind);
     if selected.is_empty() {
         return Err(Error::Usage(match &settings.kind {
-            SweepKind::Weights { .. } => "none of the selected configurations blends weighted signals; pick one with --configurations (blend, hyde-3b, hyde-3b-hyp, hyde-mean, multi-hyde, hybrid)".to_owned(),
-            SweepKind::Param(range) => format!("none of the selected configurations reads {}; pick one with --configurations", range.name),
+            SweepKind::Weights { .. } => {
+                let blending: Vec<&str> = Preset::ALL
+                    .iter()
+                    .filter(|preset| blends_weights(&preset.plan()))
+                    .map(|preset| preset.name())
+                    .collect();
+                format!(
+                    "none of the selected configurations blends weighted signals; pick one with --configurations ({})",
+                    blending.join(", ")
+                )
+            }
+            SweepKind::Param(range) => format!(
+                "none of the selected configurations reads {}; pick one with --configurations",
+                range.name
+            ),
         }));
     }
     let (planned, to_prepare) = plan_points(&selected, &settings.kind)?;

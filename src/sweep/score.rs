@@ -10,9 +10,9 @@ use std::collections::HashMap;
 
 use crate::configuration::{Fusion, Params};
 use crate::dataset::{Dataset, FactId, Grade};
+use crate::fusion::{fuse, CandidateTable};
 use crate::index::FactIndex;
 use crate::metrics::{query_metrics, MetricSettings};
-use crate::pipeline::candidates::{fuse, CandidateTable};
 
 /// The judgments of the evaluated queries (those with at least one relevant fact),
 /// keyed by corpus position.

@@ -1,0 +1,343 @@
+//! chatcli's blended ranker (`blend`, `hyde-3b`, `hyde-3b-hyp`, `hyde-mean`,
+//! `multi-hyde`; chatcli ranking.go): the keyword matches and the vector hits, each
+//! signal min-max scaled over those candidates, then weighted (semantic, lexical,
+//! temporal). With nothing to search with, every fact ranks by temporal score.
+//!
+//! Owns the blend's vector hits (top-K per search vector, the `min_cosine` floor and
+//! multi-hyde's adaptive floor), the merge of hits and keyword matches, the min-max
+//! scalings (the scorer's state over the whole set of candidates), the parameters it
+//! reads and its weight axes. The keyword matches are never stored by the streaming
+//! route: the scalings are found in a first pass over the accumulators, the scores in a
+//! second.
+//!
+//! Like every method it sees one query at a time through `SignalSources`: it must not
+//! import the pipeline or anything above it, nor keep state between queries.
+
+use rustc_hash::FxHashMap;
+
+use super::{
+    Candidate, CandidateConsumer, CandidateSet, FusionMethod, MethodSpec, Scorer, Searches,
+    SignalSources, WeightAxis,
+};
+use crate::configuration::{Params, Weights};
+use crate::index::{FactIndex, ScoredFacts};
+
+/// chatcli: a signal whose span over the candidates is at most this is zero for all.
+pub const MIN_NORMALIZATION_SPAN: f64 = 1e-12;
+
+/// Axis names of chatcli's blend weights, in grid order.
+pub const BLEND_AXES: [&str; 3] = ["semantic", "lexical", "temporal"];
+
+/// chatcli's blended ranker.
+pub struct Blend;
+
+impl FusionMethod for Blend {
+    type Scorer = BlendScorer;
+
+    const SPEC: MethodSpec = MethodSpec {
+        // Only the blend searches vectors with top-K, a floor and the adaptive floor.
+        params: &[
+            "weights",
+            "vector_top_k",
+            "min_cosine",
+            "adaptive_floor_start",
+            "adaptive_floor_step",
+            "half_life_days",
+        ],
+        weight_axes: &[
+            WeightAxis {
+                name: BLEND_AXES[0],
+                get: |params| params.weights.semantic,
+                set: |params, weight| params.weights.semantic = weight,
+            },
+            WeightAxis {
+                name: BLEND_AXES[1],
+                get: |params| params.weights.lexical,
+                set: |params, weight| params.weights.lexical = weight,
+            },
+            WeightAxis {
+                name: BLEND_AXES[2],
+                get: |params| params.weights.temporal,
+                set: |params, weight| params.weights.temporal = weight,
+            },
+        ],
+        keyword_relevance: true,
+        bm25: false,
+    };
+
+    fn search_depth(&self, params: &Params) -> usize {
+        params.vector_top_k
+    }
+
+    fn candidates<C: CandidateConsumer>(
+        &self,
+        sources: SignalSources<'_>,
+        consumer: C,
+    ) -> C::Output {
+        let keywords = sources.keywords.unwrap_or(&[]);
+        let semantic = vector_hits(sources.searches, sources.params);
+        let inputs_empty = keywords.is_empty() && sources.searches.all_zero;
+        sources
+            .lexical
+            .with_keyword_relevance(keywords, |keyword_matches| {
+                if keyword_matches.len() == 0 && semantic.is_empty() && inputs_empty {
+                    // chatcli: nothing to search with -> every fact by temporal score.
+                    return consumer.all_by_temporal();
+                }
+                consumer.signals(BlendCandidates {
+                    keyword_matches,
+                    hits: semantic,
+                    temporal: sources.temporal,
+                })
+            })
+    }
+
+    fn scorer(&self, params: &Params, candidates: impl Iterator<Item = Candidate>) -> BlendScorer {
+        BlendScorer::over(candidates, params.weights)
+    }
+}
+
+/// The min-max scaling of one signal (chatcli: a span <= 1e-12 makes every value 0).
+#[derive(Clone, Copy)]
+struct MinMax {
+    min: f64,
+    span: f64,
+}
+
+impl MinMax {
+    fn of(values: impl Iterator<Item = f64>) -> MinMax {
+        let (min, max) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(min, max), value| {
+            (min.min(value), max.max(value))
+        });
+        MinMax {
+            min,
+            span: max - min,
+        }
+    }
+
+    fn scale(self, value: f64) -> f64 {
+        if self.span <= MIN_NORMALIZATION_SPAN {
+            0.0
+        } else {
+            (value - self.min) / self.span
+        }
+    }
+}
+
+/// Min-max normalizes `values` in place (chatcli: span <= 1e-12 makes all 0).
+pub fn min_max_normalize(values: &mut [f64]) {
+    let scaling = MinMax::of(values.iter().copied());
+    for value in values.iter_mut() {
+        *value = scaling.scale(*value);
+    }
+}
+
+/// chatcli's blend over one set of candidates: each signal min-max scaled over the set,
+/// then weighted. Found in one pass over the set, so a ranking can be blended from
+/// candidates streamed twice without ever being stored.
+#[derive(Clone, Copy)]
+pub struct BlendScorer {
+    semantic: MinMax,
+    lexical: MinMax,
+    temporal: MinMax,
+    weights: Weights,
+}
+
+impl BlendScorer {
+    /// The blend over `candidates`.
+    pub fn over(candidates: impl Iterator<Item = Candidate>, weights: Weights) -> BlendScorer {
+        let start = (f64::INFINITY, f64::NEG_INFINITY);
+        let widen = |(min, max): (f64, f64), value: f64| (min.min(value), max.max(value));
+        let (semantic, lexical, temporal) =
+            candidates.fold((start, start, start), |(semantic, lexical, temporal), c| {
+                (
+                    widen(semantic, c.semantic),
+                    widen(lexical, c.lexical),
+                    widen(temporal, c.temporal),
+                )
+            });
+        let scaling = |(min, max): (f64, f64)| MinMax {
+            min,
+            span: max - min,
+        };
+        BlendScorer {
+            semantic: scaling(semantic),
+            lexical: scaling(lexical),
+            temporal: scaling(temporal),
+            weights,
+        }
+    }
+}
+
+impl Scorer for BlendScorer {
+    /// The blended score of one candidate of the set.
+    fn score(&self, candidate: &Candidate) -> Option<f64> {
+        Some(
+            self.weights.semantic * self.semantic.scale(candidate.semantic)
+                + self.weights.lexical * self.lexical.scale(candidate.lexical)
+                + self.weights.temporal * self.temporal.scale(candidate.temporal),
+        )
+    }
+}
+
+/// Vector hits for a blend, in fact order (to merge with the keyword matches): top-K
+/// over every search vector with the floor (stepping the floor down when multi-hyde's
+/// adaptive floor is on); a fact hit by several vectors keeps its highest cosine.
+fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)> {
+    let search = |floor: f64| {
+        let mut best: FxHashMap<FactIndex, f64> = FxHashMap::default();
+        for position in 0..searches.hits.len() {
+            for (fact, score) in searches.top(position, params.vector_top_k, floor) {
+                let slot = best.entry(fact).or_insert(score);
+                *slot = slot.max(score);
+            }
+        }
+        let mut hits: Vec<(FactIndex, f64)> = best.into_iter().collect();
+        hits.sort_unstable_by_key(|&(fact, _)| fact);
+        hits
+    };
+    if params.adaptive_floor_start > params.min_cosine {
+        let mut floor = params.adaptive_floor_start;
+        loop {
+            let hits = search(floor);
+            if !hits.is_empty() || floor <= params.min_cosine {
+                return hits;
+            }
+            floor = (floor - params.adaptive_floor_step).max(params.min_cosine);
+        }
+    }
+    search(params.min_cosine)
+}
+
+/// A blend's candidates: the keyword matches, still on the lexical accumulators, and the
+/// vector hits, merged in fact order as they are walked.
+struct BlendCandidates<'s, 'a> {
+    keyword_matches: &'s mut ScoredFacts<'a>,
+    /// In fact order.
+    hits: Vec<(FactIndex, f64)>,
+    temporal: &'s [f64],
+}
+
+impl CandidateSet for BlendCandidates<'_, '_> {
+    fn size_bound(&self) -> usize {
+        self.keyword_matches.len() + self.hits.len()
+    }
+
+    fn peek(&self) -> impl Iterator<Item = Candidate> + '_ {
+        blend_candidates(
+            self.keyword_matches.peek(),
+            self.hits.iter().copied(),
+            self.temporal,
+        )
+    }
+
+    fn take(self) -> impl Iterator<Item = Candidate> {
+        blend_candidates(self.keyword_matches, self.hits.into_iter(), self.temporal)
+    }
+}
+
+/// A blend's candidates in fact order: the keyword matches (in fact order) merged with
+/// the vector hits (`hits`, in fact order), a fact in both once with both signals.
+fn blend_candidates<'a>(
+    keyword_matches: impl Iterator<Item = (FactIndex, f64)> + 'a,
+    hits: impl Iterator<Item = (FactIndex, f64)> + 'a,
+    temporal: &'a [f64],
+) -> impl Iterator<Item = Candidate> + 'a {
+    let mut keyword_matches = keyword_matches.peekable();
+    let mut hits = hits.peekable();
+    std::iter::from_fn(move || {
+        let match_first = match (keyword_matches.peek(), hits.peek()) {
+            (Some(&(fact, _)), Some(&(hit, _))) => fact <= hit,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if match_first {
+            let (fact, relevance) = keyword_matches.next()?;
+            let cosine = hits
+                .next_if(|&(hit, _)| hit == fact)
+                .map_or(0.0, |(_, cosine)| cosine);
+            Some(Candidate {
+                semantic: cosine,
+                lexical: relevance,
+                ..Candidate::blank(fact, temporal)
+            })
+        } else {
+            let (hit, cosine) = hits.next()?;
+            Some(Candidate {
+                semantic: cosine,
+                ..Candidate::blank(hit, temporal)
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configuration::{Fusion, CHATCLI_WEIGHTS};
+    use crate::fusion::{fuse, CandidateTable, TableKind};
+
+    fn candidate(fact: FactIndex, semantic: f64, lexical: f64, temporal: f64) -> Candidate {
+        Candidate {
+            fact,
+            semantic,
+            lexical,
+            temporal,
+        }
+    }
+
+    #[test]
+    fn min_max_of_constant_signal_is_zero() {
+        let mut values = vec![0.7, 0.7 + 1e-13, 0.7];
+        min_max_normalize(&mut values);
+        assert_eq!(values, vec![0.0, 0.0, 0.0]);
+        let mut values = vec![2.0, 4.0, 3.0];
+        min_max_normalize(&mut values);
+        assert_eq!(values, vec![0.0, 1.0, 0.5]);
+    }
+
+    #[test]
+    fn blend_worked_by_hand() {
+        // semantic 0.9/0.3/0.6 -> 1, 0, 0.5; lexical 0/1/0.5 -> 0, 1, 0.5; temporal constant -> 0.
+        let table = CandidateTable {
+            kind: TableKind::Signals,
+            candidates: vec![
+                candidate(2, 0.9, 0.0, 1.0),
+                candidate(0, 0.3, 1.0, 1.0),
+                candidate(1, 0.6, 0.5, 1.0),
+            ],
+        };
+        let params = Params {
+            weights: CHATCLI_WEIGHTS,
+            ..Params::default()
+        };
+        let ranking = fuse(&table, Fusion::Blend, &params);
+        assert_eq!(
+            ranking.iter().map(|r| r.0).collect::<Vec<_>>(),
+            vec![2, 1, 0]
+        );
+        assert!((ranking[0].1 - 0.55).abs() < 1e-12);
+        assert!((ranking[1].1 - 0.425).abs() < 1e-12);
+        assert!((ranking[2].1 - 0.30).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hits_and_keyword_matches_merge_in_fact_order() {
+        let temporal = [0.1, 0.2, 0.3, 0.4];
+        let merged: Vec<Candidate> = blend_candidates(
+            [(0, 1.0), (2, 0.5)].into_iter(),
+            [(1, 0.8), (2, 0.6), (3, 0.4)].into_iter(),
+            &temporal,
+        )
+        .collect();
+        assert_eq!(
+            merged,
+            vec![
+                candidate(0, 0.0, 1.0, 0.1),
+                candidate(1, 0.8, 0.0, 0.2),
+                candidate(2, 0.6, 0.5, 0.3),
+                candidate(3, 0.4, 0.0, 0.4),
+            ]
+        );
+    }
+}

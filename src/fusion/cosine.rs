@@ -1,0 +1,71 @@
+//! Dense retrieval (`dense`): the query vector's nearest facts, scored by cosine. Without
+//! a search vector every fact is a candidate at 0.
+//!
+//! Owns how deep it reads its vector search ([`MAX_SWEEP_DEPTH`]), its candidates and its
+//! score. It reads no keywords and no BM25.
+//!
+//! Like every method it sees one query at a time through `SignalSources`: it must not
+//! import the pipeline or anything above it, nor keep state between queries.
+
+use super::{Candidate, CandidateConsumer, FusionMethod, MethodSpec, Scorer, SignalSources};
+use crate::configuration::Params;
+
+/// The largest `depth` a sweep re-fuses a candidate table to.
+pub const MAX_SWEEP_DEPTH: usize = 1000;
+
+/// Cosine against every fact.
+pub struct Cosine;
+
+/// Scores a candidate by its semantic signal, the cosine.
+pub struct CosineScore;
+
+impl Scorer for CosineScore {
+    fn score(&self, candidate: &Candidate) -> Option<f64> {
+        Some(candidate.semantic)
+    }
+}
+
+impl FusionMethod for Cosine {
+    type Scorer = CosineScore;
+
+    const SPEC: MethodSpec = MethodSpec {
+        params: &[],
+        weight_axes: &[],
+        keyword_relevance: false,
+        bm25: false,
+    };
+
+    /// Sweeps of `depth` re-fuse up to [`MAX_SWEEP_DEPTH`], so a cosine table holds at
+    /// least that many.
+    fn search_depth(&self, params: &Params) -> usize {
+        params.depth.max(MAX_SWEEP_DEPTH)
+    }
+
+    fn candidates<C: CandidateConsumer>(
+        &self,
+        sources: SignalSources<'_>,
+        consumer: C,
+    ) -> C::Output {
+        let searches = sources.searches;
+        let candidates: Vec<Candidate> = match searches.hits.first() {
+            // The nearest facts are enough: the ranking keeps `depth` of them.
+            Some(_) => searches
+                .top(0, usize::MAX, f64::NEG_INFINITY)
+                .map(|(fact, cosine)| Candidate {
+                    semantic: cosine,
+                    ..Candidate::blank(fact, sources.temporal)
+                })
+                .collect(),
+            None => sources.every_fact().collect(),
+        };
+        consumer.signals(candidates)
+    }
+
+    fn scorer(
+        &self,
+        _params: &Params,
+        _candidates: impl Iterator<Item = Candidate>,
+    ) -> CosineScore {
+        CosineScore
+    }
+}

@@ -1,0 +1,148 @@
+//! Expand: once per query, for all configurations, its keywords and its hypotheses
+//! (fetched from the generator in one call), and the HyDE decisions one configuration
+//! makes for one query: the skip heuristics (short queries, code mentions) and how it
+//! used hypotheses (`HydeOutcome`).
+//!
+//! It embeds nothing (`embed.rs` does, after it) and searches nothing.
+
+use rustc_hash::FxHashMap;
+
+use super::QueryExpansion;
+use crate::configuration::{Configuration, Params};
+use crate::dataset::Query;
+use crate::error::Error;
+use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
+use crate::text::extract_keywords;
+
+/// Why a query skipped HyDE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SkipReason {
+    ShortQuery,
+    CodeMention,
+}
+
+/// The most hypotheses any of `configurations` reads per query (0 when none uses them).
+pub fn max_hypotheses(configurations: &[Configuration]) -> usize {
+    configurations
+        .iter()
+        .filter(|configuration| configuration.plan().uses_hypotheses())
+        .map(|configuration| configuration.params.num_hypotheses)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Extracts keywords and fetches hypotheses, once per query for all configurations
+/// (their vectors follow, in `embed.rs`).
+pub(super) fn expand_queries(
+    queries: &[Query],
+    generator: &dyn HypothesisGenerator,
+    max_hypotheses: usize,
+) -> Result<Vec<QueryExpansion>, Error> {
+    let generations = if max_hypotheses == 0 {
+        Vec::new()
+    } else {
+        generator.generate_all(queries, max_hypotheses)?
+    };
+    let mut generations = generations.into_iter();
+    let expansions: Vec<QueryExpansion> = queries
+        .iter()
+        .map(|query| {
+            let (hypotheses, generation_cost) = match generations.next() {
+                Some(generation) => (generation.hypotheses, generation.cost),
+                None => (
+                    Err(GenerationFailure::NotRecorded),
+                    GenerationCost::default(),
+                ),
+            };
+            let first_hypothesis_keywords = match &hypotheses {
+                Ok(texts) if !texts.is_empty() => extract_keywords(&texts[..1]),
+                _ => Vec::new(),
+            };
+            QueryExpansion {
+                keywords: extract_keywords(&[query.text.as_str()]),
+                hypotheses,
+                first_hypothesis_keywords,
+                query_vector: None,
+                hypothesis_vectors: Vec::new(),
+                generation_cost,
+                hypothesis_embedding_failure: None,
+                search_hits: FxHashMap::default(),
+            }
+        })
+        .collect();
+    Ok(expansions)
+}
+
+/// Whether and how a configuration used hypotheses for one query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HydeOutcome {
+    NotApplicable,
+    Used,
+    Skipped(SkipReason),
+    Fallback,
+}
+
+/// The seeds' skip heuristics: very short queries and queries that name code entities
+/// are answered without HyDE.
+pub(super) fn skip_reason(query: &str, params: &Params) -> Option<SkipReason> {
+    if params.skip_short_queries > 0
+        && query.split_whitespace().count() <= params.skip_short_queries
+    {
+        return Some(SkipReason::ShortQuery);
+    }
+    if params.skip_code_mentions && mentions_code(query) {
+        return Some(SkipReason::CodeMention);
+    }
+    None
+}
+
+/// A backtick, or a word shaped like code: `snake_case`, `camelCase`, `a::b`, `call()`,
+/// `file.ext`.
+pub fn mentions_code(query: &str) -> bool {
+    if query.contains('`') {
+        return true;
+    }
+    query.split_whitespace().any(|word| {
+        let word =
+            word.trim_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != ')' && c != '_');
+        let chars: Vec<char> = word.chars().collect();
+        let inner_underscore = chars
+            .windows(3)
+            .any(|w| w[0].is_alphanumeric() && w[1] == '_' && w[2].is_alphanumeric());
+        let camel = chars
+            .windows(2)
+            .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+        let file_extension = word.rsplit_once('.').is_some_and(|(stem, extension)| {
+            stem.chars().count() >= 2
+                && (1..=4).contains(&extension.len())
+                && extension.chars().all(|c| c.is_ascii_lowercase())
+        });
+        inner_underscore || camel || word.contains("::") || word.ends_with("()") || file_extension
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_mentions() {
+        for query in [
+            "why does `go vet` fail",
+            "where is parse_config defined",
+            "what does getUserName return",
+            "std::mem::take semantics",
+            "who calls init()",
+            "edit main.go",
+        ] {
+            assert!(mentions_code(query), "{query}");
+        }
+        for query in [
+            "how do we deploy to staging",
+            "what is the cache policy?",
+            "e.g. the usual setup",
+        ] {
+            assert!(!mentions_code(query), "{query}");
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Retrieve: queries in chunks. Each chunk's vectors are read back (when they wait on
+//! disk) and every vector some configuration searches is searched in one batch, as deep
+//! as the deepest configuration reads it; then each query is mapped in parallel and its
+//! vectors and hits dropped. Also what one configuration searches with for one query
+//! (its hypotheses after the skip heuristics and fallbacks, its keywords, its search
+//! vectors' hits): the [`crate::fusion::SignalSources`] its fusion method reads.
+//!
+//! It ranks nothing itself (`fuse.rs` hands the sources to the fusion methods).
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::embed::mean_of_unit_vectors;
+use super::expand::{skip_reason, HydeOutcome};
+use super::{Prepared, QueryExpansion, VectorKey};
+use crate::configuration::{Configuration, KeywordSource, Params, Plan, SearchVector};
+use crate::dataset::Query;
+use crate::error::Error;
+use crate::fusion::{self, Searches, SignalSources};
+use crate::index::{FactIndex, FlatIndex};
+use crate::text::merge_keywords;
+
+/// Queries retrieved together: their vector searches run as one batch and their rankings
+/// are handed to the sinks before the next chunk starts, which bounds the memory held
+/// by hits and rankings whatever the number of queries. A chunk's rankings take about
+/// 24 bytes per entry per configuration (30 MB for ten configurations at depth 1,000);
+/// 128 queries still fill both query blocks of a two-thread batch search.
+const CHUNK_QUERIES: usize = 128;
+
+impl Prepared<'_> {
+    /// Runs `per_query` on every query, [`CHUNK_QUERIES`] at a time: a chunk's vectors
+    /// (read back first when they wait on disk) are searched in one batch, its queries
+    /// mapped in parallel (each query's vectors and search hits dropped once it is
+    /// mapped), and `consume` takes the chunk's queries and results, in order, before
+    /// the next chunk starts.
+    pub(super) fn in_chunks<T: Send>(
+        &mut self,
+        per_query: impl Fn(&Self, &Query, &mut QueryExpansion) -> T + Sync,
+        mut consume: impl FnMut(&[Query], Vec<T>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        // Taken out so each chunk's expansions can take and drop their search hits.
+        let mut expansions = std::mem::take(&mut self.expansions);
+        let shared = &*self;
+        let query_count = shared.queries.len();
+        let outcome = (0..query_count)
+            .step_by(CHUNK_QUERIES)
+            .try_for_each(|first| {
+                let queries = &shared.queries[first..(first + CHUNK_QUERIES).min(query_count)];
+                let chunk = &mut expansions[first..first + queries.len()];
+                if let Some(spilled) = &shared.spilled_vectors {
+                    spilled.restore(first, chunk)?;
+                }
+                shared.search(queries, chunk);
+                let results = queries
+                    .par_iter()
+                    .zip(chunk.par_iter_mut())
+                    .map(|(query, expansion)| {
+                        let result = per_query(shared, query, expansion);
+                        expansion.query_vector = None;
+                        expansion.hypothesis_vectors = Vec::new();
+                        expansion.search_hits = FxHashMap::default();
+                        result
+                    })
+                    .collect();
+                consume(queries, results)
+            });
+        self.expansions = expansions;
+        outcome
+    }
+
+    /// Searches, in one batch, every vector that some configuration searches for
+    /// `queries`, storing the hits in their `expansions` (aligned with `queries`).
+    fn search(&self, queries: &[Query], expansions: &mut [QueryExpansion]) {
+        if let Some(index) = &self.corpus.vectors {
+            search_all(queries, expansions, self.configurations, &self.plans, index);
+        }
+    }
+
+    /// Runs `compute` on what one configuration's signals for one query come from, and
+    /// says how the configuration used HyDE for it.
+    pub(super) fn with_signal_sources<R>(
+        &self,
+        query: &Query,
+        expansion: &QueryExpansion,
+        configuration: &Configuration,
+        plan: Plan,
+        compute: impl FnOnce(SignalSources<'_>) -> R,
+    ) -> (R, HydeOutcome) {
+        let inputs = signal_inputs(query, expansion, configuration, plan);
+        let result = compute(SignalSources {
+            keywords: inputs.keywords.as_deref(),
+            searches: inputs.searches(),
+            query_text: &query.text,
+            params: &configuration.params,
+            lexical: &self.corpus.lexical,
+            temporal: self.temporal(configuration),
+        });
+        (result, inputs.hyde)
+    }
+
+    /// The temporal score of every fact at `configuration`'s half-life.
+    fn temporal(&self, configuration: &Configuration) -> &[f64] {
+        &self.temporal_by_half_life[&configuration.params.half_life_days.to_bits()]
+    }
+}
+
+/// How deep a vector is searched, and the vector.
+type Wanted = (usize, Vec<f32>);
+
+/// Searches, in batches, every vector any configuration searches for any query, each as
+/// deep as the deepest configuration that searches it reads.
+fn search_all(
+    queries: &[Query],
+    expansions: &mut [QueryExpansion],
+    configurations: &[Configuration],
+    plans: &[Plan],
+    index: &FlatIndex,
+) {
+    // A vector searched by several configurations is searched once, as deep as the
+    // deepest needs.
+    let mut wanted: Vec<FxHashMap<VectorKey, Wanted>> = vec![FxHashMap::default(); queries.len()];
+    for ((query, expansion), wanted) in queries.iter().zip(expansions.iter()).zip(&mut wanted) {
+        for (configuration, plan) in configurations.iter().zip(plans) {
+            if plan.vector.is_none() {
+                continue;
+            }
+            let limit = fusion::method(plan.fusion).search_depth(&configuration.params);
+            let (_, vectors, _) =
+                configuration_inputs(query, expansion, &configuration.params, *plan);
+            for vector in vectors {
+                let entry = wanted.entry(vector_key(&vector)).or_insert((limit, vector));
+                entry.0 = entry.0.max(limit);
+            }
+        }
+    }
+    // Per depth: (query position, vector key, vector).
+    let mut by_limit: BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> = BTreeMap::new();
+    for (position, wanted) in wanted.into_iter().enumerate() {
+        for (key, (limit, vector)) in wanted {
+            by_limit
+                .entry(limit)
+                .or_default()
+                .push((position, key, vector));
+        }
+    }
+    for (limit, searches) in by_limit {
+        let vectors: Vec<&[f32]> = searches
+            .iter()
+            .map(|(_, _, vector)| vector.as_slice())
+            .collect();
+        let results = index.search_batch(&vectors, limit, f64::NEG_INFINITY);
+        for ((position, key, _), hits) in searches.into_iter().zip(results) {
+            expansions[position].search_hits.insert(key, hits);
+        }
+    }
+}
+
+/// The f32 bits of a search vector: the key of its precomputed hits.
+fn vector_key(vector: &[f32]) -> VectorKey {
+    vector.iter().map(|value| value.to_bits()).collect()
+}
+
+impl QueryExpansion {
+    /// The nearest facts of `vector`, searched with its chunk of queries (see
+    /// [`search_all`]).
+    fn hits(&self, vector: &[f32]) -> &[(FactIndex, f64)] {
+        self.search_hits
+            .get(&vector_key(vector))
+            .map(Vec::as_slice)
+            .expect("every search vector is searched before its query is retrieved")
+    }
+}
+
+/// What one configuration searches with for one query: its keywords, the hits of its
+/// search vectors, and how it used HyDE.
+struct SignalInputs<'e> {
+    keywords: Option<Vec<String>>,
+    hits: Vec<&'e [(FactIndex, f64)]>,
+    /// Every search vector is zero (or there is none).
+    all_zero: bool,
+    hyde: HydeOutcome,
+}
+
+impl SignalInputs<'_> {
+    fn searches(&self) -> Searches<'_> {
+        Searches {
+            hits: &self.hits,
+            all_zero: self.all_zero,
+        }
+    }
+}
+
+/// One configuration's inputs for one query, expanded per its plan.
+fn signal_inputs<'e>(
+    query: &Query,
+    expansion: &'e QueryExpansion,
+    configuration: &Configuration,
+    plan: Plan,
+) -> SignalInputs<'e> {
+    let params = &configuration.params;
+    let (hypotheses, search_vectors, hyde) = configuration_inputs(query, expansion, params, plan);
+    let keywords: Option<Vec<String>> = plan.keywords.map(|source| match source {
+        KeywordSource::Query => expansion.keywords.clone(),
+        KeywordSource::QueryAndHypothesis if !hypotheses.is_empty() => {
+            let take = params
+                .hyde_keywords
+                .min(expansion.first_hypothesis_keywords.len());
+            merge_keywords(
+                &expansion.keywords,
+                &expansion.first_hypothesis_keywords[..take],
+            )
+        }
+        KeywordSource::QueryAndHypothesis => expansion.keywords.clone(),
+    });
+    SignalInputs {
+        keywords,
+        hits: search_vectors
+            .iter()
+            .map(|vector| expansion.hits(vector))
+            .collect(),
+        all_zero: search_vectors.iter().all(|vector| is_zero(vector)),
+        hyde,
+    }
+}
+
+/// The hypotheses one configuration uses for one query (after the skip heuristics and
+/// fallbacks), the vectors it searches, and how it used HyDE.
+fn configuration_inputs<'e>(
+    query: &Query,
+    expansion: &'e QueryExpansion,
+    params: &Params,
+    plan: Plan,
+) -> (&'e [String], Vec<Vec<f32>>, HydeOutcome) {
+    let (hypotheses, hypothesis_vectors, hyde): (&[String], &[Vec<f32>], HydeOutcome) =
+        if !plan.uses_hypotheses() {
+            (&[], &[], HydeOutcome::NotApplicable)
+        } else if let Some(reason) = skip_reason(&query.text, params) {
+            (&[], &[], HydeOutcome::Skipped(reason))
+        } else {
+            let vectors_missing = plan
+                .vector
+                .is_some_and(|vector| vector != SearchVector::Query)
+                && expansion.query_vector.is_some()
+                && expansion.hypothesis_embedding_failure.is_some();
+            match &expansion.hypotheses {
+                Ok(texts) if !texts.is_empty() && !vectors_missing => {
+                    let count = texts.len().min(params.num_hypotheses);
+                    // Hypothesis vectors exist only when some configuration searches vectors.
+                    let vectors = &expansion.hypothesis_vectors
+                        [..count.min(expansion.hypothesis_vectors.len())];
+                    (&texts[..count], vectors, HydeOutcome::Used)
+                }
+                _ => (&[], &[], HydeOutcome::Fallback),
+            }
+        };
+    let search_vectors: Vec<Vec<f32>> = match (plan.vector, &expansion.query_vector) {
+        (None, _) | (_, None) => Vec::new(),
+        (Some(_), Some(query_vector)) if hypothesis_vectors.is_empty() => {
+            vec![query_vector.clone()]
+        }
+        (Some(SearchVector::Query), Some(query_vector)) => vec![query_vector.clone()],
+        (Some(SearchVector::FirstHypothesis), _) => vec![hypothesis_vectors[0].clone()],
+        (Some(SearchVector::MeanOfQueryAndHypotheses), Some(query_vector)) => {
+            vec![mean_of_unit_vectors(
+                std::iter::once(query_vector).chain(hypothesis_vectors),
+            )]
+        }
+        (Some(SearchVector::EachHypothesis), _) => hypothesis_vectors.to_vec(),
+    };
+
+    (hypotheses, search_vectors, hyde)
+}
+
+fn is_zero(vector: &[f32]) -> bool {
+    vector.iter().all(|&value| value == 0.0)
+}
