@@ -8,11 +8,11 @@
 
 use std::time::Instant;
 
+use super::accounting::StageUsage;
 use super::expand::expand_queries;
+use super::expand::QueryExpansion;
+use super::state::{elapsed_ms, progress_bar, Corpus, IndexedCorpus, Prepared};
 use super::vector_spill::{SpilledVectors, VectorSpillWriter};
-use super::{
-    elapsed_ms, progress_bar, Corpus, IndexedCorpus, Prepared, QueryExpansion, StageUsage,
-};
 use crate::dataset::Query;
 use crate::embed::{embed_checked, CorpusTexts, EmbeddingProvider, EmbeddingUsage, TextKind};
 use crate::error::Error;

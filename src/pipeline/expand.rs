@@ -7,12 +7,31 @@
 
 use rustc_hash::FxHashMap;
 
-use super::QueryExpansion;
 use crate::configuration::{Configuration, Params};
 use crate::dataset::Query;
 use crate::error::Error;
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
+use crate::index::FactIndex;
 use crate::text::extract_keywords;
+
+/// A search vector's bits (see `retrieve::vector_key`).
+pub(super) type VectorKey = Vec<u32>;
+
+/// Per-query work shared by every configuration.
+pub(super) struct QueryExpansion {
+    pub(super) keywords: Vec<String>,
+    pub(super) hypotheses: Result<Vec<String>, GenerationFailure>,
+    /// chatcli `ExtractKeywords([first hypothesis])`.
+    pub(super) first_hypothesis_keywords: Vec<String>,
+    pub(super) query_vector: Option<Vec<f32>>,
+    pub(super) hypothesis_vectors: Vec<Vec<f32>>,
+    /// What generating the hypotheses cost.
+    pub(super) generation_cost: GenerationCost,
+    /// Why the hypotheses could not be embedded (their vector searches fall back).
+    pub(super) hypothesis_embedding_failure: Option<String>,
+    /// Nearest facts of every vector some configuration searches, by the vector's bits.
+    pub(super) search_hits: FxHashMap<VectorKey, Vec<(FactIndex, f64)>>,
+}
 
 /// Why a query skipped HyDE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

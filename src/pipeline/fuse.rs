@@ -6,7 +6,8 @@
 //! No fusion method's knowledge lives here: a new method needs no change to this file.
 
 use super::expand::HydeOutcome;
-use super::{progress_bar, Prepared, QueryExpansion};
+use super::expand::QueryExpansion;
+use super::state::{progress_bar, Prepared};
 use crate::configuration::{Configuration, Plan};
 use crate::dataset::Query;
 use crate::error::Error;

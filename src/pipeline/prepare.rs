@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use super::accounting::StageTimings;
 use super::expand::max_hypotheses;
-use super::{elapsed_ms, IndexedCorpus, PipelineInputs, Prepared, StageTimings};
+use super::state::{elapsed_ms, IndexedCorpus, PipelineInputs, Prepared};
 use crate::configuration::{Configuration, Plan};
 use crate::dataset::{Dataset, Fact, FactId};
 use crate::error::Error;

@@ -14,7 +14,8 @@ use rustc_hash::FxHashMap;
 
 use super::embed::mean_of_unit_vectors;
 use super::expand::{skip_reason, HydeOutcome};
-use super::{Prepared, QueryExpansion, VectorKey};
+use super::expand::{QueryExpansion, VectorKey};
+use super::state::Prepared;
 use crate::configuration::{Configuration, KeywordSource, Params, Plan, SearchVector};
 use crate::dataset::Query;
 use crate::error::Error;

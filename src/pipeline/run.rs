@@ -35,10 +35,10 @@ use super::accounting::account;
 use super::expand::HydeOutcome;
 use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
 use super::prepare::{index_corpus, prepare};
-use super::vector_spill::VECTOR_SPILL_MIN_BYTES;
-use super::{
+use super::state::{
     elapsed_ms, progress_bar, ConfigurationOutput, PipelineInputs, PipelineOutput, Prepared,
 };
+use super::vector_spill::VECTOR_SPILL_MIN_BYTES;
 
 /// What a run asks for: its configurations, providers, caches and metrics.
 #[derive(Debug, Clone)]

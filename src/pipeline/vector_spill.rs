@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 
-use super::QueryExpansion;
+use super::expand::QueryExpansion;
 use crate::error::Error;
 
 /// Query and hypothesis vectors totalling this many bytes or more are worth a
