@@ -512,14 +512,14 @@ impl Preset {
     /// The seed system or paper the configuration reproduces.
     pub fn source(self) -> &'static str {
         match self {
-            Preset::Keyword => "chatcli facts.go Search (reference s3)",
+            Preset::Keyword => "chatcli facts.go Search",
             Preset::Bm25 => {
                 "Robertson/Sparck Jones BM25, Lucene idf (Anserini defaults k1=0.9, b=0.4)"
             }
-            Preset::Dense => "dense retrieval baseline (chatcli vindex cosine, reference s8)",
-            Preset::Blend => "chatcli ranking.go blended ranker (reference s5)",
-            Preset::Hyde3a => "chatcli hyde.go phase 3a (reference s4)",
-            Preset::Hyde3b => "chatcli retriever.go phase 3b (reference s5)",
+            Preset::Dense => "dense retrieval baseline (chatcli vindex cosine)",
+            Preset::Blend => "chatcli ranking.go blended ranker",
+            Preset::Hyde3a => "chatcli hyde.go phase 3a",
+            Preset::Hyde3b => "chatcli retriever.go phase 3b",
             Preset::Hyde3bHyp => "Gao et al. 2022, HyDE (hypothesis embedding) in chatcli's blend",
             Preset::HydeMean => {
                 "Gao et al. 2022 / backend plan: mean of query + hypothesis vectors"
