@@ -9,22 +9,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::hyde_eval;
+use common::{hyde_eval, tiny_copy};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A copy of `fixtures/datasets/tiny` (2 facts, 2 queries) in a temporary directory.
-fn tiny_copy(work: &Path, name: &str) -> PathBuf {
-    let source = common::repo_path("fixtures/datasets/tiny");
-    let target = work.join(name);
-    std::fs::create_dir_all(&target).unwrap();
-    for entry in std::fs::read_dir(source).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), target.join(entry.file_name())).unwrap();
-    }
-    target
 }
 
 fn append(path: &Path, text: &str) {

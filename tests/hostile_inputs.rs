@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::hyde_eval;
+use common::{hyde_eval, tiny_copy};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -22,18 +22,6 @@ fn stdout(output: &Output) -> String {
 
 fn path_str(path: &Path) -> &str {
     path.to_str().unwrap()
-}
-
-/// A copy of `fixtures/datasets/tiny` (2 facts, 2 queries) in `work/name`.
-fn tiny_copy(work: &Path, name: &str) -> PathBuf {
-    let source = common::repo_path("fixtures/datasets/tiny");
-    let target = work.join(name);
-    std::fs::create_dir_all(&target).unwrap();
-    for entry in std::fs::read_dir(source).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), target.join(entry.file_name())).unwrap();
-    }
-    target
 }
 
 /// Asserts exit code 2 and that stderr holds every one of `parts`.
@@ -522,19 +510,11 @@ fn csv_with_an_unclosed_quote_or_a_repeated_column_is_refused() {
 /// here the answer is checked against a query of the same words once each).
 #[test]
 fn a_query_of_two_hundred_thousand_distinct_words_is_scored() {
-    use hyde_eval::dataset::{Fact, FactId};
+    use hyde_eval::dataset::collection::plain_fact;
+    use hyde_eval::dataset::Fact;
     use hyde_eval::index::{Bm25Params, LexicalIndex, LexicalNeeds};
     use hyde_eval::text::Analyzer;
-    let fact = |id: &str, content: &str| Fact {
-        id: FactId::from(id),
-        content: content.into(),
-        tags: Vec::new(),
-        category: None,
-        created_at: None,
-        last_accessed: None,
-        access_count: 0,
-        confidence: None,
-    };
+    let fact = |id: &str, content: &str| plain_fact(id.into(), content.into());
     let facts = [fact("f1", "w17 w99999 alpha"), fact("f2", "beta gamma w5")];
     let refs: Vec<&Fact> = facts.iter().collect();
     let needs = LexicalNeeds {

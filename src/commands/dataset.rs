@@ -58,12 +58,7 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
             ))?;
         }
         DatasetCommand::Stats(args) => {
-            let dataset = load_dataset(
-                &args.dataset,
-                args.source.dataset_format,
-                &args.source.options,
-            )?;
-            print_notes(&dataset, args.quiet);
+            let dataset = load_inspected(args)?;
             let summary = stats::stats(&dataset);
             let text = if args.json {
                 let mut text = serde_json::to_string_pretty(&summary).expect("serializable stats");
@@ -75,12 +70,7 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
             print_to_stdout(&text)?;
         }
         DatasetCommand::Validate(args) => {
-            let dataset = load_dataset(
-                &args.dataset,
-                args.source.dataset_format,
-                &args.source.options,
-            )?;
-            print_notes(&dataset, args.quiet);
+            let dataset = load_inspected(args)?;
             print_to_stdout(&format!(
                 "{}: valid ({} facts, {} queries, {} judgments)\n",
                 args.dataset.display(),
@@ -91,4 +81,19 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
         }
     }
     Ok(crate::error::exit_code::OK)
+}
+
+/// The dataset `stats` or `validate` names, its notes printed unless quiet.
+fn load_inspected(args: &crate::cli::InspectArgs) -> Result<Dataset, Error> {
+    let dataset = load_dataset(
+        &args.dataset,
+        args.source.dataset_format,
+        &args.source.options,
+    )?;
+    if !args.quiet {
+        for note in &dataset.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    Ok(dataset)
 }

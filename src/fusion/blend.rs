@@ -275,16 +275,8 @@ fn blend_candidates<'a>(
 mod tests {
     use super::*;
     use crate::configuration::{Fusion, CHATCLI_WEIGHTS};
+    use crate::fusion::tests::candidate;
     use crate::fusion::{fuse, CandidateTable, TableKind};
-
-    fn candidate(fact: FactIndex, semantic: f64, lexical: f64, temporal: f64) -> Candidate {
-        Candidate {
-            fact,
-            semantic,
-            lexical,
-            temporal,
-        }
-    }
 
     #[test]
     fn min_max_of_constant_signal_is_zero() {

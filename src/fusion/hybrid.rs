@@ -143,16 +143,8 @@ fn sorted_candidates(by_fact: FxHashMap<FactIndex, Candidate>) -> Vec<Candidate>
 mod tests {
     use super::*;
     use crate::configuration::Fusion;
+    use crate::fusion::tests::candidate;
     use crate::fusion::{fuse, CandidateTable, TableKind};
-
-    fn candidate(fact: FactIndex, semantic: f64, lexical: f64, temporal: f64) -> Candidate {
-        Candidate {
-            fact,
-            semantic,
-            lexical,
-            temporal,
-        }
-    }
 
     #[test]
     fn ties_break_by_id_and_hybrid_applies_min_score() {

@@ -419,9 +419,24 @@ impl CandidateSet for LexicalCandidates<'_, '_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::configuration::{Preset, PARAM_NAMES};
+
+    /// A candidate with the given signals, for the methods' tests.
+    pub(crate) fn candidate(
+        fact: FactIndex,
+        semantic: f64,
+        lexical: f64,
+        temporal: f64,
+    ) -> Candidate {
+        Candidate {
+            fact,
+            semantic,
+            lexical,
+            temporal,
+        }
+    }
 
     #[test]
     fn every_method_names_known_parameters_and_weight_axes() {

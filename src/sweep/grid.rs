@@ -17,26 +17,9 @@ pub const MAX_STEPS: u32 = 200;
 /// Largest number of values accepted for a parameter range.
 pub const MAX_PARAM_VALUES: usize = 1000;
 
-/// Every point `(i, j, m - i - j) / m` of the 2-simplex with integer `i, j >= 0`,
-/// ordered by `i`, then `j`: exactly C(m + 2, 2) points.
-pub fn simplex_points(steps: u32) -> Vec<[u32; 3]> {
-    let mut points = Vec::with_capacity(((steps + 1) * (steps + 2) / 2) as usize);
-    for i in 0..=steps {
-        for j in 0..=steps - i {
-            points.push([i, j, steps - i - j]);
-        }
-    }
-    points
-}
-
-/// Every point `(i, m - i) / m` of the 1-simplex, ordered by `i`: exactly m + 1 points.
-pub fn line_points(steps: u32) -> Vec<[u32; 2]> {
-    (0..=steps).map(|i| [i, steps - i]).collect()
-}
-
 /// Every point of the simplex of `dimensions` integer coordinates summing to `steps`,
-/// in lexicographic order: for 3 dimensions exactly [`simplex_points`], for 2 exactly
-/// [`line_points`] (a fusion method's weight axes say how many).
+/// in lexicographic order (for 3 dimensions the points `(i, j, m - i - j) / m` ordered by
+/// `i`, then `j`; a fusion method's weight axes say how many dimensions).
 pub fn simplex_grid(dimensions: usize, steps: u32) -> Vec<Vec<u32>> {
     match dimensions {
         0 => Vec::new(),
@@ -231,6 +214,25 @@ impl ParamRange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Straightforward definitions of the 2- and 1-simplex grids: the oracle that
+    // simplex_grid must equal.
+    /// Every point `(i, j, m - i - j) / m` of the 2-simplex with integer `i, j >= 0`,
+    /// ordered by `i`, then `j`: exactly C(m + 2, 2) points.
+    fn simplex_points(steps: u32) -> Vec<[u32; 3]> {
+        let mut points = Vec::with_capacity(((steps + 1) * (steps + 2) / 2) as usize);
+        for i in 0..=steps {
+            for j in 0..=steps - i {
+                points.push([i, j, steps - i - j]);
+            }
+        }
+        points
+    }
+
+    /// Every point `(i, m - i) / m` of the 1-simplex, ordered by `i`: exactly m + 1 points.
+    fn line_points(steps: u32) -> Vec<[u32; 2]> {
+        (0..=steps).map(|i| [i, steps - i]).collect()
+    }
 
     fn binomial(n: u64, k: u64) -> u64 {
         (1..=k).fold(1, |product, i| product * (n + 1 - i) / i)

@@ -28,6 +28,17 @@ pub fn shared_datasets(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// A copy of `fixtures/datasets/tiny` (2 facts, 2 queries) in `work/name`.
+pub fn tiny_copy(work: &Path, name: &str) -> PathBuf {
+    let target = work.join(name);
+    std::fs::create_dir_all(&target).unwrap();
+    for entry in std::fs::read_dir(repo_path("fixtures/datasets/tiny")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), target.join(entry.file_name())).unwrap();
+    }
+    target
+}
+
 /// Path of a file in the repository.
 pub fn repo_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
