@@ -5,9 +5,8 @@
 #[path = "common.rs"]
 mod common;
 
-use hyde_eval::cli::RunArgs;
 use hyde_eval::dataset::manifest::Manifest;
-use hyde_eval::settings::{resolve, ConfigFile};
+use hyde_eval::settings::{resolve, ConfigFile, RunOptions};
 use libfuzzer_sys::fuzz_target;
 
 const FILES: &[(&str, &[u8])] = &[(
@@ -19,6 +18,6 @@ fuzz_target!(|data: &[u8]| {
     let directory = common::scratch("config");
     common::write_with_one_fuzzed(directory, FILES, data);
     if let Ok(file) = ConfigFile::load(&directory.join("hyde-eval.toml")) {
-        let _ = resolve(&RunArgs::default(), &file, &Manifest::defaults("fuzz"));
+        let _ = resolve(&RunOptions::default(), &file, &Manifest::defaults("fuzz"));
     }
 });
