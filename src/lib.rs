@@ -15,6 +15,7 @@ pub mod compare;
 pub mod configuration;
 pub mod dataset;
 pub mod embed;
+pub mod engine;
 pub mod error;
 pub mod expectations;
 pub mod fusion;
