@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, ModelsAction};
+use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, EngineAction, ModelsAction};
 use hyde_eval::commands;
 
 fn main() -> ExitCode {
@@ -32,6 +32,15 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval(args),
         Command::Dataset(command) => commands::dataset(command),
         Command::Record(args) => commands::record(args),
+        Command::Engine {
+            action: EngineAction::Load(args),
+        } => commands::engine_load(args),
+        Command::Engine {
+            action: EngineAction::Status(args),
+        } => commands::engine_status(args),
+        Command::Engine {
+            action: EngineAction::Drop(args),
+        } => commands::engine_drop(args),
         Command::Cache {
             action: CacheAction::Stats(args),
         } => commands::cache_stats(args),

@@ -4,11 +4,13 @@
 //! enums give their names and help through their `CHOICES`.
 
 mod dataset;
+mod engine;
 mod eval;
 mod run;
 mod tools;
 
 pub use dataset::*;
+pub use engine::*;
 pub use eval::*;
 pub use run::*;
 pub use tools::*;
@@ -107,6 +109,12 @@ pub enum Command {
     /// provenance, into the dataset's hypotheses.jsonl for replay.
     #[command(after_long_help = RECORD_EXAMPLES)]
     Record(RecordArgs),
+    /// Load a dataset into a search engine ([engines.NAME]), show what it holds, or drop
+    /// it; `run --engine NAME` then takes its candidates from the engine.
+    Engine {
+        #[command(subcommand)]
+        action: EngineAction,
+    },
     /// Inspect or clear the cache of backend answers (embeddings, hypotheses).
     Cache {
         #[command(subcommand)]

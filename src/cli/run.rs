@@ -167,6 +167,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub generator: Option<String>,
 
+    /// Take vector candidates (and text rankings, where the engine ranks text) from the
+    /// search engine of the config file's [engines.NAME] table, loaded by `hyde-eval
+    /// engine load`; the exact in-process index runs beside it for comparison
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
+
     /// Use only cached embeddings and hypotheses: a miss is an error (exit 3), no request
     /// is made and no API key is needed
     #[arg(long)]
@@ -296,6 +302,7 @@ impl RunArgs {
             configurations: self.configurations.clone(),
             embedder: self.embedder.clone(),
             generator: self.generator.clone(),
+            engine: self.engine.clone(),
             offline: self.offline,
             cache_dir: self.cache_dir.clone(),
             model_dir: self.model_dir.clone(),

@@ -20,6 +20,9 @@ use std::time::Duration;
 
 use crate::error::Error;
 
+pub mod chroma;
+pub mod pgvector;
+
 /// Which engine an `[engines.NAME]` table names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineKind {
@@ -62,6 +65,29 @@ pub enum VectorIndex {
         ef_construction: Option<u32>,
         ef_search: Option<u32>,
     },
+}
+
+impl std::fmt::Display for VectorIndex {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VectorIndex::Exact => formatter.write_str("exact scan"),
+            VectorIndex::Hnsw {
+                m,
+                ef_construction,
+                ef_search,
+            } => {
+                formatter.write_str("hnsw")?;
+                let settings: Vec<String> = [("m", m), ("ef_construction", ef_construction), ("ef_search", ef_search)]
+                    .iter()
+                    .filter_map(|(name, value)| value.map(|value| format!("{name} {value}")))
+                    .collect();
+                if !settings.is_empty() {
+                    write!(formatter, " ({})", settings.join(", "))?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// One engine as the config file's `[engines.NAME]` table describes it, resolved.
@@ -167,4 +193,13 @@ pub trait SearchEngine: Send + Sync {
     /// The `limit` best facts for each text by the engine's text ranking, best first.
     /// Engines that do not rank text return a usage error.
     fn text_search(&self, texts: &[&str], limit: usize) -> Result<Vec<Vec<EngineHit>>, Error>;
+}
+
+/// Connects to the engine `spec` names (checking the spec, reading its secret); makes
+/// no request yet.
+pub fn connect(spec: &EngineSpec) -> Result<Box<dyn SearchEngine>, Error> {
+    Ok(match spec.kind {
+        EngineKind::Chroma => Box::new(chroma::ChromaEngine::connect(spec)?),
+        EngineKind::Pgvector => Box::new(pgvector::PgvectorEngine::connect(spec)?),
+    })
 }

@@ -63,6 +63,7 @@ impl FusionMethod for Blend {
         ],
         keyword_relevance: true,
         bm25: false,
+        text_ranking: false,
     };
 
     fn search_depth(&self, params: &Params) -> usize {

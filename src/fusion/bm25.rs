@@ -46,6 +46,7 @@ impl FusionMethod for Bm25 {
         weight_axes: &[],
         keyword_relevance: false,
         bm25: true,
+        text_ranking: false,
     };
 
     fn candidates<C: CandidateConsumer>(

@@ -33,6 +33,7 @@ impl FusionMethod for Cosine {
         weight_axes: &[],
         keyword_relevance: false,
         bm25: false,
+        text_ranking: false,
     };
 
     /// Sweeps of `depth` re-fuse up to [`MAX_SWEEP_DEPTH`], so a cosine table holds at

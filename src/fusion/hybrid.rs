@@ -58,6 +58,7 @@ impl FusionMethod for Hybrid {
         ],
         keyword_relevance: false,
         bm25: true,
+        text_ranking: true,
     };
 
     fn search_depth(&self, params: &Params) -> usize {
@@ -75,6 +76,7 @@ impl FusionMethod for Hybrid {
             params,
             lexical,
             temporal,
+            text_hits,
             ..
         } = sources;
         let fetch = fetch(params);
@@ -90,12 +92,15 @@ impl FusionMethod for Hybrid {
                 );
             }
         }
-        let text_hits = lexical.with_bm25(
-            query_text,
-            bm25_params(params),
-            params.bm25_analyzer,
-            |scores| select_top_by_score_then_id(scores, fetch),
-        );
+        let text_hits = match text_hits {
+            Some(served) => served.iter().take(fetch).copied().collect(),
+            None => lexical.with_bm25(
+                query_text,
+                bm25_params(params),
+                params.bm25_analyzer,
+                |scores| select_top_by_score_then_id(scores, fetch),
+            ),
+        };
         for (rank, (fact, _)) in text_hits.into_iter().enumerate() {
             by_fact
                 .entry(fact)

@@ -34,6 +34,7 @@ impl FusionMethod for KeywordTemporal {
         weight_axes: &[],
         keyword_relevance: true,
         bm25: false,
+        text_ranking: false,
     };
 
     fn candidates<C: CandidateConsumer>(

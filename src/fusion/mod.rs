@@ -121,6 +121,9 @@ pub struct SignalSources<'a> {
     pub lexical: &'a LexicalIndex,
     /// The temporal score of every fact, by position (one per fact of the corpus).
     pub temporal: &'a [f64],
+    /// A search engine's text ranking of the query (best first), when the run's engine
+    /// ranks text: methods with [`MethodSpec::text_ranking`] read it instead of BM25.
+    pub text_hits: Option<&'a [(FactIndex, f64)]>,
 }
 
 impl SignalSources<'_> {
@@ -149,6 +152,9 @@ pub struct MethodSpec {
     /// Reads BM25 scores (the lexical index builds BM25 postings for the configuration's
     /// analyzer).
     pub bm25: bool,
+    /// Its lexical side reads only the order of a text ranking of the query, which a
+    /// search engine that ranks text serves in place of BM25 ([`SignalSources::text_hits`]).
+    pub text_ranking: bool,
 }
 
 /// One weight a weight sweep moves: its name (a sweep axis) and where it is in [`Params`].

@@ -124,6 +124,8 @@ impl<'a> IndexedCorpus<'a> {
             generator_requests: generator.requests(),
             generator_live: generator.identity().kind != "recorded",
             progress,
+            served: None,
+            ann: Vec::new(),
         })
     }
 }

@@ -31,6 +31,9 @@ pub(super) struct QueryExpansion {
     pub(super) hypothesis_embedding_failure: Option<String>,
     /// Nearest facts of every vector some configuration searches, by the vector's bits.
     pub(super) search_hits: FxHashMap<VectorKey, Vec<(FactIndex, f64)>>,
+    /// The engine's text ranking of the query, when an engine that ranks text serves
+    /// the run and some configuration ranks text.
+    pub(super) text_hits: Option<Vec<(FactIndex, f64)>>,
 }
 
 /// Why a query skipped HyDE.
@@ -86,6 +89,7 @@ pub(super) fn expand_queries(
                 generation_cost,
                 hypothesis_embedding_failure: None,
                 search_hits: FxHashMap::default(),
+                text_hits: None,
             }
         })
         .collect();

@@ -7,7 +7,8 @@
 //! - [`embed`]: fact vectors, query and hypothesis vectors (`embed.rs`), large sets of
 //!   the latter waiting on disk until their chunk ([`vector_spill`]);
 //! - [`retrieve`]: queries in chunks, each chunk's vector searches in one batch, and what
-//!   each configuration searches with for each query (`retrieve.rs`);
+//!   each configuration searches with for each query (`retrieve.rs`); with `--engine`,
+//!   the searches a search engine serves and what its index costs ([`served`]);
 //! - [`fuse`]: a configuration's candidates and ranking for one query, by its fusion
 //!   method (`fuse.rs`, over [`crate::fusion`]);
 //! - [`run`](mod@run): the driver: every configuration over every query into the ranking sinks,
@@ -35,6 +36,7 @@ pub mod fuse;
 pub mod prepare;
 pub mod retrieve;
 pub mod run;
+pub mod served;
 pub mod state;
 pub mod vector_spill;
 

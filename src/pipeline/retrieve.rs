@@ -15,12 +15,13 @@ use rustc_hash::FxHashMap;
 use super::embed::mean_of_unit_vectors;
 use super::expand::{skip_reason, HydeOutcome};
 use super::expand::{QueryExpansion, VectorKey};
+use super::served::{positions, AnnTally};
 use super::state::Prepared;
 use crate::configuration::{Configuration, KeywordSource, Params, Plan, SearchVector};
 use crate::dataset::Query;
 use crate::error::Error;
 use crate::fusion::{self, Searches, SignalSources};
-use crate::index::{FactIndex, FlatIndex};
+use crate::index::FactIndex;
 use crate::text::merge_keywords;
 
 /// Queries retrieved together: their vector searches run as one batch and their rankings
@@ -43,6 +44,7 @@ impl Prepared<'_> {
     ) -> Result<(), Error> {
         // Taken out so each chunk's expansions can take and drop their search hits.
         let mut expansions = std::mem::take(&mut self.expansions);
+        let mut ann = std::mem::take(&mut self.ann);
         let shared = &*self;
         let query_count = shared.queries.len();
         let outcome = (0..query_count)
@@ -53,7 +55,7 @@ impl Prepared<'_> {
                 if let Some(spilled) = &shared.spilled_vectors {
                     spilled.restore(first, chunk)?;
                 }
-                shared.search(queries, chunk);
+                shared.search(queries, chunk, &mut ann)?;
                 let results = queries
                     .par_iter()
                     .zip(chunk.par_iter_mut())
@@ -62,21 +64,121 @@ impl Prepared<'_> {
                         expansion.query_vector = None;
                         expansion.hypothesis_vectors = Vec::new();
                         expansion.search_hits = FxHashMap::default();
+                        expansion.text_hits = None;
                         result
                     })
                     .collect();
                 consume(queries, results)
             });
         self.expansions = expansions;
+        self.ann = ann;
         outcome
     }
 
     /// Searches, in one batch, every vector that some configuration searches for
-    /// `queries`, storing the hits in their `expansions` (aligned with `queries`).
-    fn search(&self, queries: &[Query], expansions: &mut [QueryExpansion]) {
-        if let Some(index) = &self.corpus.vectors {
-            search_all(queries, expansions, self.configurations, &self.plans, index);
+    /// `queries`, storing the hits in their `expansions` (aligned with `queries`): in the
+    /// in-process index, or, when an engine serves the run, in the engine (with the exact
+    /// index beside it for `ann`) and the engine's text rankings too.
+    fn search(
+        &self,
+        queries: &[Query],
+        expansions: &mut [QueryExpansion],
+        ann: &mut [AnnTally],
+    ) -> Result<(), Error> {
+        let Some(index) = &self.corpus.vectors else {
+            return self.search_text(queries, expansions);
+        };
+        let wanted = wanted_searches(queries, expansions, self.configurations, &self.plans);
+        let Some(served) = &self.served else {
+            for (limit, searches) in wanted {
+                let vectors: Vec<&[f32]> = searches
+                    .iter()
+                    .map(|(_, _, vector)| vector.as_slice())
+                    .collect();
+                let results = index.search_batch(&vectors, limit, f64::NEG_INFINITY);
+                for ((position, key, _), hits) in searches.into_iter().zip(results) {
+                    expansions[position].search_hits.insert(key, hits);
+                }
+            }
+            return Ok(());
+        };
+        let mut exact: Vec<FxHashMap<VectorKey, Vec<(FactIndex, f64)>>> =
+            vec![FxHashMap::default(); queries.len()];
+        for (limit, searches) in wanted {
+            // A zero vector has no cosine neighbours: the in-process index answers it
+            // (every fact scores 0) and it is not measured.
+            let (zero, nonzero): (Vec<_>, Vec<_>) = searches
+                .into_iter()
+                .partition(|(_, _, vector)| is_zero(vector));
+            for (position, key, vector) in zero {
+                let hits = index.search(&vector, limit, f64::NEG_INFINITY);
+                expansions[position].search_hits.insert(key, hits);
+            }
+            let vectors: Vec<&[f32]> = nonzero
+                .iter()
+                .map(|(_, _, vector)| vector.as_slice())
+                .collect();
+            let exact_hits = index.search_batch(&vectors, limit, f64::NEG_INFINITY);
+            let engine_hits = served.engine.vector_search(&vectors, limit)?;
+            for (((position, key, _), engine), exact_one) in
+                nonzero.into_iter().zip(engine_hits).zip(exact_hits)
+            {
+                let engine = positions(served.engine, &self.corpus.ids, engine)?;
+                exact[position].insert(key.clone(), exact_one);
+                expansions[position].search_hits.insert(key, engine);
+            }
         }
+        for (position, (query, expansion)) in queries.iter().zip(expansions.iter()).enumerate() {
+            for ((configuration, plan), tally) in
+                self.configurations.iter().zip(&self.plans).zip(ann.iter_mut())
+            {
+                if plan.vector.is_none() {
+                    continue;
+                }
+                let depth = fusion::method(plan.fusion).search_depth(&configuration.params);
+                let (_, vectors, _) =
+                    configuration_inputs(query, expansion, &configuration.params, *plan);
+                for vector in vectors {
+                    let key = vector_key(&vector);
+                    let Some(exact_hits) = exact[position].get(&key) else {
+                        continue;
+                    };
+                    let engine_hits = expansion.hits(&vector);
+                    tally.add(
+                        &served.cutoffs,
+                        &engine_hits[..depth.min(engine_hits.len())],
+                        &exact_hits[..depth.min(exact_hits.len())],
+                    );
+                }
+            }
+        }
+        self.search_text(queries, expansions)
+    }
+
+    /// The engine's text ranking of each of `queries`, when the run's engine ranks text
+    /// and some configuration reads a text ranking, as deep as the deepest reads it.
+    fn search_text(&self, queries: &[Query], expansions: &mut [QueryExpansion]) -> Result<(), Error> {
+        let Some(served) = self.served.as_ref().filter(|served| served.engine.ranks_text()) else {
+            return Ok(());
+        };
+        let depth = self
+            .configurations
+            .iter()
+            .zip(&self.plans)
+            .filter(|(_, plan)| fusion::method(plan.fusion).spec().text_ranking)
+            .map(|(configuration, plan)| {
+                fusion::method(plan.fusion).search_depth(&configuration.params)
+            })
+            .max();
+        let Some(depth) = depth else {
+            return Ok(());
+        };
+        let texts: Vec<&str> = queries.iter().map(|query| query.text.as_str()).collect();
+        let rankings = served.engine.text_search(&texts, depth)?;
+        for (expansion, ranking) in expansions.iter_mut().zip(rankings) {
+            expansion.text_hits = Some(positions(served.engine, &self.corpus.ids, ranking)?);
+        }
+        Ok(())
     }
 
     /// Runs `compute` on what one configuration's signals for one query come from, and
@@ -97,6 +199,7 @@ impl Prepared<'_> {
             params: &configuration.params,
             lexical: &self.corpus.lexical,
             temporal: self.temporal(configuration),
+            text_hits: expansion.text_hits.as_deref(),
         });
         (result, inputs.hyde)
     }
@@ -110,17 +213,15 @@ impl Prepared<'_> {
 /// How deep a vector is searched, and the vector.
 type Wanted = (usize, Vec<f32>);
 
-/// Searches, in batches, every vector any configuration searches for any query, each as
-/// deep as the deepest configuration that searches it reads.
-fn search_all(
+/// Per search depth, every vector any configuration searches for any of `queries`, each
+/// once, as deep as the deepest configuration that searches it reads: (query position,
+/// the vector's key, the vector).
+fn wanted_searches(
     queries: &[Query],
-    expansions: &mut [QueryExpansion],
+    expansions: &[QueryExpansion],
     configurations: &[Configuration],
     plans: &[Plan],
-    index: &FlatIndex,
-) {
-    // A vector searched by several configurations is searched once, as deep as the
-    // deepest needs.
+) -> BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> {
     let mut wanted: Vec<FxHashMap<VectorKey, Wanted>> = vec![FxHashMap::default(); queries.len()];
     for ((query, expansion), wanted) in queries.iter().zip(expansions.iter()).zip(&mut wanted) {
         for (configuration, plan) in configurations.iter().zip(plans) {
@@ -136,7 +237,6 @@ fn search_all(
             }
         }
     }
-    // Per depth: (query position, vector key, vector).
     let mut by_limit: BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> = BTreeMap::new();
     for (position, wanted) in wanted.into_iter().enumerate() {
         for (key, (limit, vector)) in wanted {
@@ -146,16 +246,7 @@ fn search_all(
                 .push((position, key, vector));
         }
     }
-    for (limit, searches) in by_limit {
-        let vectors: Vec<&[f32]> = searches
-            .iter()
-            .map(|(_, _, vector)| vector.as_slice())
-            .collect();
-        let results = index.search_batch(&vectors, limit, f64::NEG_INFINITY);
-        for ((position, key, _), hits) in searches.into_iter().zip(results) {
-            expansions[position].search_hits.insert(key, hits);
-        }
-    }
+    by_limit
 }
 
 /// The f32 bits of a search vector: the key of its precomputed hits.

@@ -14,11 +14,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use rayon::prelude::*;
+use serde_json::{Map, Value};
 
 use crate::configuration::Configuration;
 use crate::dataset::{Dataset, FactId, Query, QueryId, RecordedHypotheses};
 use crate::embed::choice::{CacheAccess, EmbedderChoice};
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
+use crate::engine::{EngineSpec, SearchEngine};
 use crate::error::Error;
 use crate::generate::choice::GeneratorChoice;
 use crate::generate::{GeneratorIdentity, HypothesisGenerator};
@@ -26,6 +28,7 @@ use crate::metrics::MetricSettings;
 use crate::ranking::{QueryRanking, RankingSink};
 use crate::results::details;
 use crate::results::digest::{Digest, RankingDigest};
+use crate::results::engine::{metric_deltas, EngineConfiguration, EngineRun};
 use crate::results::{
     metric_map, ConfigurationResult, Counts, DatasetSummary, EvaluationSummary, HydeSummary,
     Results, ToolInfo, SCHEMA_VERSION,
@@ -38,6 +41,7 @@ use super::prepare::{index_corpus, prepare};
 use super::state::{
     elapsed_ms, progress_bar, ConfigurationOutput, PipelineInputs, PipelineOutput, Prepared,
 };
+use super::served::{check_loaded, embedder_stamp, expected_stamp};
 use super::vector_spill::VECTOR_SPILL_MIN_BYTES;
 
 /// What a run asks for: its configurations, providers, caches and metrics.
@@ -46,6 +50,9 @@ pub struct RunSpec {
     pub configurations: Vec<Configuration>,
     pub embedder: EmbedderChoice,
     pub generator: GeneratorChoice,
+    /// The search engine serving vector candidates (`--engine`), or none: the
+    /// in-process index.
+    pub engine: Option<EngineSpec>,
     /// `--cache-dir` or the config's `cache_dir` (else the default, resolved when used).
     pub cache_dir: Option<PathBuf>,
     /// Cache misses that would need the network are errors.
@@ -155,6 +162,16 @@ pub fn execute(
             hypotheses: &dataset.hypotheses,
         },
     )?;
+    // An engine that cannot be reached fails the run before anything is embedded.
+    let engine = settings
+        .engine
+        .as_ref()
+        .map(|spec| {
+            let engine = crate::engine::connect(spec)?;
+            engine.state()?;
+            Ok::<_, Error>(engine)
+        })
+        .transpose()?;
     let mut digests = Vec::with_capacity(settings.configurations.len());
     for configuration in &settings.configurations {
         let mut digest = RankingDigest::new(&dataset.queries, &dataset.qrels, &settings.metrics);
@@ -190,7 +207,20 @@ pub fn execute(
             indexed.embed(&texts, &dataset.queries)
         }
     }
-    .and_then(|prepared| prepared.retrieve(&mut digests));
+    .and_then(|mut prepared| {
+        if let (Some(engine), Some(embedder)) = (&engine, embedder.as_deref()) {
+            let identity = embedder.identity();
+            let expected = expected_stamp(
+                &dataset.content_hash,
+                &embedder_stamp(&identity),
+                identity.dimension,
+                prepared.fact_count(),
+            );
+            check_loaded(engine.as_ref(), &expected)?;
+            prepared.serve_from(engine.as_ref(), &settings.metrics.cutoffs);
+        }
+        prepared.retrieve(&mut digests)
+    });
     if let Some(spilled) = spilled {
         spilled.restore(&mut dataset.facts)?;
     }
@@ -214,6 +244,9 @@ pub fn execute(
         digests,
     );
     results.backend = output.backend.clone();
+    if let (Some(spec), Some(engine)) = (&settings.engine, &engine) {
+        results.engine = Some(engine_run(dataset, settings, spec, engine.as_ref(), &output, &results)?);
+    }
     if results.generator.kind != "recorded" {
         for (detail, hypotheses) in results.queries.iter_mut().zip(&output.hypotheses) {
             detail.hypotheses = hypotheses.clone();
@@ -223,6 +256,82 @@ pub fn execute(
         results,
         output,
         rankings: kept,
+    })
+}
+
+/// The engine part of a served run's results: where each configuration's signals came
+/// from, ANN recall, and its macro metrics beside the same run on the exact in-process
+/// index (run here, on the same dataset, providers and caches, writing nothing).
+fn engine_run(
+    dataset: &Dataset,
+    settings: &RunSpec,
+    spec: &EngineSpec,
+    engine: &dyn SearchEngine,
+    output: &PipelineOutput,
+    results: &Results,
+) -> Result<EngineRun, Error> {
+    crate::progress::stage(settings.progress, "the same run on the exact in-process index, for comparison");
+    let exact_settings = RunSpec {
+        engine: None,
+        progress: false,
+        ..settings.clone()
+    };
+    let mut dataset = dataset.clone();
+    let exact = execute(&mut dataset, &exact_settings, RankingOutputs::default())?.results;
+    let cutoffs = &settings.metrics.cutoffs;
+    let configurations = results
+        .configurations
+        .iter()
+        .zip(&exact.configurations)
+        .zip(&output.ann)
+        .map(|((served, exact), tally)| {
+            let plan = served.plan;
+            let spec = crate::fusion::method(plan.fusion).spec();
+            let mut signals = Map::new();
+            let mut signal = |name: &str, source: &str| {
+                signals.insert(name.to_owned(), Value::String(source.to_owned()));
+            };
+            if plan.vector.is_some() {
+                signal("vector search", "engine");
+            }
+            if spec.keyword_relevance {
+                signal("keyword relevance", "in-process");
+            }
+            if spec.text_ranking && engine.ranks_text() {
+                signal("text ranking", "engine");
+            } else if spec.bm25 {
+                signal("BM25", "in-process");
+            }
+            if spec.params.contains(&"half_life_days") {
+                signal("recency", "in-process");
+            }
+            let ann_recall = cutoffs
+                .iter()
+                .zip(tally.means())
+                .map(|(k, recall)| {
+                    (
+                        format!("ann_recall@{k}"),
+                        serde_json::Number::from_f64(recall).map_or(Value::Null, Value::Number),
+                    )
+                })
+                .collect();
+            EngineConfiguration {
+                name: served.name.clone(),
+                signals,
+                vector_searches: tally.searches,
+                differing_searches: tally.differing,
+                ann_recall,
+                delta: metric_deltas(&served.macro_metrics, &exact.macro_metrics),
+                exact_macro: exact.macro_metrics.clone(),
+            }
+        })
+        .collect();
+    Ok(EngineRun {
+        name: spec.name.clone(),
+        kind: spec.kind.name().to_owned(),
+        served_by: engine.describe(),
+        index: spec.index.to_string(),
+        configurations,
     })
 }
 
@@ -313,6 +422,7 @@ pub fn build_results(
         },
         embedder,
         generator,
+        engine: None,
         configurations,
         backend: None,
         queries: details::query_details(dataset),
@@ -429,6 +539,7 @@ impl Prepared<'_> {
             embedded_texts,
             backend: self.run_backend_accounting(),
             backend_failures: self.backend_failures(),
+            ann: std::mem::take(&mut self.ann),
             hypotheses: self
                 .expansions
                 .iter()

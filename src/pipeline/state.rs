@@ -5,10 +5,12 @@
 
 use super::accounting::{generation_sum, percentile, HydeAccounting, StageTimings, StageUsage};
 use super::expand::{HydeOutcome, QueryExpansion};
+use super::served::{AnnTally, ServedBy};
 use super::vector_spill::SpilledVectors;
 use crate::configuration::{Configuration, Plan, SearchVector};
 use crate::dataset::{FactId, Query};
 use crate::embed::EmbeddingProvider;
+use crate::engine::SearchEngine;
 use crate::generate::{GenerationFailure, HypothesisGenerator};
 use crate::index::{FactIndex, FlatIndex, LexicalIndex};
 use crate::results::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
@@ -51,6 +53,9 @@ pub struct PipelineOutput {
     pub backend_failures: Vec<String>,
     /// The hypotheses each query got, in dataset order (empty when it got none).
     pub hypotheses: Vec<Vec<String>>,
+    /// ANN recall of each configuration's vector searches, when an engine served them
+    /// (empty otherwise).
+    pub ann: Vec<AnnTally>,
 }
 
 /// The shared stages of a run, computed once for all its configurations.
@@ -77,6 +82,11 @@ pub struct Prepared<'a> {
     /// Whether a live generator (not the recording) wrote the hypotheses.
     pub(super) generator_live: bool,
     pub(super) progress: bool,
+    /// The search engine serving the vector searches (and text rankings), when the run
+    /// names one; the in-process index otherwise.
+    pub(super) served: Option<ServedBy<'a>>,
+    /// ANN recall per configuration (aligned with `configurations`), when served.
+    pub(super) ann: Vec<AnnTally>,
 }
 
 /// The corpus' fact ids, sorted, with its indexes (facts are addressed by position).
@@ -124,6 +134,23 @@ pub struct IndexedCorpus<'a> {
     /// Query and hypothesis vectors totalling this many bytes go to disk as they are
     /// made (see [`Self::spilling_query_vectors`]).
     pub(super) vector_spill_min_bytes: Option<usize>,
+}
+
+impl<'a> Prepared<'a> {
+    /// Has `engine` serve the vector searches (and text rankings, where it ranks text),
+    /// the exact index measuring ANN recall beside it at each of `cutoffs`.
+    pub fn serve_from(&mut self, engine: &'a dyn SearchEngine, cutoffs: &[usize]) {
+        self.ann = vec![AnnTally::new(cutoffs.len()); self.configurations.len()];
+        self.served = Some(ServedBy {
+            engine,
+            cutoffs: cutoffs.to_vec(),
+        });
+    }
+
+    /// The number of facts in the corpus.
+    pub fn fact_count(&self) -> usize {
+        self.corpus.ids.len()
+    }
 }
 
 impl Prepared<'_> {

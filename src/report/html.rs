@@ -234,6 +234,7 @@ pub fn report_files(
                 (chart(&bars, "bar chart of the headline metrics per configuration"))
                 (chart(&curves, "recall@k and nDCG@k over the cut-offs"))
                 (configuration_table(results))
+                @if let Some(engine) = engine_section(results, &metric) { (engine) }
                 (accounting_table(results))
                 @for section in &sweep_sections { (section) }
                 h2 #diagnostics { "Per-query diagnostics" }
@@ -398,6 +399,53 @@ fn parameter_summary(configuration: &ConfigurationResult) -> String {
         Fusion::KeywordTimesTemporal => format!("half-life {} days", params.half_life_days),
         Fusion::Cosine => "all parameters".to_owned(),
     }
+}
+
+/// The run's search engine beside the exact in-process index, every metric; `None`
+/// for runs without an engine.
+fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
+    let engine = results.engine.as_ref()?;
+    let recalls: Vec<&String> = engine.configurations.first()?.ann_recall.keys().collect();
+    let number = |value: Option<&serde_json::Value>| {
+        value
+            .and_then(serde_json::Value::as_f64)
+            .map_or("-".to_owned(), |value| format!("{value:.4}"))
+    };
+    let signed = |value: Option<&serde_json::Value>| {
+        value
+            .and_then(serde_json::Value::as_f64)
+            .map_or("-".to_owned(), |value| if value.abs() < 5e-5 { "±0.0000".to_owned() } else { format!("{value:+.4}") })
+    };
+    Some(html! {
+        h2 #engine { "Search engine" }
+        p.muted {
+            "Candidates served by engine " code { (engine.name) } " (" (engine.served_by) ", " (engine.index) "). "
+            "Beside each metric, the same configuration on the exact in-process index over the same vectors, and the "
+            "overlap of the engine's vector top k with the exact top k (ANN recall@k)."
+        }
+        table {
+            thead { tr {
+                th { "configuration" } th { "signals" }
+                @for recall in &recalls { th { (recall.replace("ann_recall", "ANN recall")) } }
+                th { (headline) " engine" } th { (headline) " exact" } th { "Δ" } th { "searches differing" }
+            } }
+            tbody {
+                @for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {
+                    tr {
+                        td { (configuration.name) }
+                        td { @for (signal, source) in &configuration.signals { (signal) ": " (source.as_str().unwrap_or("-")) br; } }
+                        @for recall in &recalls {
+                            td.num { @if configuration.vector_searches > 0 { (number(configuration.ann_recall.get(*recall))) } @else { "-" } }
+                        }
+                        td.num { (number(served.macro_metrics.get(headline))) }
+                        td.num { (number(configuration.exact_macro.get(headline))) }
+                        td.num { (signed(configuration.delta.get(headline))) }
+                        td.num { (configuration.differing_searches) " / " (configuration.vector_searches) }
+                    }
+                }
+            }
+        }
+    })
 }
 
 fn accounting_table(results: &Results) -> Markup {

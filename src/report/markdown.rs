@@ -256,11 +256,52 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
         results.dataset.content_hash
     );
     text.push_str(&metric_table(results, metrics));
+    if let Some(engine) = engine_section(results, metrics) {
+        text.push('\n');
+        text.push_str(&engine);
+    }
     if let Some(expectations) = expectation_section(results) {
         text.push('\n');
         text.push_str(&expectations);
     }
     text
+}
+
+/// The run's search engine beside the exact in-process index; `None` without an engine.
+fn engine_section(results: &Results, metrics: &[String]) -> Option<String> {
+    let engine = results.engine.as_ref()?;
+    let (metric, recall) = super::table::engine_headline(results, metrics)?;
+    let mut text = format!(
+        "Candidates served by engine `{}` ({}, {}), beside the exact in-process index:\n\n\
+         | configuration | {recall} | {metric} engine | {metric} exact | Δ |\n|---|---:|---:|---:|---:|\n",
+        engine.name, engine.served_by, engine.index
+    );
+    for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {
+        let value = |value: Option<&serde_json::Value>| {
+            value
+                .and_then(serde_json::Value::as_f64)
+                .map_or("-".to_owned(), number)
+        };
+        let recall_text = if configuration.vector_searches > 0 {
+            value(configuration.ann_recall.get(&recall))
+        } else {
+            "-".to_owned()
+        };
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {} |",
+            configuration.name,
+            recall_text,
+            value(served.macro_metrics.get(&metric)),
+            value(configuration.exact_macro.get(&metric)),
+            configuration
+                .delta
+                .get(&metric)
+                .and_then(serde_json::Value::as_f64)
+                .map_or("-".to_owned(), signed)
+        );
+    }
+    Some(text)
 }
 
 /// Markdown rendering of the same two tables.

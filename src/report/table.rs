@@ -47,6 +47,7 @@ pub fn run_sections(
     let mut sections = vec![summary_line(results), metric_table(results, columns)];
     sections.extend(
         [
+            engine_table(results, columns),
             hyde_table(results),
             backend_table(results),
             abstention_line(results),
@@ -130,6 +131,94 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
         table.add_row(row);
     }
     table.to_string()
+}
+
+/// The metric an engine section headlines (the first nDCG column, else the first
+/// column) and the ANN recall cut-off beside it (the metric's own, else the deepest).
+pub fn engine_headline(results: &Results, columns: &[String]) -> Option<(String, String)> {
+    let engine = results.engine.as_ref()?;
+    let metric = columns
+        .iter()
+        .find(|column| column.starts_with("ndcg@"))
+        .or(columns.first())?
+        .clone();
+    let recalls = &engine.configurations.first()?.ann_recall;
+    let recall = metric
+        .split_once('@')
+        .map(|(_, k)| format!("ann_recall@{k}"))
+        .filter(|name| recalls.contains_key(name))
+        .or_else(|| recalls.keys().next_back().cloned())?;
+    Some((metric, recall))
+}
+
+/// What the run's search engine served and what its index cost against the exact
+/// in-process index; `None` for runs without an engine.
+pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
+    let engine = results.engine.as_ref()?;
+    let (metric, recall) = engine_headline(results, columns)?;
+    let mut table = new_table();
+    let headline = header(&metric);
+    table.set_header(vec![
+        "configuration".to_owned(),
+        "from the engine".to_owned(),
+        recall.replace("ann_recall", "ANN R"),
+        format!("{headline} engine"),
+        format!("{headline} exact"),
+        "Δ".to_owned(),
+        "searches differing".to_owned(),
+    ]);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    let number = |value: Option<&serde_json::Value>| {
+        value
+            .and_then(serde_json::Value::as_f64)
+            .map_or("-".to_owned(), |value| format!("{value:.4}"))
+    };
+    for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {
+        let from_engine: Vec<&str> = configuration
+            .signals
+            .iter()
+            .filter(|(_, source)| source.as_str() == Some("engine"))
+            .map(|(signal, _)| signal.as_str())
+            .collect();
+        let searched = configuration.vector_searches > 0;
+        table.add_row(vec![
+            Cell::new(&configuration.name),
+            Cell::new(if from_engine.is_empty() {
+                "nothing (in-process)".to_owned()
+            } else {
+                from_engine.join(", ")
+            }),
+            right(if searched {
+                number(configuration.ann_recall.get(&recall))
+            } else {
+                "-".to_owned()
+            }),
+            right(number(served.macro_metrics.get(&metric))),
+            right(number(configuration.exact_macro.get(&metric))),
+            right(
+                configuration
+                    .delta
+                    .get(&metric)
+                    .and_then(serde_json::Value::as_f64)
+                    .map_or("-".to_owned(), |delta| {
+                        if delta.abs() < 5e-5 {
+                            "±0.0000".to_owned()
+                        } else {
+                            format!("{delta:+.4}")
+                        }
+                    }),
+            ),
+            right(if searched {
+                format!("{} of {}", configuration.differing_searches, configuration.vector_searches)
+            } else {
+                "-".to_owned()
+            }),
+        ]);
+    }
+    Some(format!(
+        "engine {} ({}, {}) beside the exact in-process index on the same vectors:\n{table}",
+        engine.name, engine.served_by, engine.index
+    ))
 }
 
 /// HyDE accounting for configurations that use hypotheses; `None` when there are none.

@@ -9,6 +9,7 @@
 pub mod accounting;
 pub mod details;
 pub mod digest;
+pub mod engine;
 pub mod per_query;
 pub mod stored;
 
@@ -37,6 +38,10 @@ pub struct Results {
     /// `null` when no configuration used embeddings.
     pub embedder: Option<ProviderIdentity>,
     pub generator: GeneratorIdentity,
+    /// The search engine that served the candidates (`run --engine`), with what its
+    /// index cost; absent for runs on the in-process indexes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<engine::EngineRun>,
     pub configurations: Vec<ConfigurationResult>,
     /// What real backends spent in the run (requests, tokens, cache hits). Absent for
     /// deterministic providers and recorded hypotheses; unlike every other field it

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::backends::{self, EmbedderTables, GeneratorTables};
+use super::engines::EngineTables;
 use crate::configuration::ParamOverrides;
 use crate::dataset::Grade;
 use crate::error::{Error, Problem};
@@ -25,6 +26,10 @@ pub struct ConfigFile {
     pub(super) embedders: EmbedderTables,
     #[serde(default)]
     pub(super) generators: GeneratorTables,
+    /// `engine = "NAME"`: take candidates from `[engines.NAME]` (like `--engine`).
+    pub(super) engine: Option<String>,
+    #[serde(default)]
+    pub(super) engines: EngineTables,
     pub(super) dimension: Option<usize>,
     pub(super) lexicon: Option<PathBuf>,
     pub(super) model_dir: Option<PathBuf>,

@@ -26,6 +26,7 @@
 
 mod backends;
 mod configurations;
+mod engines;
 mod file;
 mod providers;
 
@@ -60,6 +61,8 @@ pub struct RunOptions {
     /// One name for `run`; `compare` takes several.
     pub embedder: Vec<String>,
     pub generator: Option<String>,
+    /// `--engine NAME`: candidates from the config file's `[engines.NAME]`.
+    pub engine: Option<String>,
     pub offline: bool,
     pub cache_dir: Option<PathBuf>,
     pub model_dir: Option<PathBuf>,
@@ -203,6 +206,11 @@ pub fn check_threads(threads: Option<usize>) -> Result<(), Error> {
     }
 }
 
+/// The search engine of the config file's `[engines.NAME]` table.
+pub fn engine_spec(name: &str, file: &ConfigFile) -> Result<crate::engine::EngineSpec, Error> {
+    engines::resolve_engine(name, &file.engines)
+}
+
 /// The dataset directory named by the command line, the config file or the default.
 pub fn dataset_path(args: &RunOptions, file: &ConfigFile) -> PathBuf {
     args.dataset
@@ -222,6 +230,12 @@ pub fn resolve(
     let configurations = resolve_configurations(args, file, &metrics)?;
     let embedder = resolve_embedder(args, file, manifest)?;
     let generator = resolve_generator(args, file)?;
+    let engine = args
+        .engine
+        .as_ref()
+        .or(file.engine.as_ref())
+        .map(|name| engines::resolve_engine(name, &file.engines))
+        .transpose()?;
     let table_metrics = resolve_table_metrics(args, file, &metrics)?;
     check_threads(args.threads)?;
     let run_name = args
@@ -235,6 +249,7 @@ pub fn resolve(
             configurations,
             embedder,
             generator,
+            engine,
             cache_dir: args
                 .cache_dir
                 .clone()

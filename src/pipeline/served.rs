@@ -1,0 +1,222 @@
+//! Candidates served by a search engine (`run --engine NAME`): the vector searches of a
+//! chunk of queries sent to the engine instead of the in-process index, its hits mapped
+//! back to corpus positions, and, where the engine ranks text, each query's text
+//! ranking for the methods that rank text. The exact in-process index answers the same
+//! searches beside it, so what the engine's approximate index costs is measured as the
+//! overlap of its top k with the exact top k (ANN recall@k), per configuration.
+//!
+//! It checks, before anything is retrieved, that the engine holds this corpus embedded
+//! by this embedder ([`check_loaded`]). It never writes to the engine.
+
+use crate::dataset::FactId;
+use crate::embed::ProviderIdentity;
+use crate::engine::{EngineHit, LoadState, LoadStamp, SearchEngine};
+use crate::error::Error;
+use crate::index::FactIndex;
+
+/// A run's engine and what it measures against the exact index.
+pub struct ServedBy<'e> {
+    pub engine: &'e dyn SearchEngine,
+    /// The metric cut-offs: ANN recall is measured at each.
+    pub cutoffs: Vec<usize>,
+}
+
+/// Sums of ANN recall over one configuration's searches.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AnnTally {
+    /// Per cut-off (aligned with [`ServedBy::cutoffs`]): the sum over searches of
+    /// |engine top k ∩ exact top k| / |exact top k|.
+    pub recall_sums: Vec<f64>,
+    /// Vector searches measured.
+    pub searches: usize,
+    /// Searches whose engine ranking differs from the exact one in the facts it holds or
+    /// their order (scores aside), within the search depth.
+    pub differing: usize,
+}
+
+impl AnnTally {
+    pub fn new(cutoffs: usize) -> AnnTally {
+        AnnTally {
+            recall_sums: vec![0.0; cutoffs],
+            searches: 0,
+            differing: 0,
+        }
+    }
+
+    /// Adds one search: the engine's hits and the exact ones, both best first.
+    pub fn add(&mut self, cutoffs: &[usize], engine: &[(FactIndex, f64)], exact: &[(FactIndex, f64)]) {
+        for (sum, &k) in self.recall_sums.iter_mut().zip(cutoffs) {
+            let exact_top: Vec<FactIndex> = exact.iter().take(k).map(|&(fact, _)| fact).collect();
+            if exact_top.is_empty() {
+                *sum += 1.0;
+                continue;
+            }
+            let found = engine
+                .iter()
+                .take(k)
+                .filter(|(fact, _)| exact_top.contains(fact))
+                .count();
+            *sum += found as f64 / exact_top.len() as f64;
+        }
+        self.searches += 1;
+        let same = engine.len() == exact.len()
+            && engine
+                .iter()
+                .zip(exact)
+                .all(|((engine_fact, _), (exact_fact, _))| engine_fact == exact_fact);
+        if !same {
+            self.differing += 1;
+        }
+    }
+
+    /// Mean ANN recall at each cut-off (1 for a configuration that searched nothing).
+    pub fn means(&self) -> Vec<f64> {
+        self.recall_sums
+            .iter()
+            .map(|sum| {
+                if self.searches == 0 {
+                    1.0
+                } else {
+                    sum / self.searches as f64
+                }
+            })
+            .collect()
+    }
+}
+
+/// How a load stamp names an embedder: its kind and model (the dimension is stamped
+/// apart).
+pub fn embedder_stamp(identity: &ProviderIdentity) -> String {
+    format!("{}:{}", identity.kind, identity.model)
+}
+
+/// The load stamp a run expects: this corpus, this embedder.
+pub fn expected_stamp(dataset_hash: &str, embedder: &str, dimension: usize, facts: usize) -> LoadStamp {
+    LoadStamp {
+        dataset_hash: dataset_hash.to_owned(),
+        embedder: embedder.to_owned(),
+        dimension,
+        facts,
+    }
+}
+
+/// Refuses an engine that does not hold exactly `expected` (missing, partly loaded,
+/// loaded from other data or by another embedder), naming what differs.
+pub fn check_loaded(engine: &dyn SearchEngine, expected: &LoadStamp) -> Result<(), Error> {
+    let load = "run `hyde-eval engine load` with the same dataset and embedder";
+    match engine.state()? {
+        LoadState::Missing => Err(Error::BackendFatal(format!(
+            "{}: the collection does not exist; {load}",
+            engine.describe()
+        ))),
+        LoadState::Partial { loaded, stamp } => Err(Error::BackendFatal(format!(
+            "{}: the load is unfinished ({loaded} of {} facts); {load} to resume it",
+            engine.describe(),
+            stamp.facts
+        ))),
+        LoadState::Complete { stamp, loaded } => {
+            let differences = stamp_differences(&stamp, expected);
+            if !differences.is_empty() {
+                return Err(Error::BackendFatal(format!(
+                    "{}: it holds other data than this run evaluates ({}); {load}, after `hyde-eval engine drop`",
+                    engine.describe(),
+                    differences.join("; ")
+                )));
+            }
+            if loaded != expected.facts {
+                return Err(Error::BackendFatal(format!(
+                    "{}: it holds {loaded} facts where its load recorded {}; drop and load it again",
+                    engine.describe(),
+                    expected.facts
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// What differs between a stored stamp and the expected one, in words.
+pub fn stamp_differences(stored: &LoadStamp, expected: &LoadStamp) -> Vec<String> {
+    let mut differences = Vec::new();
+    if stored.dataset_hash != expected.dataset_hash {
+        differences.push(format!(
+            "dataset {} there, {} here",
+            stored.dataset_hash, expected.dataset_hash
+        ));
+    }
+    if stored.embedder != expected.embedder {
+        differences.push(format!(
+            "embedder {} there, {} here",
+            stored.embedder, expected.embedder
+        ));
+    }
+    if stored.dimension != expected.dimension {
+        differences.push(format!(
+            "dimension {} there, {} here",
+            stored.dimension, expected.dimension
+        ));
+    }
+    if stored.facts != expected.facts {
+        differences.push(format!("{} facts there, {} here", stored.facts, expected.facts));
+    }
+    differences
+}
+
+/// The engine's hits as corpus positions, best first with ties by id (the tool's order,
+/// whatever order the engine gave equal scores in). `ids` is the corpus' sorted ids.
+pub fn positions(
+    engine: &dyn SearchEngine,
+    ids: &[FactId],
+    hits: Vec<EngineHit>,
+) -> Result<Vec<(FactIndex, f64)>, Error> {
+    let mut positions = hits
+        .into_iter()
+        .map(|hit| {
+            ids.binary_search_by(|id| id.0.as_ref().cmp(hit.id.as_str()))
+                .map(|position| (position as FactIndex, hit.score))
+                .map_err(|_| {
+                    Error::BackendFatal(format!(
+                        "{}: it returned fact '{}', which the dataset does not have",
+                        engine.describe(),
+                        hit.id
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    positions.sort_by(|left, right| right.1.total_cmp(&left.1).then(left.0.cmp(&right.0)));
+    Ok(positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ann_recall_counts_the_exact_top_k_the_engine_found() {
+        let cutoffs = [1, 2, 4];
+        let mut tally = AnnTally::new(cutoffs.len());
+        // Exact order 0, 1, 2, 3; the engine misses 1 and returns 5 instead.
+        let exact = [(0, 0.9), (1, 0.8), (2, 0.7), (3, 0.6)];
+        let engine = [(0, 0.9), (2, 0.7), (3, 0.6), (5, 0.5)];
+        tally.add(&cutoffs, &engine, &exact);
+        // k=1: {0} found. k=2: {0,1} against {0,2}: 1 of 2. k=4: 3 of 4.
+        assert_eq!(tally.means(), vec![1.0, 0.5, 0.75]);
+        tally.add(&cutoffs, &exact, &exact);
+        assert_eq!(tally.means(), vec![1.0, 0.75, 0.875]);
+        assert_eq!((tally.searches, tally.differing), (2, 1));
+    }
+
+    #[test]
+    fn stamps_name_each_difference() {
+        let stored = expected_stamp("sha256:a", "hash:hash-256", 256, 10);
+        let expected = expected_stamp("sha256:b", "hash:hash-256", 128, 10);
+        assert_eq!(
+            stamp_differences(&stored, &expected),
+            vec![
+                "dataset sha256:a there, sha256:b here".to_owned(),
+                "dimension 256 there, 128 here".to_owned()
+            ]
+        );
+        assert!(stamp_differences(&stored, &stored).is_empty());
+    }
+}
