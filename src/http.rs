@@ -1,4 +1,5 @@
-//! The HTTP client every real backend shares: JSON over POST with timeouts, retries with
+//! The HTTP client every real backend shares: JSON over HTTP (POST for the embedding and
+//! chat APIs; GET, POST, PUT and DELETE for search engines) with timeouts, retries with
 //! exponential backoff and jitter on 429, 5xx and transport failures (honouring
 //! `Retry-After`), a bounded number of requests in flight and an optional
 //! requests-per-minute limit.
@@ -126,6 +127,26 @@ impl std::fmt::Display for HttpFailure {
     }
 }
 
+/// The HTTP methods a backend uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Delete,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
 /// Request counts of one client.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HttpCounts {
@@ -134,11 +155,13 @@ pub struct HttpCounts {
     pub retries: u64,
 }
 
-/// A JSON-over-POST client for one backend.
+/// A JSON-over-HTTP client for one backend.
 pub struct HttpClient {
     agent: ureq::Agent,
     settings: HttpSettings,
     secret: Option<Secret>,
+    /// A header that carries the bare secret beside the bearer token (`x-chroma-token`).
+    token_header: Option<&'static str>,
     in_flight: Mutex<usize>,
     slot_freed: Condvar,
     /// The earliest start of the next request under the requests-per-minute limit.
@@ -168,12 +191,20 @@ impl HttpClient {
             agent,
             settings,
             secret,
+            token_header: None,
             in_flight: Mutex::new(0),
             slot_freed: Condvar::new(),
             next_start: Mutex::new(Instant::now()),
             requests: AtomicU64::new(0),
             retries: AtomicU64::new(0),
         }
+    }
+
+    /// Also sends the secret, bare, in header `name` (Chroma's `x-chroma-token`), for
+    /// servers that read it there rather than from `Authorization: Bearer`.
+    pub fn with_token_header(mut self, name: &'static str) -> HttpClient {
+        self.token_header = Some(name);
+        self
     }
 
     pub fn settings(&self) -> &HttpSettings {
@@ -198,10 +229,23 @@ impl HttpClient {
     /// POSTs `body` to `base_url + path` and returns the JSON answer, retrying what can
     /// be retried.
     pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, HttpFailure> {
+        self.request_json(Method::Post, path, Some(body))
+    }
+
+    /// Sends `method` to `base_url + path`, with `body` as JSON when given, and returns the
+    /// JSON answer, retrying 429, 5xx, timeouts and connection failures (any method: the
+    /// callers' requests are idempotent or tolerate a repeat).
+    pub fn request_json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, HttpFailure> {
         let url = format!("{}{}", self.settings.base_url, path);
+        let payload = body.map(|body| serde_json::to_vec(body).expect("JSON values serialize"));
         let mut attempt = 0;
         loop {
-            let (result, retry_after) = self.attempt(&url, body);
+            let (result, retry_after) = self.attempt(method, &url, payload.as_deref());
             let retryable = match &result {
                 Ok(_) => false,
                 Err(HttpFailure::Status { status, .. }) => *status == 429 || *status >= 500,
@@ -223,19 +267,16 @@ impl HttpClient {
     }
 
     /// One attempt: the answer, and the server's `Retry-After` when it sent one.
-    fn attempt(&self, url: &str, body: &Value) -> (Result<Value, HttpFailure>, Option<Duration>) {
+    fn attempt(
+        &self,
+        method: Method,
+        url: &str,
+        payload: Option<&[u8]>,
+    ) -> (Result<Value, HttpFailure>, Option<Duration>) {
         let _slot = self.acquire_slot();
         self.wait_for_rate_limit();
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let mut request = self
-            .agent
-            .post(url)
-            .header("Content-Type", "application/json");
-        if let Some(secret) = &self.secret {
-            request = request.header("Authorization", format!("Bearer {}", secret.0));
-        }
-        let payload = serde_json::to_vec(body).expect("JSON values serialize");
-        let mut response = match request.send(&payload[..]) {
+        let mut response = match self.send(method, url, payload) {
             Ok(response) => response,
             Err(error) => return (Err(self.transport_failure(error)), None),
         };
@@ -271,6 +312,43 @@ impl HttpClient {
             HttpFailure::Malformed(format!("{error} (answer began {excerpt:?})"))
         });
         (parsed, None)
+    }
+
+    /// Sends one request: GET and DELETE carry a body only when given one.
+    fn send(
+        &self,
+        method: Method,
+        url: &str,
+        payload: Option<&[u8]>,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let with_body = |builder: ureq::RequestBuilder<ureq::typestate::WithBody>| {
+            self.authorize(builder)
+                .header("Content-Type", "application/json")
+                .send(payload.unwrap_or_default())
+        };
+        let without_body =
+            |builder: ureq::RequestBuilder<ureq::typestate::WithoutBody>| match payload {
+                Some(_) => with_body(builder.force_send_body()),
+                None => self.authorize(builder).call(),
+            };
+        match method {
+            Method::Get => without_body(self.agent.get(url)),
+            Method::Delete => without_body(self.agent.delete(url)),
+            Method::Post => with_body(self.agent.post(url)),
+            Method::Put => with_body(self.agent.put(url)),
+        }
+    }
+
+    /// `builder` with the secret's headers, when there is a secret.
+    fn authorize<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        let Some(secret) = &self.secret else {
+            return builder;
+        };
+        let builder = builder.header("Authorization", format!("Bearer {}", secret.0));
+        match self.token_header {
+            Some(name) => builder.header(name, secret.0.as_str()),
+            None => builder,
+        }
     }
 
     fn transport_failure(&self, error: ureq::Error) -> HttpFailure {
