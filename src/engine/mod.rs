@@ -15,6 +15,8 @@
 //! Nothing here changes an engine during a run: only `engine load` and `engine drop`
 //! write to it.
 
+pub mod pgvector;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
