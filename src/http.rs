@@ -84,6 +84,12 @@ impl Secret {
         }
     }
 
+    /// The value itself, for a client that sends it other than as a bearer token (the
+    /// pgvector engine's PostgreSQL password). Never format or log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
     /// `text` with every occurrence of the key replaced.
     pub fn redact(&self, text: &str) -> String {
         if self.0.len() < 4 {

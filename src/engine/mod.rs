@@ -15,8 +15,6 @@
 //! Nothing here changes an engine during a run: only `engine load` and `engine drop`
 //! write to it.
 
-pub mod chroma;
-
 use std::collections::HashSet;
 use std::time::Duration;
 
