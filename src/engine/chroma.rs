@@ -119,7 +119,11 @@ impl ChromaEngine {
                     Value::Object(hnsw)
                 }
             };
-        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 9 {
+        let has_host = |scheme| {
+            url.strip_prefix(scheme)
+                .is_some_and(|rest: &str| !rest.is_empty() && !rest.starts_with('/'))
+        };
+        if !(has_host("http://") || has_host("https://")) {
             return Err(usage(format!(
                 "url {:?} is not an http:// or https:// address",
                 spec.url
