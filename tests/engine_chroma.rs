@@ -318,6 +318,33 @@ fn a_resumed_load_sees_what_is_there() {
     // refused once the load is complete: the collection is no longer a fresh partial one.
     let again = resumed.create(&stamp(3)).unwrap_err();
     assert!(again.to_string().contains("already exists"), "{again}");
+
+    // 2,500 facts: stored in three requests of at most 1,000, listed in pages of 1,000.
+    let many = ChromaEngine::connect(&spec(&chroma.url, "many")).unwrap();
+    let mut big = stamp(3);
+    big.facts = 2500;
+    many.create(&big).unwrap();
+    let records: Vec<(String, [f32; 3])> = (0..2500)
+        .map(|i| (format!("fact-{i}"), [1.0, i as f32 / 2500.0, 0.5]))
+        .collect();
+    let documents: Vec<EngineDocument<'_>> = records
+        .iter()
+        .map(|(id, vector)| EngineDocument {
+            id,
+            text: "a fact",
+            vector,
+        })
+        .collect();
+    many.upsert(&documents).unwrap();
+    let expected: HashSet<String> = records.iter().map(|(id, _)| id.clone()).collect();
+    assert_eq!(many.loaded_ids().unwrap(), expected);
+    assert_eq!(
+        many.state().unwrap(),
+        LoadState::Partial {
+            stamp: big,
+            loaded: 2500
+        }
+    );
 }
 
 #[test]
@@ -473,9 +500,23 @@ fn specs_chroma_cannot_serve_are_usage_errors() {
         "{error}"
     );
 
-    for (url, collection) in [("127.0.0.1:8000", "facts"), ("http://h", "my facts")] {
+    for (url, collection, problem) in [
+        (
+            "127.0.0.1:8000",
+            "facts",
+            "is not an http:// or https:// address",
+        ),
+        (
+            "http:///x",
+            "facts",
+            "is not an http:// or https:// address",
+        ),
+        ("http://h", "my facts", "is not one Chroma accepts"),
+        ("http://h", "ab", "is not one Chroma accepts"),
+    ] {
         let error = ChromaEngine::connect(&spec(url, collection)).err().unwrap();
         assert_eq!(error.exit_code(), 2, "{error}");
+        assert!(error.to_string().contains(problem), "{error}");
     }
 }
 

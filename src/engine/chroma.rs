@@ -92,34 +92,19 @@ impl ChromaEngine {
                 spec.kind.name()
             )));
         }
-        let hnsw =
-            match spec.index {
-                VectorIndex::Exact => return Err(usage(
-                    "chroma has no exact vector search: every collection is an HNSW index\n    \
-                     hint: give the engine an HNSW index (optionally with m, ef_construction \
-                     and ef_search), or use a pgvector engine for exact search"
-                        .to_owned(),
-                )),
-                VectorIndex::Hnsw {
-                    m,
-                    ef_construction,
-                    ef_search,
-                } => {
-                    let mut hnsw = Map::new();
-                    hnsw.insert("space".into(), json!("cosine"));
-                    for (key, value) in [
-                        ("max_neighbors", m),
-                        ("ef_construction", ef_construction),
-                        ("ef_search", ef_search),
-                    ] {
-                        if let Some(value) = value {
-                            hnsw.insert(key.into(), json!(value));
-                        }
-                    }
-                    Value::Object(hnsw)
-                }
-            };
-        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 9 {
+        let Some(hnsw) = hnsw_configuration(spec.index) else {
+            return Err(usage(
+                "chroma has no exact vector search: every collection is an HNSW index\n    \
+                 hint: give the engine an HNSW index (optionally with m, ef_construction and \
+                 ef_search), or use a pgvector engine for exact search"
+                    .to_owned(),
+            ));
+        };
+        let has_host = |scheme| {
+            url.strip_prefix(scheme)
+                .is_some_and(|rest: &str| !rest.is_empty() && !rest.starts_with('/'))
+        };
+        if !(has_host("http://") || has_host("https://")) {
             return Err(usage(format!(
                 "url {:?} is not an http:// or https:// address",
                 spec.url
@@ -604,6 +589,31 @@ impl SearchEngine for ChromaEngine {
             texts.len()
         )))
     }
+}
+
+/// The `configuration.hnsw` of a new collection: cosine distance, and the spec's HNSW
+/// settings where given; None for an exact index, which Chroma has not.
+fn hnsw_configuration(index: VectorIndex) -> Option<Value> {
+    let VectorIndex::Hnsw {
+        m,
+        ef_construction,
+        ef_search,
+    } = index
+    else {
+        return None;
+    };
+    let mut hnsw = Map::new();
+    hnsw.insert("space".into(), json!("cosine"));
+    for (key, value) in [
+        ("max_neighbors", m),
+        ("ef_construction", ef_construction),
+        ("ef_search", ef_search),
+    ] {
+        if let Some(value) = value {
+            hnsw.insert(key.into(), json!(value));
+        }
+    }
+    Some(Value::Object(hnsw))
 }
 
 /// What a vector search is doing, for messages.
