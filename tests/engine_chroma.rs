@@ -11,14 +11,15 @@
 //! cosine similarity of unit vectors is their dot product, and HNSW over five points
 //! finds every neighbour.
 
+#[path = "common/chroma.rs"]
+mod chroma_server;
 mod common;
 
 use std::collections::HashSet;
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use chroma_server::{free_port, Chroma};
 use common::http::{Reply, Server};
 use hyde_eval::engine::chroma::ChromaEngine;
 use hyde_eval::engine::{
@@ -38,100 +39,19 @@ const FACTS: [(&str, &str, [f32; 3]); 5] = [
     ("f5", "fifth fact", [0.48, 0.6, 0.64]),
 ];
 
-/// A running `chroma run`, killed on drop.
-struct Chroma {
-    child: Child,
-    url: String,
-    log: PathBuf,
-    _directory: tempfile::TempDir,
-}
-
-impl Chroma {
-    /// Starts a server, or None (after printing why) when Chroma is not installed.
-    fn start() -> Option<Chroma> {
-        let cache = std::env::var_os("HYDE_EVAL_CACHE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/hyde-eval")
-            });
-        let binary = cache.join("chroma-venv/bin/chroma");
-        if !binary.is_file() {
-            println!("SKIPPED: chroma not installed (scripts/install_chroma.sh)");
-            return None;
-        }
-        let directory = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let log = directory.path().join("chroma.log");
-        let child = Command::new(&binary)
-            .arg("run")
-            .arg("--path")
-            .arg(directory.path().join("data"))
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .env("ANONYMIZED_TELEMETRY", "False")
-            .current_dir(directory.path())
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(std::fs::File::create(directory.path().join("chroma.err")).unwrap())
-            .spawn()
-            .unwrap();
-        let mut chroma = Chroma {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-            _directory: directory,
-        };
-        chroma.wait_until_ready();
-        Some(chroma)
-    }
-
-    fn wait_until_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let heartbeat = format!("{}/api/v2/heartbeat", self.url);
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!(
-                    "chroma exited with {status} before answering; its log:\n{}",
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                );
-            }
-            if ureq::get(&heartbeat).call().is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("chroma did not answer {heartbeat} within 60 s");
-    }
-
-    /// The collection record as the server reports it (GET by name).
-    fn collection(&self, name: &str) -> Value {
-        let url = format!(
-            "{}/api/v2/tenants/default_tenant/databases/default_database/collections/{name}",
-            self.url
-        );
-        let text = ureq::get(&url)
-            .call()
-            .unwrap()
-            .body_mut()
-            .read_to_string()
-            .unwrap();
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-impl Drop for Chroma {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A loopback port nothing listens on (the OS's pick, released at once).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
+/// The collection record as the server reports it (GET by name).
+fn collection(chroma: &Chroma, name: &str) -> Value {
+    let url = format!(
+        "{}/api/v2/tenants/default_tenant/databases/default_database/collections/{name}",
+        chroma.url
+    );
+    let text = ureq::get(&url)
+        .call()
         .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
 }
 
 fn spec(url: &str, collection: &str) -> EngineSpec {
@@ -222,7 +142,7 @@ fn a_load_round_trip_and_searches_ranked_by_cosine() {
         }
     );
     // The collection measures cosine distance with the spec's HNSW settings.
-    let record = chroma.collection("facts");
+    let record = collection(&chroma, "facts");
     let hnsw = &record["configuration_json"]["hnsw"];
     assert_eq!(hnsw["space"], "cosine", "{record}");
     assert_eq!(hnsw["max_neighbors"], 12, "{record}");
@@ -388,7 +308,7 @@ fn searching_a_missing_collection_or_with_the_wrong_dimension_fails_clearly() {
     // holds 3-dimensional vectors (written behind the client's back).
     let other = ChromaEngine::connect(&spec(&chroma.url, "mislabelled")).unwrap();
     other.create(&stamp(2)).unwrap();
-    let id = chroma.collection("mislabelled")["id"]
+    let id = collection(&chroma, "mislabelled")["id"]
         .as_str()
         .unwrap()
         .to_owned();

@@ -7,7 +7,7 @@
 use crate::cli::{EngineDropArgs, EngineLoadArgs};
 use crate::configuration::{Configuration, Preset};
 use crate::embed::{embed_checked, EmbeddingProvider, TextKind};
-use crate::engine::{EngineDocument, LoadState, LoadStamp, SearchEngine};
+use crate::engine::{EngineDocument, LoadStamp, LoadState, SearchEngine};
 use crate::error::{exit_code, Error};
 use crate::pipeline::served::{embedder_stamp, expected_stamp, stamp_differences};
 use crate::settings::{self, ConfigFile};
@@ -91,6 +91,7 @@ fn stamp(load: &EngineLoad, dimension: usize) -> LoadStamp {
 pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
     let load = open(args)?;
     let engine = load.engine.as_ref();
+    let label = crate::engine::label(&args.engine, engine);
     let facts = &load.dataset.facts;
     let progress = !args.quiet;
     // The first batch is embedded before anything is created: an HTTP embedder learns
@@ -104,11 +105,13 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
     let dimension = load.embedder.identity().dimension;
     let stamp = stamp(&load, dimension);
     let loaded = match engine.state()? {
-        LoadState::Complete { stamp: stored, loaded } if stored == stamp => {
+        LoadState::Complete {
+            stamp: stored,
+            loaded,
+        } if stored == stamp => {
             println!(
                 "{}: already holds this load ({loaded} facts, {}); nothing to do",
-                engine.describe(),
-                stored.embedder
+                label, stored.embedder
             );
             return Ok(exit_code::OK);
         }
@@ -117,7 +120,7 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
         {
             return Err(Error::Usage(format!(
                 "{}: it holds another load ({}); `hyde-eval engine drop --engine {}` first",
-                engine.describe(),
+                label,
                 stamp_differences(&stored, &stamp).join("; "),
                 args.engine
             )));
@@ -136,7 +139,7 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
     };
     crate::progress::stage(
         progress,
-        &format!("loading {} facts into {}", facts.len(), engine.describe()),
+        &format!("loading {} facts into {}", facts.len(), label),
     );
     let bar = if progress && facts.len() > args.batch_size {
         indicatif::ProgressBar::new(facts.len() as u64)
@@ -173,7 +176,7 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
     engine.complete(&stamp)?;
     println!(
         "{}: loaded {upserted} facts ({} already there), {}, dimension {dimension}",
-        engine.describe(),
+        label,
         facts.len() - upserted,
         stamp.embedder
     );
@@ -185,10 +188,11 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
 pub fn engine_status(args: &EngineLoadArgs) -> Result<u8, Error> {
     let load = open(args)?;
     let engine = load.engine.as_ref();
+    let label = crate::engine::label(&args.engine, engine);
     let state = engine.state()?;
     let (words, stored, complete) = match &state {
         LoadState::Missing => {
-            println!("{}: no collection (run `hyde-eval engine load`)", engine.describe());
+            println!("{}: no collection (run `hyde-eval engine load`)", label);
             return Ok(exit_code::REGRESSION);
         }
         LoadState::Partial { stamp, loaded } => (
@@ -200,9 +204,12 @@ pub fn engine_status(args: &EngineLoadArgs) -> Result<u8, Error> {
             (format!("complete load, {loaded} facts"), stamp, true)
         }
     };
-    println!("{}: {words}", engine.describe());
+    println!("{}: {words}", label);
     println!("  dataset   {}", stored.dataset_hash);
-    println!("  embedder  {} (dimension {})", stored.embedder, stored.dimension);
+    println!(
+        "  embedder  {} (dimension {})",
+        stored.embedder, stored.dimension
+    );
     let identity = load.embedder.identity();
     let mut expected = stamp(&load, identity.dimension);
     if identity.dimension == 0 {
@@ -226,10 +233,11 @@ pub fn engine_drop(args: &EngineDropArgs) -> Result<u8, Error> {
     let file = ConfigFile::load(&args.config)?;
     let spec = settings::engine_spec(&args.engine, &file)?;
     let engine = crate::engine::connect(&spec)?;
+    let label = crate::engine::label(&args.engine, engine.as_ref());
     if engine.drop_collection()? {
-        println!("{}: dropped", engine.describe());
+        println!("{}: dropped", label);
     } else {
-        println!("{}: nothing to drop", engine.describe());
+        println!("{}: nothing to drop", label);
     }
     Ok(exit_code::OK)
 }

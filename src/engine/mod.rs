@@ -77,10 +77,14 @@ impl std::fmt::Display for VectorIndex {
                 ef_search,
             } => {
                 formatter.write_str("hnsw")?;
-                let settings: Vec<String> = [("m", m), ("ef_construction", ef_construction), ("ef_search", ef_search)]
-                    .iter()
-                    .filter_map(|(name, value)| value.map(|value| format!("{name} {value}")))
-                    .collect();
+                let settings: Vec<String> = [
+                    ("m", m),
+                    ("ef_construction", ef_construction),
+                    ("ef_search", ef_search),
+                ]
+                .iter()
+                .filter_map(|(name, value)| value.map(|value| format!("{name} {value}")))
+                .collect();
                 if !settings.is_empty() {
                     write!(formatter, " ({})", settings.join(", "))?;
                 }
@@ -193,6 +197,11 @@ pub trait SearchEngine: Send + Sync {
     /// The `limit` best facts for each text by the engine's text ranking, best first.
     /// Engines that do not rank text return a usage error.
     fn text_search(&self, texts: &[&str], limit: usize) -> Result<Vec<Vec<EngineHit>>, Error>;
+}
+
+/// `engine 'NAME' (its description)`: how messages name an engine.
+pub fn label(name: &str, engine: &dyn SearchEngine) -> String {
+    format!("engine '{name}' ({})", engine.describe())
 }
 
 /// Connects to the engine `spec` names (checking the spec, reading its secret); makes

@@ -123,14 +123,17 @@ impl Prepared<'_> {
             for (((position, key, _), engine), exact_one) in
                 nonzero.into_iter().zip(engine_hits).zip(exact_hits)
             {
-                let engine = positions(served.engine, &self.corpus.ids, engine)?;
+                let engine = positions(&served.label, &self.corpus.ids, engine)?;
                 exact[position].insert(key.clone(), exact_one);
                 expansions[position].search_hits.insert(key, engine);
             }
         }
         for (position, (query, expansion)) in queries.iter().zip(expansions.iter()).enumerate() {
-            for ((configuration, plan), tally) in
-                self.configurations.iter().zip(&self.plans).zip(ann.iter_mut())
+            for ((configuration, plan), tally) in self
+                .configurations
+                .iter()
+                .zip(&self.plans)
+                .zip(ann.iter_mut())
             {
                 if plan.vector.is_none() {
                     continue;
@@ -157,8 +160,16 @@ impl Prepared<'_> {
 
     /// The engine's text ranking of each of `queries`, when the run's engine ranks text
     /// and some configuration reads a text ranking, as deep as the deepest reads it.
-    fn search_text(&self, queries: &[Query], expansions: &mut [QueryExpansion]) -> Result<(), Error> {
-        let Some(served) = self.served.as_ref().filter(|served| served.engine.ranks_text()) else {
+    fn search_text(
+        &self,
+        queries: &[Query],
+        expansions: &mut [QueryExpansion],
+    ) -> Result<(), Error> {
+        let Some(served) = self
+            .served
+            .as_ref()
+            .filter(|served| served.engine.ranks_text())
+        else {
             return Ok(());
         };
         let depth = self
@@ -176,7 +187,7 @@ impl Prepared<'_> {
         let texts: Vec<&str> = queries.iter().map(|query| query.text.as_str()).collect();
         let rankings = served.engine.text_search(&texts, depth)?;
         for (expansion, ranking) in expansions.iter_mut().zip(rankings) {
-            expansion.text_hits = Some(positions(served.engine, &self.corpus.ids, ranking)?);
+            expansion.text_hits = Some(positions(&served.label, &self.corpus.ids, ranking)?);
         }
         Ok(())
     }

@@ -38,10 +38,10 @@ use super::accounting::account;
 use super::expand::HydeOutcome;
 use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
 use super::prepare::{index_corpus, prepare};
+use super::served::{check_loaded, embedder_stamp, expected_stamp};
 use super::state::{
     elapsed_ms, progress_bar, ConfigurationOutput, PipelineInputs, PipelineOutput, Prepared,
 };
-use super::served::{check_loaded, embedder_stamp, expected_stamp};
 use super::vector_spill::VECTOR_SPILL_MIN_BYTES;
 
 /// What a run asks for: its configurations, providers, caches and metrics.
@@ -208,7 +208,10 @@ pub fn execute(
         }
     }
     .and_then(|mut prepared| {
-        if let (Some(engine), Some(embedder)) = (&engine, embedder.as_deref()) {
+        if let (Some(engine), Some(embedder), Some(spec)) =
+            (&engine, embedder.as_deref(), &settings.engine)
+        {
+            let label = crate::engine::label(&spec.name, engine.as_ref());
             let identity = embedder.identity();
             let expected = expected_stamp(
                 &dataset.content_hash,
@@ -216,8 +219,8 @@ pub fn execute(
                 identity.dimension,
                 prepared.fact_count(),
             );
-            check_loaded(engine.as_ref(), &expected)?;
-            prepared.serve_from(engine.as_ref(), &settings.metrics.cutoffs);
+            check_loaded(&label, engine.as_ref(), &expected)?;
+            prepared.serve_from(label, engine.as_ref(), &settings.metrics.cutoffs);
         }
         prepared.retrieve(&mut digests)
     });
@@ -245,7 +248,14 @@ pub fn execute(
     );
     results.backend = output.backend.clone();
     if let (Some(spec), Some(engine)) = (&settings.engine, &engine) {
-        results.engine = Some(engine_run(dataset, settings, spec, engine.as_ref(), &output, &results)?);
+        results.engine = Some(engine_run(
+            dataset,
+            settings,
+            spec,
+            engine.as_ref(),
+            &output,
+            &results,
+        )?);
     }
     if results.generator.kind != "recorded" {
         for (detail, hypotheses) in results.queries.iter_mut().zip(&output.hypotheses) {
@@ -270,7 +280,10 @@ fn engine_run(
     output: &PipelineOutput,
     results: &Results,
 ) -> Result<EngineRun, Error> {
-    crate::progress::stage(settings.progress, "the same run on the exact in-process index, for comparison");
+    crate::progress::stage(
+        settings.progress,
+        "the same run on the exact in-process index, for comparison",
+    );
     let exact_settings = RunSpec {
         engine: None,
         progress: false,

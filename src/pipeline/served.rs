@@ -10,13 +10,19 @@
 
 use crate::dataset::FactId;
 use crate::embed::ProviderIdentity;
-use crate::engine::{EngineHit, LoadState, LoadStamp, SearchEngine};
+use crate::engine::{EngineHit, LoadStamp, LoadState, SearchEngine};
 use crate::error::Error;
 use crate::index::FactIndex;
+
+/// Cosines closer than this are ties: engines and the in-process index round the same
+/// cosine differently (f32 sums in other orders), by well under this.
+pub const TIE_TOLERANCE: f64 = 1e-6;
 
 /// A run's engine and what it measures against the exact index.
 pub struct ServedBy<'e> {
     pub engine: &'e dyn SearchEngine,
+    /// `engine 'NAME' (...)`, for messages.
+    pub label: String,
     /// The metric cut-offs: ANN recall is measured at each.
     pub cutoffs: Vec<usize>,
 }
@@ -29,8 +35,9 @@ pub struct AnnTally {
     pub recall_sums: Vec<f64>,
     /// Vector searches measured.
     pub searches: usize,
-    /// Searches whose engine ranking differs from the exact one in the facts it holds or
-    /// their order (scores aside), within the search depth.
+    /// Searches whose engine ranking differs from the exact one beyond ties: some rank's
+    /// cosine differs from the exact cosine at that rank by more than [`TIE_TOLERANCE`]
+    /// (within the search depth).
     pub differing: usize,
 }
 
@@ -43,27 +50,36 @@ impl AnnTally {
         }
     }
 
-    /// Adds one search: the engine's hits and the exact ones, both best first.
-    pub fn add(&mut self, cutoffs: &[usize], engine: &[(FactIndex, f64)], exact: &[(FactIndex, f64)]) {
+    /// Adds one search: the engine's hits and the exact ones, both best first. A hit
+    /// counts as found at k when its cosine is at least the exact k-th best less
+    /// [`TIE_TOLERANCE`] (ann-benchmarks' rule), so facts tied with the k-th in exact
+    /// arithmetic, which float rounding orders either way, count as found.
+    pub fn add(
+        &mut self,
+        cutoffs: &[usize],
+        engine: &[(FactIndex, f64)],
+        exact: &[(FactIndex, f64)],
+    ) {
         for (sum, &k) in self.recall_sums.iter_mut().zip(cutoffs) {
-            let exact_top: Vec<FactIndex> = exact.iter().take(k).map(|&(fact, _)| fact).collect();
-            if exact_top.is_empty() {
+            let wanted = k.min(exact.len());
+            if wanted == 0 {
                 *sum += 1.0;
                 continue;
             }
+            let threshold = exact[wanted - 1].1 - TIE_TOLERANCE;
             let found = engine
                 .iter()
-                .take(k)
-                .filter(|(fact, _)| exact_top.contains(fact))
+                .take(wanted)
+                .filter(|&&(_, score)| score >= threshold)
                 .count();
-            *sum += found as f64 / exact_top.len() as f64;
+            *sum += found as f64 / wanted as f64;
         }
         self.searches += 1;
         let same = engine.len() == exact.len()
             && engine
                 .iter()
                 .zip(exact)
-                .all(|((engine_fact, _), (exact_fact, _))| engine_fact == exact_fact);
+                .all(|((_, served), (_, expected))| (served - expected).abs() <= TIE_TOLERANCE);
         if !same {
             self.differing += 1;
         }
@@ -91,7 +107,12 @@ pub fn embedder_stamp(identity: &ProviderIdentity) -> String {
 }
 
 /// The load stamp a run expects: this corpus, this embedder.
-pub fn expected_stamp(dataset_hash: &str, embedder: &str, dimension: usize, facts: usize) -> LoadStamp {
+pub fn expected_stamp(
+    dataset_hash: &str,
+    embedder: &str,
+    dimension: usize,
+    facts: usize,
+) -> LoadStamp {
     LoadStamp {
         dataset_hash: dataset_hash.to_owned(),
         embedder: embedder.to_owned(),
@@ -102,31 +123,32 @@ pub fn expected_stamp(dataset_hash: &str, embedder: &str, dimension: usize, fact
 
 /// Refuses an engine that does not hold exactly `expected` (missing, partly loaded,
 /// loaded from other data or by another embedder), naming what differs.
-pub fn check_loaded(engine: &dyn SearchEngine, expected: &LoadStamp) -> Result<(), Error> {
+pub fn check_loaded(
+    label: &str,
+    engine: &dyn SearchEngine,
+    expected: &LoadStamp,
+) -> Result<(), Error> {
     let load = "run `hyde-eval engine load` with the same dataset and embedder";
     match engine.state()? {
         LoadState::Missing => Err(Error::BackendFatal(format!(
             "{}: the collection does not exist; {load}",
-            engine.describe()
+            label
         ))),
         LoadState::Partial { loaded, stamp } => Err(Error::BackendFatal(format!(
-            "{}: the load is unfinished ({loaded} of {} facts); {load} to resume it",
-            engine.describe(),
+            "{label}: the load is unfinished ({loaded} of {} facts); {load} to resume it",
             stamp.facts
         ))),
         LoadState::Complete { stamp, loaded } => {
             let differences = stamp_differences(&stamp, expected);
             if !differences.is_empty() {
                 return Err(Error::BackendFatal(format!(
-                    "{}: it holds other data than this run evaluates ({}); {load}, after `hyde-eval engine drop`",
-                    engine.describe(),
+                    "{label}: it holds other data than this run evaluates ({}); {load}, after `hyde-eval engine drop`",
                     differences.join("; ")
                 )));
             }
             if loaded != expected.facts {
                 return Err(Error::BackendFatal(format!(
-                    "{}: it holds {loaded} facts where its load recorded {}; drop and load it again",
-                    engine.describe(),
+                    "{label}: it holds {loaded} facts where its load recorded {}; drop and load it again",
                     expected.facts
                 )));
             }
@@ -157,7 +179,10 @@ pub fn stamp_differences(stored: &LoadStamp, expected: &LoadStamp) -> Vec<String
         ));
     }
     if stored.facts != expected.facts {
-        differences.push(format!("{} facts there, {} here", stored.facts, expected.facts));
+        differences.push(format!(
+            "{} facts there, {} here",
+            stored.facts, expected.facts
+        ));
     }
     differences
 }
@@ -165,7 +190,7 @@ pub fn stamp_differences(stored: &LoadStamp, expected: &LoadStamp) -> Vec<String
 /// The engine's hits as corpus positions, best first with ties by id (the tool's order,
 /// whatever order the engine gave equal scores in). `ids` is the corpus' sorted ids.
 pub fn positions(
-    engine: &dyn SearchEngine,
+    label: &str,
     ids: &[FactId],
     hits: Vec<EngineHit>,
 ) -> Result<Vec<(FactIndex, f64)>, Error> {
@@ -176,8 +201,7 @@ pub fn positions(
                 .map(|position| (position as FactIndex, hit.score))
                 .map_err(|_| {
                     Error::BackendFatal(format!(
-                        "{}: it returned fact '{}', which the dataset does not have",
-                        engine.describe(),
+                        "{label}: it returned fact '{}', which the dataset does not have",
                         hit.id
                     ))
                 })
@@ -199,11 +223,24 @@ mod tests {
         let exact = [(0, 0.9), (1, 0.8), (2, 0.7), (3, 0.6)];
         let engine = [(0, 0.9), (2, 0.7), (3, 0.6), (5, 0.5)];
         tally.add(&cutoffs, &engine, &exact);
-        // k=1: {0} found. k=2: {0,1} against {0,2}: 1 of 2. k=4: 3 of 4.
+        // k=1: 0.9 >= 0.9 found. k=2: threshold 0.8: 0.9 found, 0.7 not: 1 of 2.
+        // k=4: threshold 0.6: 0.9, 0.7, 0.6 found, 0.5 not: 3 of 4.
         assert_eq!(tally.means(), vec![1.0, 0.5, 0.75]);
         tally.add(&cutoffs, &exact, &exact);
         assert_eq!(tally.means(), vec![1.0, 0.75, 0.875]);
         assert_eq!((tally.searches, tally.differing), (2, 1));
+    }
+
+    #[test]
+    fn facts_tied_at_the_cut_off_count_as_found_whichever_the_engine_returned() {
+        let cutoffs = [1, 2];
+        let mut tally = AnnTally::new(cutoffs.len());
+        // Facts 1 and 2 tie (to rounding) for second place; the engine returns 2 first.
+        let exact = [(0, 0.9), (1, 0.8), (2, 0.8 - 1e-8)];
+        let engine = [(0, 0.9), (2, 0.8 - 2e-8), (1, 0.8)];
+        tally.add(&cutoffs, &engine, &exact);
+        assert_eq!(tally.means(), vec![1.0, 1.0]);
+        assert_eq!(tally.differing, 0);
     }
 
     #[test]

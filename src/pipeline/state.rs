@@ -139,10 +139,11 @@ pub struct IndexedCorpus<'a> {
 impl<'a> Prepared<'a> {
     /// Has `engine` serve the vector searches (and text rankings, where it ranks text),
     /// the exact index measuring ANN recall beside it at each of `cutoffs`.
-    pub fn serve_from(&mut self, engine: &'a dyn SearchEngine, cutoffs: &[usize]) {
+    pub fn serve_from(&mut self, label: String, engine: &'a dyn SearchEngine, cutoffs: &[usize]) {
         self.ann = vec![AnnTally::new(cutoffs.len()); self.configurations.len()];
         self.served = Some(ServedBy {
             engine,
+            label,
             cutoffs: cutoffs.to_vec(),
         });
     }

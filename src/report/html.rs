@@ -414,7 +414,13 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
     let signed = |value: Option<&serde_json::Value>| {
         value
             .and_then(serde_json::Value::as_f64)
-            .map_or("-".to_owned(), |value| if value.abs() < 5e-5 { "±0.0000".to_owned() } else { format!("{value:+.4}") })
+            .map_or("-".to_owned(), |value| {
+                if value.abs() < 5e-5 {
+                    "±0.0000".to_owned()
+                } else {
+                    format!("{value:+.4}")
+                }
+            })
     };
     Some(html! {
         h2 #engine { "Search engine" }
@@ -427,7 +433,7 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
             thead { tr {
                 th { "configuration" } th { "signals" }
                 @for recall in &recalls { th { (recall.replace("ann_recall", "ANN recall")) } }
-                th { (headline) " engine" } th { (headline) " exact" } th { "Δ" } th { "searches differing" }
+                th { (headline) " engine" } th { (headline) " exact" } th { "Δ" } th { "searches differing beyond ties" }
             } }
             tbody {
                 @for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {

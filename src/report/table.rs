@@ -133,13 +133,19 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     table.to_string()
 }
 
-/// The metric an engine section headlines (the first nDCG column, else the first
-/// column) and the ANN recall cut-off beside it (the metric's own, else the deepest).
+/// The metric an engine section headlines (nDCG@10, else the deepest nDCG column,
+/// else the first column) and the ANN recall cut-off beside it (the metric's own, else the deepest).
 pub fn engine_headline(results: &Results, columns: &[String]) -> Option<(String, String)> {
     let engine = results.engine.as_ref()?;
     let metric = columns
         .iter()
-        .find(|column| column.starts_with("ndcg@"))
+        .find(|column| *column == "ndcg@10")
+        .or_else(|| {
+            columns
+                .iter()
+                .rev()
+                .find(|column| column.starts_with("ndcg@"))
+        })
         .or(columns.first())?
         .clone();
     let recalls = &engine.configurations.first()?.ann_recall;
@@ -165,7 +171,7 @@ pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
         format!("{headline} engine"),
         format!("{headline} exact"),
         "Δ".to_owned(),
-        "searches differing".to_owned(),
+        "searches differing beyond ties".to_owned(),
     ]);
     let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
     let number = |value: Option<&serde_json::Value>| {
@@ -209,14 +215,17 @@ pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
                     }),
             ),
             right(if searched {
-                format!("{} of {}", configuration.differing_searches, configuration.vector_searches)
+                format!(
+                    "{} of {}",
+                    configuration.differing_searches, configuration.vector_searches
+                )
             } else {
                 "-".to_owned()
             }),
         ]);
     }
     Some(format!(
-        "engine {} ({}, {}) beside the exact in-process index on the same vectors:\n{table}",
+        "engine '{}' ({}; {}) beside the exact in-process index on the same vectors:\n{table}",
         engine.name, engine.served_by, engine.index
     ))
 }

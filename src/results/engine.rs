@@ -42,13 +42,17 @@ pub struct EngineConfiguration {
 }
 
 /// Engine minus exact, metric by metric (null where either is null).
-pub fn metric_deltas(engine: &Map<String, Value>, exact: &Map<String, Value>) -> Map<String, Value> {
+pub fn metric_deltas(
+    engine: &Map<String, Value>,
+    exact: &Map<String, Value>,
+) -> Map<String, Value> {
     engine
         .iter()
         .map(|(name, value)| {
             let delta = match (value.as_f64(), exact.get(name).and_then(Value::as_f64)) {
-                (Some(engine), Some(exact)) => serde_json::Number::from_f64(engine - exact)
-                    .map_or(Value::Null, Value::Number),
+                (Some(engine), Some(exact)) => {
+                    serde_json::Number::from_f64(engine - exact).map_or(Value::Null, Value::Number)
+                }
                 _ => Value::Null,
             };
             (name.clone(), delta)

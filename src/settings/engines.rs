@@ -175,8 +175,16 @@ mod tests {
              [engines.d]\nkind = \"pgvector\"\nurl = \"u\"\ncollection = \"c\"\nef_search = 0\n",
         );
         let message = |name: &str| resolve_engine(name, &tables).unwrap_err().to_string();
-        assert!(message("a").contains("needs kind = \"pgvector\""), "{}", message("a"));
-        assert!(message("b").contains("ef_search is an HNSW setting"), "{}", message("b"));
+        assert!(
+            message("a").contains("needs kind = \"pgvector\""),
+            "{}",
+            message("a")
+        );
+        assert!(
+            message("b").contains("ef_search is an HNSW setting"),
+            "{}",
+            message("b")
+        );
         assert!(message("c").contains("\"elastic\" is not one of chroma, pgvector"));
         assert!(message("d").contains("between 1 and 1000, got 0"));
         let unknown = message("prd");
