@@ -203,6 +203,28 @@ fn a_load_round_trip_then_exact_search_in_cosine_order() {
     let top_two = engine.vector_search(&[QUERY.as_slice()], 2).unwrap();
     assert_hits(&top_two[0], &QUERY_ORDER[..2]);
     assert_eq!(engine.vector_search(&[], 5).unwrap(), Vec::<Vec<_>>::new());
+    // More queries than one statement carries: every answer in its place.
+    let many: Vec<&[f32]> = (0..150)
+        .map(|at| {
+            if at % 3 == 2 {
+                AXIS.as_slice()
+            } else {
+                QUERY.as_slice()
+            }
+        })
+        .collect();
+    let hits = engine.vector_search(&many, 5).unwrap();
+    assert_eq!(hits.len(), 150);
+    for (at, hits) in hits.iter().enumerate() {
+        assert_hits(
+            hits,
+            if at % 3 == 2 {
+                &AXIS_ORDER
+            } else {
+                &QUERY_ORDER
+            },
+        );
+    }
 
     // No vector index: the planner scans every row.
     let plan = explain(&server, "facts");
@@ -277,6 +299,7 @@ fn text_search_ranks_facts_matching_more_words_first() {
                 "sleeping",
                 "the and of",
                 "cat's (dog) & | ! :* 'mat'",
+                "cat\0dog",
             ],
             10,
         )
@@ -289,6 +312,8 @@ fn text_search_ranks_facts_matching_more_words_first() {
     // Operators in the text are words to look for, not query syntax: cat, dog, mat.
     // a has cat and mat (0.2), b cat and dog (0.2), d dog (0.1).
     assert_hits(&hits[3], &[("a", 0.2), ("b", 0.2), ("d", 0.1)]);
+    // PostgreSQL text cannot hold NUL: it reads as a space.
+    assert_hits(&hits[4], &[("b", 0.2), ("a", 0.1), ("d", 0.1)]);
     let top = engine.text_search(&["dogs and cats"], 1).unwrap();
     assert_hits(&top[0], &[("b", 0.2)]);
 }
@@ -475,4 +500,23 @@ fn a_statement_over_the_timeout_is_cancelled_and_says_so() {
     // Released: the same engine answers again.
     let hits = engine.vector_search(&[QUERY.as_slice()], 1).unwrap();
     assert_hits(&hits[0], &QUERY_ORDER[..1]);
+}
+
+#[test]
+fn a_connection_the_server_closed_is_opened_again() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let engine = PgvectorEngine::connect(&spec(server.url("hyde"), "facts", exact())).unwrap();
+    load(&engine);
+    let mut admin = server.client();
+    let terminate = "SELECT count(*) FROM pg_stat_activity, pg_terminate_backend(pid) \
+                     WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
+    let terminated: i64 = admin.query_one(terminate, &[]).unwrap().get(0);
+    assert_eq!(terminated, 1);
+    let hits = engine.vector_search(&[QUERY.as_slice()], 5).unwrap();
+    assert_hits(&hits[0], &QUERY_ORDER);
+    let terminated: i64 = admin.query_one(terminate, &[]).unwrap().get(0);
+    assert_eq!(terminated, 1);
+    assert_eq!(engine.loaded_ids().unwrap().len(), 5);
 }
