@@ -253,6 +253,13 @@ fn hnsw_is_built_used_and_returns_the_same_order() {
         .unwrap();
     assert_hits(&hits[0], &QUERY_ORDER);
     assert_hits(&hits[1], &QUERY_ORDER);
+    // A new session whose first statement is the search (ef_search is set before
+    // pgvector's library is loaded in it).
+    let fresh = PgvectorEngine::connect(&spec(server.url("hyde"), "facts", hnsw(Some(2)))).unwrap();
+    let hits = fresh.vector_search(&[AXIS.as_slice()], 1).unwrap();
+    assert_hits(&hits[0], &AXIS_ORDER[..1]);
+    let hits = fresh.vector_search(&[QUERY.as_slice()], 5).unwrap();
+    assert_hits(&hits[0], &QUERY_ORDER);
 
     let mut client = server.client();
     let method: String = client
