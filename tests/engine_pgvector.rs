@@ -527,3 +527,25 @@ fn a_connection_the_server_closed_is_opened_again() {
     assert_eq!(terminated, 1);
     assert_eq!(engine.loaded_ids().unwrap().len(), 5);
 }
+
+#[test]
+fn a_table_name_that_is_no_identifier_or_a_tls_url_is_a_usage_error() {
+    // Both are refused before any connection: no server needed.
+    let url = format!("postgresql://hyde@127.0.0.1:{}/postgres", free_port());
+    for table in ["facts; DROP TABLE x", "public.facts", "2facts", ""] {
+        let error = PgvectorEngine::connect(&spec(url.clone(), table, exact()))
+            .err()
+            .unwrap();
+        assert!(matches!(error, Error::Usage(_)), "{error:?}");
+        assert_eq!(error.exit_code(), 2);
+        assert!(
+            error.to_string().contains("plain SQL identifier"),
+            "{error}"
+        );
+    }
+    let error = PgvectorEngine::connect(&spec(format!("{url}?sslmode=require"), "facts", exact()))
+        .err()
+        .unwrap();
+    assert!(matches!(error, Error::Usage(_)), "{error:?}");
+    assert!(error.to_string().contains("no TLS"), "{error}");
+}

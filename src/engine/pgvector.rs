@@ -24,14 +24,15 @@
 //! vector. Vectors travel as text literals (`[0.1,0.2]`), which Rust prints with the
 //! shortest digits that read back as the same `f32`, so nothing is lost.
 //!
-//! The connection is unencrypted (`NoTls`): the client is meant for a server on the same
-//! host or a private network.
+//! The connection is unencrypted (`NoTls`; `sslmode=require` is refused): the client is
+//! meant for a server on the same host, a private network or a tunnel.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use postgres::config::SslMode;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls};
 
@@ -97,6 +98,13 @@ impl PgvectorEngine {
                 scrub_url_password(&spec.url, &error.to_string())
             ))
         })?;
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(Error::Usage(format!(
+                "{prefix}: sslmode=require, but this client speaks no TLS\n    hint: reach the \
+                 server over loopback, a private network or an SSH tunnel, with sslmode=disable \
+                 or prefer"
+            )));
+        }
         let secret = match &spec.secret_env {
             Some(variable) => {
                 let secret = Secret::from_env(variable).map_err(|problem| {
