@@ -3,9 +3,9 @@
 //! and skipped with a SKIPPED line when it is not).
 //!
 //! The facts are five hand-made 3-dimensional vectors whose cosine similarities to the
-//! queries are worked out by hand below; the text corpus is four short sentences whose
-//! `ts_rank_cd` scores follow from the ranking's definition (each matching word outside
-//! a weighted section is a cover of weight 0.1).
+//! queries are worked out by hand below, with short sentences whose `ts_rank_cd` scores
+//! follow from the ranking's definition: against an OR query every occurrence of a query
+//! word is a cover of its own, worth the weight of an unlabelled lexeme (D, 0.1).
 
 #[path = "common/postgres.rs"]
 mod postgres_server;
