@@ -3,9 +3,9 @@
 //! and skipped with a SKIPPED line when it is not).
 //!
 //! The facts are five hand-made 3-dimensional vectors whose cosine similarities to the
-//! queries are worked out by hand below; the text corpus is four short sentences whose
-//! `ts_rank_cd` scores follow from the ranking's definition (each matching word outside
-//! a weighted section is a cover of weight 0.1).
+//! queries are worked out by hand below, with short sentences whose `ts_rank_cd` scores
+//! follow from the ranking's definition: against an OR query every occurrence of a query
+//! word is a cover of its own, worth the weight of an unlabelled lexeme (D, 0.1).
 
 #[path = "common/postgres.rs"]
 mod postgres_server;
@@ -203,6 +203,28 @@ fn a_load_round_trip_then_exact_search_in_cosine_order() {
     let top_two = engine.vector_search(&[QUERY.as_slice()], 2).unwrap();
     assert_hits(&top_two[0], &QUERY_ORDER[..2]);
     assert_eq!(engine.vector_search(&[], 5).unwrap(), Vec::<Vec<_>>::new());
+    // More queries than one statement carries: every answer in its place.
+    let many: Vec<&[f32]> = (0..150)
+        .map(|at| {
+            if at % 3 == 2 {
+                AXIS.as_slice()
+            } else {
+                QUERY.as_slice()
+            }
+        })
+        .collect();
+    let hits = engine.vector_search(&many, 5).unwrap();
+    assert_eq!(hits.len(), 150);
+    for (at, hits) in hits.iter().enumerate() {
+        assert_hits(
+            hits,
+            if at % 3 == 2 {
+                &AXIS_ORDER
+            } else {
+                &QUERY_ORDER
+            },
+        );
+    }
 
     // No vector index: the planner scans every row.
     let plan = explain(&server, "facts");
@@ -231,6 +253,13 @@ fn hnsw_is_built_used_and_returns_the_same_order() {
         .unwrap();
     assert_hits(&hits[0], &QUERY_ORDER);
     assert_hits(&hits[1], &QUERY_ORDER);
+    // A new session whose first statement is the search (ef_search is set before
+    // pgvector's library is loaded in it).
+    let fresh = PgvectorEngine::connect(&spec(server.url("hyde"), "facts", hnsw(Some(2)))).unwrap();
+    let hits = fresh.vector_search(&[AXIS.as_slice()], 1).unwrap();
+    assert_hits(&hits[0], &AXIS_ORDER[..1]);
+    let hits = fresh.vector_search(&[QUERY.as_slice()], 5).unwrap();
+    assert_hits(&hits[0], &QUERY_ORDER);
 
     let mut client = server.client();
     let method: String = client
@@ -277,6 +306,7 @@ fn text_search_ranks_facts_matching_more_words_first() {
                 "sleeping",
                 "the and of",
                 "cat's (dog) & | ! :* 'mat'",
+                "cat\0dog",
             ],
             10,
         )
@@ -289,6 +319,8 @@ fn text_search_ranks_facts_matching_more_words_first() {
     // Operators in the text are words to look for, not query syntax: cat, dog, mat.
     // a has cat and mat (0.2), b cat and dog (0.2), d dog (0.1).
     assert_hits(&hits[3], &[("a", 0.2), ("b", 0.2), ("d", 0.1)]);
+    // PostgreSQL text cannot hold NUL: it reads as a space.
+    assert_hits(&hits[4], &[("b", 0.2), ("a", 0.1), ("d", 0.1)]);
     let top = engine.text_search(&["dogs and cats"], 1).unwrap();
     assert_hits(&top[0], &[("b", 0.2)]);
 }
@@ -475,4 +507,45 @@ fn a_statement_over_the_timeout_is_cancelled_and_says_so() {
     // Released: the same engine answers again.
     let hits = engine.vector_search(&[QUERY.as_slice()], 1).unwrap();
     assert_hits(&hits[0], &QUERY_ORDER[..1]);
+}
+
+#[test]
+fn a_connection_the_server_closed_is_opened_again() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let engine = PgvectorEngine::connect(&spec(server.url("hyde"), "facts", exact())).unwrap();
+    load(&engine);
+    let mut admin = server.client();
+    let terminate = "SELECT count(*) FROM pg_stat_activity, pg_terminate_backend(pid) \
+                     WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
+    let terminated: i64 = admin.query_one(terminate, &[]).unwrap().get(0);
+    assert_eq!(terminated, 1);
+    let hits = engine.vector_search(&[QUERY.as_slice()], 5).unwrap();
+    assert_hits(&hits[0], &QUERY_ORDER);
+    let terminated: i64 = admin.query_one(terminate, &[]).unwrap().get(0);
+    assert_eq!(terminated, 1);
+    assert_eq!(engine.loaded_ids().unwrap().len(), 5);
+}
+
+#[test]
+fn a_table_name_that_is_no_identifier_or_a_tls_url_is_a_usage_error() {
+    // Both are refused before any connection: no server needed.
+    let url = format!("postgresql://hyde@127.0.0.1:{}/postgres", free_port());
+    for table in ["facts; DROP TABLE x", "public.facts", "2facts", ""] {
+        let error = PgvectorEngine::connect(&spec(url.clone(), table, exact()))
+            .err()
+            .unwrap();
+        assert!(matches!(error, Error::Usage(_)), "{error:?}");
+        assert_eq!(error.exit_code(), 2);
+        assert!(
+            error.to_string().contains("plain SQL identifier"),
+            "{error}"
+        );
+    }
+    let error = PgvectorEngine::connect(&spec(format!("{url}?sslmode=require"), "facts", exact()))
+        .err()
+        .unwrap();
+    assert!(matches!(error, Error::Usage(_)), "{error:?}");
+    assert!(error.to_string().contains("no TLS"), "{error}");
 }

@@ -13,18 +13,26 @@
 //! Text search ranks with `ts_rank_cd` against an OR of the text's English lexemes, so
 //! a fact matching any one word is a candidate and facts matching more words rank higher.
 //!
-//! One connection, behind a mutex, serves every call; a batch of vectors or texts is
-//! one statement (`unnest ... CROSS JOIN LATERAL`), measured faster than a statement per
+//! An HNSW scan returns at most `hnsw.ef_search` rows, so a search raises the configured
+//! `ef_search` (pgvector's default 40) to the number of facts asked for, up to
+//! pgvector's maximum of 1,000.
+//!
+//! One connection, behind a mutex, serves every call, and is opened again when the
+//! server closed it. Up to 64 vectors or texts go in one statement (`unnest ... CROSS
+//! JOIN LATERAL`): for 64 queries of 384 dimensions, top 100 of 5,000 rows, it took a median
+//! 153 ms exact and 102 ms with HNSW, against 224 ms and 118 ms for a statement per
 //! vector. Vectors travel as text literals (`[0.1,0.2]`), which Rust prints with the
 //! shortest digits that read back as the same `f32`, so nothing is lost.
 //!
-//! The connection is unencrypted (`NoTls`): the client is meant for a server on the same
-//! host or a private network.
+//! The connection is unencrypted (`NoTls`; `sslmode=require` is refused): the client is
+//! meant for a server on the same host, a private network or a tunnel.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use postgres::config::SslMode;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls};
 
@@ -43,6 +51,10 @@ const MAX_EF_SEARCH: usize = 1000;
 /// pgvector's default `hnsw.ef_search`; an HNSW scan returns at most this many rows.
 const DEFAULT_EF_SEARCH: usize = 40;
 
+/// The most vectors or texts one search statement carries: a larger batch is several
+/// statements, each within the statement timeout.
+const BATCH: usize = 64;
+
 /// A PostgreSQL + pgvector server holding one facts table.
 pub struct PgvectorEngine {
     spec: EngineSpec,
@@ -52,6 +64,9 @@ pub struct PgvectorEngine {
     /// The password from `spec.secret_env`, to scrub from messages.
     secret: Option<Secret>,
     session: Mutex<Session>,
+    /// Set when a failure showed the connection lost (closed, or the server ending the
+    /// session: SQLSTATE 57P01-57P03); read and cleared under the session's lock.
+    lost: AtomicBool,
 }
 
 /// The connection and what it has learned about the table.
@@ -83,6 +98,13 @@ impl PgvectorEngine {
                 scrub_url_password(&spec.url, &error.to_string())
             ))
         })?;
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(Error::Usage(format!(
+                "{prefix}: sslmode=require, but this client speaks no TLS\n    hint: reach the \
+                 server over loopback, a private network or an SSH tunnel, with sslmode=disable \
+                 or prefer"
+            )));
+        }
         let secret = match &spec.secret_env {
             Some(variable) => {
                 let secret = Secret::from_env(variable).map_err(|problem| {
@@ -105,6 +127,7 @@ impl PgvectorEngine {
                 client: None,
                 dimension: None,
             }),
+            lost: AtomicBool::new(false),
         };
         drop(engine.session()?);
         Ok(engine)
@@ -143,9 +166,39 @@ impl PgvectorEngine {
         Ok(session)
     }
 
+    /// `operation` on the session; run again on a new connection when it failed because
+    /// the connection was lost (a server restart, an idle timeout, a terminated backend).
+    /// Every operation may run twice: reads trivially, writes because they are one
+    /// transaction or one idempotent upsert.
+    fn run<T>(
+        &self,
+        mut operation: impl FnMut(&mut Session) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut session = self.session()?;
+        self.lost.store(false, Ordering::Relaxed);
+        match operation(&mut session) {
+            Err(_)
+                if self.lost.swap(false, Ordering::Relaxed)
+                    || session.client.as_ref().is_some_and(Client::is_closed) =>
+            {
+                session.client = None;
+                drop(session);
+                operation(&mut *self.session()?)
+            }
+            result => result,
+        }
+    }
+
     /// The error for a failed `action`: rejected credentials are fatal, everything else
     /// is a backend failure; a timeout, a missing table or a missing extension says so.
     fn fail(&self, action: &str, error: &postgres::Error) -> Error {
+        if error.is_closed()
+            || error
+                .code()
+                .is_some_and(|code| code.code().starts_with("57P"))
+        {
+            self.lost.store(true, Ordering::Relaxed);
+        }
         let prefix = self.prefix();
         let Some(database) = error.as_db_error() else {
             // The client's message is terse (`invalid configuration`); its causes say why.
@@ -320,67 +373,69 @@ impl SearchEngine for PgvectorEngine {
     }
 
     fn state(&self) -> Result<LoadState, Error> {
-        let mut session = self.session()?;
-        let client = connected(&mut session);
-        let fail = |error: postgres::Error| self.fail("cannot read the load state", &error);
-        let row = client
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
-                &[&self.table(), &STAMPS],
-            )
-            .map_err(fail)?;
-        let (has_table, has_stamps): (bool, bool) = (row.get(0), row.get(1));
-        if !has_table {
-            return Ok(LoadState::Missing);
-        }
-        let stamp = if has_stamps {
-            client
-                .query_opt(
-                    &format!(
-                        "SELECT dataset_hash, embedder, dimension, facts, complete FROM {STAMPS} \
-                         WHERE table_name = $1"
-                    ),
-                    &[&self.spec.collection],
+        self.run(|session| {
+            let client = connected(session);
+            let fail = |error: postgres::Error| self.fail("cannot read the load state", &error);
+            let row = client
+                .query_one(
+                    "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
+                    &[&self.table(), &STAMPS],
                 )
+                .map_err(fail)?;
+            let (has_table, has_stamps): (bool, bool) = (row.get(0), row.get(1));
+            if !has_table {
+                return Ok(LoadState::Missing);
+            }
+            let stamp = if has_stamps {
+                client
+                    .query_opt(
+                        &format!(
+                            "SELECT dataset_hash::text, embedder::text, dimension::integer, \
+                             facts::bigint, complete::boolean FROM {STAMPS} \
+                             WHERE table_name = $1"
+                        ),
+                        &[&self.spec.collection],
+                    )
+                    .map_err(fail)?
+            } else {
+                None
+            };
+            let Some(stamp) = stamp else {
+                return Err(Error::Backend(format!(
+                    "{}: table {} exists but has no load stamp in {STAMPS}: it was not created by \
+                     `hyde-eval engine load`\n    hint: name another table, or drop this one",
+                    self.prefix(),
+                    self.table()
+                )));
+            };
+            let dimension: i32 = stamp.get(2);
+            let facts: i64 = stamp.get(3);
+            let complete: bool = stamp.get(4);
+            let corrupt = || {
+                Error::Backend(format!(
+                    "{}: the load stamp of table {} in {STAMPS} is corrupt (dimension \
+                     {dimension}, facts {facts})\n    hint: drop the table with `hyde-eval \
+                     engine drop` and load it again",
+                    self.prefix(),
+                    self.table()
+                ))
+            };
+            let stamp = LoadStamp {
+                dataset_hash: stamp.get(0),
+                embedder: stamp.get(1),
+                dimension: usize::try_from(dimension).map_err(|_| corrupt())?,
+                facts: usize::try_from(facts).map_err(|_| corrupt())?,
+            };
+            let count: i64 = client
+                .query_one(&format!("SELECT count(*) FROM {}", self.table()), &[])
                 .map_err(fail)?
-        } else {
-            None
-        };
-        let Some(stamp) = stamp else {
-            return Err(Error::Backend(format!(
-                "{}: table {} exists but has no load stamp in {STAMPS}: it was not created by \
-                 `hyde-eval engine load`\n    hint: name another table, or drop this one",
-                self.prefix(),
-                self.table()
-            )));
-        };
-        let dimension: i32 = stamp.get(2);
-        let facts: i64 = stamp.get(3);
-        let complete: bool = stamp.get(4);
-        let corrupt = || {
-            Error::Backend(format!(
-                "{}: the load stamp of table {} in {STAMPS} is corrupt (dimension {dimension}, \
-                 facts {facts})\n    hint: drop the table with `hyde-eval engine drop` and load \
-                 it again",
-                self.prefix(),
-                self.table()
-            ))
-        };
-        let stamp = LoadStamp {
-            dataset_hash: stamp.get(0),
-            embedder: stamp.get(1),
-            dimension: usize::try_from(dimension).map_err(|_| corrupt())?,
-            facts: usize::try_from(facts).map_err(|_| corrupt())?,
-        };
-        let count: i64 = client
-            .query_one(&format!("SELECT count(*) FROM {}", self.table()), &[])
-            .map_err(fail)?
-            .get(0);
-        let loaded = usize::try_from(count).unwrap_or_default();
-        Ok(if complete {
-            LoadState::Complete { stamp, loaded }
-        } else {
-            LoadState::Partial { stamp, loaded }
+                .get(0);
+            let loaded = usize::try_from(count).unwrap_or_default();
+            Ok(if complete {
+                LoadState::Complete { stamp, loaded }
+            } else {
+                LoadState::Partial { stamp, loaded }
+            })
         })
     }
 
@@ -396,223 +451,228 @@ impl SearchEngine for PgvectorEngine {
                 stamp.facts
             )));
         };
-        let mut session = self.session()?;
-        session.dimension = None;
-        let client = connected(&mut session);
-        let fail = |error: postgres::Error| {
-            self.fail(&format!("cannot create table {}", self.table()), &error)
-        };
-        let table = self.table();
-        let mut transaction = client.transaction().map_err(fail)?;
-        transaction
-            .batch_execute(&format!(
-                "CREATE EXTENSION IF NOT EXISTS vector;
-                 CREATE TABLE IF NOT EXISTS {STAMPS} (
-                     table_name text PRIMARY KEY,
-                     dataset_hash text NOT NULL,
-                     embedder text NOT NULL,
-                     dimension integer NOT NULL,
-                     facts bigint NOT NULL,
-                     complete boolean NOT NULL DEFAULT false
-                 );
-                 CREATE TABLE {table} (
-                     id text PRIMARY KEY,
-                     text text NOT NULL,
-                     embedding vector({dimension}) NOT NULL,
-                     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
-                 );
-                 CREATE INDEX ON {table} USING gin (tsv);"
-            ))
-            .map_err(fail)?;
-        transaction
-            .execute(
-                &format!(
-                    "INSERT INTO {STAMPS} (table_name, dataset_hash, embedder, dimension, facts, \
-                     complete) VALUES ($1, $2, $3, $4, $5, false) ON CONFLICT (table_name) DO \
-                     UPDATE SET dataset_hash = EXCLUDED.dataset_hash, embedder = \
-                     EXCLUDED.embedder, dimension = EXCLUDED.dimension, facts = EXCLUDED.facts, \
-                     complete = false"
-                ),
-                &[
-                    &self.spec.collection,
-                    &stamp.dataset_hash,
-                    &stamp.embedder,
-                    &dimension,
-                    &facts,
-                ],
-            )
-            .map_err(fail)?;
-        transaction.commit().map_err(fail)
+        self.run(|session| {
+            session.dimension = None;
+            let client = connected(session);
+            let fail = |error: postgres::Error| {
+                self.fail(&format!("cannot create table {}", self.table()), &error)
+            };
+            let table = self.table();
+            let mut transaction = client.transaction().map_err(fail)?;
+            transaction
+                .batch_execute(&format!(
+                    "CREATE EXTENSION IF NOT EXISTS vector;
+                     CREATE TABLE IF NOT EXISTS {STAMPS} (
+                         table_name text PRIMARY KEY,
+                         dataset_hash text NOT NULL,
+                         embedder text NOT NULL,
+                         dimension integer NOT NULL,
+                         facts bigint NOT NULL,
+                         complete boolean NOT NULL DEFAULT false
+                     );
+                     CREATE TABLE {table} (
+                         id text PRIMARY KEY,
+                         text text NOT NULL,
+                         embedding vector({dimension}) NOT NULL,
+                         tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+                     );
+                     CREATE INDEX ON {table} USING gin (tsv);"
+                ))
+                .map_err(fail)?;
+            transaction
+                .execute(
+                    &format!(
+                        "INSERT INTO {STAMPS} (table_name, dataset_hash, embedder, dimension, \
+                         facts, complete) VALUES ($1, $2, $3, $4, $5, false) \
+                         ON CONFLICT (table_name) DO UPDATE SET \
+                         dataset_hash = EXCLUDED.dataset_hash, embedder = EXCLUDED.embedder, \
+                         dimension = EXCLUDED.dimension, facts = EXCLUDED.facts, complete = false"
+                    ),
+                    &[
+                        &self.spec.collection,
+                        &stamp.dataset_hash,
+                        &stamp.embedder,
+                        &dimension,
+                        &facts,
+                    ],
+                )
+                .map_err(fail)?;
+            transaction.commit().map_err(fail)
+        })
     }
 
     fn loaded_ids(&self) -> Result<HashSet<String>, Error> {
-        let mut session = self.session()?;
-        let client = connected(&mut session);
-        let rows = client
-            .query(&format!("SELECT id FROM {}", self.table()), &[])
-            .map_err(|error| self.fail("cannot list the loaded ids", &error))?;
-        Ok(rows.iter().map(|row| row.get(0)).collect())
+        self.run(|session| {
+            let client = connected(session);
+            let rows = client
+                .query(&format!("SELECT id::text FROM {}", self.table()), &[])
+                .map_err(|error| self.fail("cannot list the loaded ids", &error))?;
+            Ok(rows.iter().map(|row| row.get(0)).collect())
+        })
     }
 
     fn upsert(&self, documents: &[EngineDocument<'_>]) -> Result<(), Error> {
         if documents.is_empty() {
             return Ok(());
         }
-        let mut session = self.session()?;
-        let dimension = self.dimension(&mut session)?;
-        self.check_dimensions(
-            dimension,
-            documents.iter().map(|document| document.vector),
-            "a fact's vector",
-        )?;
-        // One statement may not update a row twice: the last document with an id wins.
-        let mut last: HashMap<&str, usize> = HashMap::with_capacity(documents.len());
-        for (position, document) in documents.iter().enumerate() {
-            last.insert(document.id, position);
-        }
-        let mut ids = Vec::with_capacity(last.len());
-        let mut texts = Vec::with_capacity(last.len());
-        let mut vectors = Vec::with_capacity(last.len());
-        for (position, document) in documents.iter().enumerate() {
-            if last.get(document.id) == Some(&position) {
-                ids.push(document.id);
-                texts.push(document.text);
-                vectors.push(vector_literal(document.vector));
+        self.run(|session| {
+            let dimension = self.dimension(session)?;
+            self.check_dimensions(
+                dimension,
+                documents.iter().map(|document| document.vector),
+                "a fact's vector",
+            )?;
+            // One statement may not update a row twice: the last document with an id wins.
+            let mut last: HashMap<&str, usize> = HashMap::with_capacity(documents.len());
+            for (position, document) in documents.iter().enumerate() {
+                last.insert(document.id, position);
             }
-        }
-        connected(&mut session)
-            .execute(
-                &format!(
-                    "INSERT INTO {} (id, text, embedding) \
-                     SELECT id, text, embedding::vector \
-                     FROM unnest($1::text[], $2::text[], $3::text[]) AS d(id, text, embedding) \
-                     ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, \
-                     embedding = EXCLUDED.embedding",
-                    self.table()
-                ),
-                &[&ids, &texts, &vectors],
-            )
-            .map_err(|error| self.fail(&format!("cannot store {} facts", ids.len()), &error))?;
-        Ok(())
+            let mut ids = Vec::with_capacity(last.len());
+            let mut texts = Vec::with_capacity(last.len());
+            let mut vectors = Vec::with_capacity(last.len());
+            for (position, document) in documents.iter().enumerate() {
+                if last.get(document.id) == Some(&position) {
+                    ids.push(document.id);
+                    texts.push(without_nul(document.text));
+                    vectors.push(vector_literal(document.vector));
+                }
+            }
+            connected(session)
+                .execute(
+                    &format!(
+                        "INSERT INTO {} (id, text, embedding) \
+                         SELECT id, text, embedding::vector \
+                         FROM unnest($1::text[], $2::text[], $3::text[]) AS d(id, text, embedding) \
+                         ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, \
+                         embedding = EXCLUDED.embedding",
+                        self.table()
+                    ),
+                    &[&ids, &texts, &vectors],
+                )
+                .map_err(|error| self.fail(&format!("cannot store {} facts", ids.len()), &error))?;
+            Ok(())
+        })
     }
 
     /// Builds the HNSW index the spec asks for (dropping any other vector index first;
     /// an exact spec leaves none), analyzes the table and marks the stamp complete. The
     /// index build is exempt from the statement timeout: it takes minutes on large tables.
     fn complete(&self, stamp: &LoadStamp) -> Result<(), Error> {
-        let mut session = self.session()?;
-        let client = connected(&mut session);
-        let table = self.table();
-        let fail = |error: postgres::Error| {
-            self.fail(&format!("cannot complete the load of {table}"), &error)
-        };
-        let (Ok(dimension), Ok(facts)) =
-            (i32::try_from(stamp.dimension), i64::try_from(stamp.facts))
-        else {
-            return Err(Error::Backend(format!(
-                "{}: cannot complete the load: dimension {} or {} facts out of range",
-                self.prefix(),
-                stamp.dimension,
-                stamp.facts
-            )));
-        };
-        let mut transaction = client.transaction().map_err(fail)?;
-        let indexes = transaction
-            .query(
-                "SELECT i.indexrelid::regclass::text FROM pg_index i \
-                 JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam \
-                 WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat')",
-                &[&table],
-            )
-            .map_err(fail)?;
-        for index in &indexes {
-            let name: String = index.get(0);
-            transaction
-                .batch_execute(&format!("DROP INDEX {name}"))
-                .map_err(fail)?;
-        }
-        if let VectorIndex::Hnsw {
-            m, ef_construction, ..
-        } = self.spec.index
-        {
-            let mut options = Vec::new();
-            if let Some(m) = m {
-                options.push(format!("m = {m}"));
-            }
-            if let Some(ef_construction) = ef_construction {
-                options.push(format!("ef_construction = {ef_construction}"));
-            }
-            let with = if options.is_empty() {
-                String::new()
-            } else {
-                format!(" WITH ({})", options.join(", "))
+        self.run(|session| {
+            let client = connected(session);
+            let table = self.table();
+            let fail = |error: postgres::Error| {
+                self.fail(&format!("cannot complete the load of {table}"), &error)
             };
-            transaction
-                .batch_execute(&format!(
-                    "SET LOCAL statement_timeout = 0;
-                     CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops){with};"
-                ))
+            let (Ok(dimension), Ok(facts)) =
+                (i32::try_from(stamp.dimension), i64::try_from(stamp.facts))
+            else {
+                return Err(Error::Backend(format!(
+                    "{}: cannot complete the load: dimension {} or {} facts out of range",
+                    self.prefix(),
+                    stamp.dimension,
+                    stamp.facts
+                )));
+            };
+            let mut transaction = client.transaction().map_err(fail)?;
+            let indexes = transaction
+                .query(
+                    "SELECT i.indexrelid::regclass::text FROM pg_index i \
+                     JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam \
+                     WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat')",
+                    &[&table],
+                )
                 .map_err(fail)?;
-        }
-        transaction
-            .batch_execute(&format!("ANALYZE {table}"))
-            .map_err(fail)?;
-        let updated = transaction
-            .execute(
-                &format!(
-                    "UPDATE {STAMPS} SET complete = true, dataset_hash = $2, embedder = $3, \
-                     dimension = $4, facts = $5 WHERE table_name = $1"
-                ),
-                &[
-                    &self.spec.collection,
-                    &stamp.dataset_hash,
-                    &stamp.embedder,
-                    &dimension,
-                    &facts,
-                ],
-            )
-            .map_err(fail)?;
-        if updated == 0 {
-            return Err(Error::Backend(format!(
-                "{}: table {table} has no load stamp to complete\n    hint: run `hyde-eval \
-                 engine load`, which creates it",
-                self.prefix()
-            )));
-        }
-        transaction.commit().map_err(fail)
+            for index in &indexes {
+                let name: String = index.get(0);
+                transaction
+                    .batch_execute(&format!("DROP INDEX {name}"))
+                    .map_err(fail)?;
+            }
+            if let VectorIndex::Hnsw {
+                m, ef_construction, ..
+            } = self.spec.index
+            {
+                let mut options = Vec::new();
+                if let Some(m) = m {
+                    options.push(format!("m = {m}"));
+                }
+                if let Some(ef_construction) = ef_construction {
+                    options.push(format!("ef_construction = {ef_construction}"));
+                }
+                let with = if options.is_empty() {
+                    String::new()
+                } else {
+                    format!(" WITH ({})", options.join(", "))
+                };
+                transaction
+                    .batch_execute(&format!(
+                        "SET LOCAL statement_timeout = 0;
+                         CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops){with};"
+                    ))
+                    .map_err(fail)?;
+            }
+            transaction
+                .batch_execute(&format!("ANALYZE {table}"))
+                .map_err(fail)?;
+            let updated = transaction
+                .execute(
+                    &format!(
+                        "UPDATE {STAMPS} SET complete = true, dataset_hash = $2, embedder = $3, \
+                         dimension = $4, facts = $5 WHERE table_name = $1"
+                    ),
+                    &[
+                        &self.spec.collection,
+                        &stamp.dataset_hash,
+                        &stamp.embedder,
+                        &dimension,
+                        &facts,
+                    ],
+                )
+                .map_err(fail)?;
+            if updated == 0 {
+                return Err(Error::Backend(format!(
+                    "{}: table {table} has no load stamp to complete\n    hint: run `hyde-eval \
+                     engine load`, which creates it",
+                    self.prefix()
+                )));
+            }
+            transaction.commit().map_err(fail)
+        })
     }
 
     fn drop_collection(&self) -> Result<bool, Error> {
-        let mut session = self.session()?;
-        session.dimension = None;
-        let client = connected(&mut session);
-        let table = self.table();
-        let fail = |error: postgres::Error| self.fail(&format!("cannot drop {table}"), &error);
-        let mut transaction = client.transaction().map_err(fail)?;
-        let row = transaction
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
-                &[&table, &STAMPS],
-            )
-            .map_err(fail)?;
-        let (has_table, has_stamps): (bool, bool) = (row.get(0), row.get(1));
-        if has_table {
-            transaction
-                .batch_execute(&format!("DROP TABLE {table}"))
-                .map_err(fail)?;
-        }
-        let stamps = if has_stamps {
-            transaction
-                .execute(
-                    &format!("DELETE FROM {STAMPS} WHERE table_name = $1"),
-                    &[&self.spec.collection],
+        self.run(|session| {
+            session.dimension = None;
+            let client = connected(session);
+            let table = self.table();
+            let fail = |error: postgres::Error| self.fail(&format!("cannot drop {table}"), &error);
+            let mut transaction = client.transaction().map_err(fail)?;
+            let row = transaction
+                .query_one(
+                    "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
+                    &[&table, &STAMPS],
                 )
-                .map_err(fail)?
-        } else {
-            0
-        };
-        transaction.commit().map_err(fail)?;
-        Ok(has_table || stamps > 0)
+                .map_err(fail)?;
+            let (has_table, has_stamps): (bool, bool) = (row.get(0), row.get(1));
+            if has_table {
+                transaction
+                    .batch_execute(&format!("DROP TABLE {table}"))
+                    .map_err(fail)?;
+            }
+            let stamps = if has_stamps {
+                transaction
+                    .execute(
+                        &format!("DELETE FROM {STAMPS} WHERE table_name = $1"),
+                        &[&self.spec.collection],
+                    )
+                    .map_err(fail)?
+            } else {
+                0
+            };
+            transaction.commit().map_err(fail)?;
+            Ok(has_table || stamps > 0)
+        })
     }
 
     fn vector_search(
@@ -623,107 +683,116 @@ impl SearchEngine for PgvectorEngine {
         if vectors.is_empty() || limit == 0 {
             return Ok(vec![Vec::new(); vectors.len()]);
         }
-        let mut session = self.session()?;
-        let dimension = self.dimension(&mut session)?;
-        self.check_dimensions(dimension, vectors.iter().copied(), "a query vector")?;
-        let literals: Vec<String> = vectors
-            .iter()
-            .map(|vector| vector_literal(vector))
-            .collect();
-        let ef_search = self.ef_search(limit);
-        // An exact scan breaks ties by id; an HNSW scan must order by distance alone to
-        // use the index.
-        let tie = if ef_search.is_none() { ", id" } else { "" };
-        let sql = format!(
-            "SELECT q.ord, f.id, f.distance \
-             FROM unnest($1::text[]::vector[]) WITH ORDINALITY AS q(v, ord) \
-             CROSS JOIN LATERAL (SELECT id, embedding <=> q.v AS distance FROM {} \
-                                 ORDER BY embedding <=> q.v{tie} LIMIT $2) AS f \
-             ORDER BY q.ord, f.distance, f.id",
-            self.table()
-        );
-        let fail = |error: postgres::Error| {
-            self.fail(
-                &format!("vector search of {} queries", vectors.len()),
-                &error,
-            )
-        };
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let client = connected(&mut session);
-        let rows = match ef_search {
-            Some(ef_search) => {
-                let mut transaction = client.transaction().map_err(fail)?;
-                transaction
-                    .batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef_search}"))
-                    .map_err(fail)?;
-                let rows = transaction
-                    .query(&sql, &[&literals, &limit])
-                    .map_err(fail)?;
-                transaction.commit().map_err(fail)?;
-                rows
+        self.run(|session| {
+            let dimension = self.dimension(session)?;
+            self.check_dimensions(dimension, vectors.iter().copied(), "a query vector")?;
+            let ef_search = self.ef_search(limit);
+            // An exact scan breaks ties by id; an HNSW scan must order by distance alone to
+            // use the index.
+            let tie = if ef_search.is_none() { ", id" } else { "" };
+            let sql = format!(
+                "SELECT q.ord, f.id::text, f.distance \
+                 FROM unnest($1::text[]::vector[]) WITH ORDINALITY AS q(v, ord) \
+                 CROSS JOIN LATERAL (SELECT id, embedding <=> q.v AS distance FROM {} \
+                                     ORDER BY embedding <=> q.v{tie} LIMIT $2) AS f \
+                 ORDER BY q.ord, f.distance, f.id",
+                self.table()
+            );
+            let fail = |error: postgres::Error| {
+                self.fail(
+                    &format!("vector search of {} queries", vectors.len()),
+                    &error,
+                )
+            };
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let client = connected(session);
+            let mut hits = Vec::with_capacity(vectors.len());
+            for chunk in vectors.chunks(BATCH) {
+                let literals: Vec<String> =
+                    chunk.iter().map(|vector| vector_literal(vector)).collect();
+                let rows = match ef_search {
+                    Some(ef_search) => {
+                        let mut transaction = client.transaction().map_err(fail)?;
+                        transaction
+                            .batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef_search}"))
+                            .map_err(fail)?;
+                        let rows = transaction
+                            .query(&sql, &[&literals, &limit])
+                            .map_err(fail)?;
+                        transaction.commit().map_err(fail)?;
+                        rows
+                    }
+                    None => client.query(&sql, &[&literals, &limit]).map_err(fail)?,
+                };
+                let mut chunk_hits = vec![Vec::new(); chunk.len()];
+                for row in rows {
+                    let ordinal: i64 = row.get(0);
+                    let distance: Option<f64> = row.get(2);
+                    if let Some(list) = usize::try_from(ordinal - 1)
+                        .ok()
+                        .and_then(|index| chunk_hits.get_mut(index))
+                    {
+                        list.push(EngineHit {
+                            id: row.get(1),
+                            score: 1.0 - distance.unwrap_or(f64::NAN),
+                        });
+                    }
+                }
+                hits.extend(chunk_hits);
             }
-            None => client.query(&sql, &[&literals, &limit]).map_err(fail)?,
-        };
-        let mut hits = vec![Vec::new(); vectors.len()];
-        for row in rows {
-            let ordinal: i64 = row.get(0);
-            let distance: Option<f64> = row.get(2);
-            if let Some(list) = usize::try_from(ordinal - 1)
-                .ok()
-                .and_then(|index| hits.get_mut(index))
-            {
-                list.push(EngineHit {
-                    id: row.get(1),
-                    score: 1.0 - distance.unwrap_or(f64::NAN),
-                });
-            }
-        }
-        Ok(hits)
+            Ok(hits)
+        })
     }
 
     fn text_search(&self, texts: &[&str], limit: usize) -> Result<Vec<Vec<EngineHit>>, Error> {
         if texts.is_empty() || limit == 0 {
             return Ok(vec![Vec::new(); texts.len()]);
         }
-        let mut session = self.session()?;
-        let client = connected(&mut session);
-        // The query is an OR of the text's English lexemes, each quoted for tsquery's
-        // input syntax (quotes and backslashes doubled) so nothing in the text is parsed
-        // as an operator. A text without lexemes (stop words only) matches nothing.
-        let sql = format!(
-            "SELECT q.ord, f.id, f.rank \
-             FROM unnest($1::text[]) WITH ORDINALITY AS q(text, ord) \
-             CROSS JOIN LATERAL ( \
-                 SELECT string_agg('''' || replace(replace(lexeme, E'\\\\', E'\\\\\\\\'), \
-                                                   '''', '''''') || '''', ' | ')::tsquery \
-                        AS query \
-                 FROM unnest(tsvector_to_array(to_tsvector('english', q.text))) AS l(lexeme) \
-             ) AS w \
-             CROSS JOIN LATERAL (SELECT id, ts_rank_cd(tsv, w.query) AS rank FROM {} \
-                                 WHERE tsv @@ w.query ORDER BY rank DESC, id LIMIT $2) AS f \
-             ORDER BY q.ord, f.rank DESC, f.id",
-            self.table()
-        );
-        let texts: Vec<&str> = texts.to_vec();
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = client.query(&sql, &[&texts, &limit]).map_err(|error| {
-            self.fail(&format!("text search of {} queries", texts.len()), &error)
-        })?;
-        let mut hits = vec![Vec::new(); texts.len()];
-        for row in rows {
-            let ordinal: i64 = row.get(0);
-            let rank: f32 = row.get(2);
-            if let Some(list) = usize::try_from(ordinal - 1)
-                .ok()
-                .and_then(|index| hits.get_mut(index))
-            {
-                list.push(EngineHit {
-                    id: row.get(1),
-                    score: f64::from(rank),
-                });
+        self.run(|session| {
+            let client = connected(session);
+            // The query is an OR of the text's English lexemes, each quoted for tsquery's
+            // input syntax (quotes and backslashes doubled) so nothing in the text is parsed
+            // as an operator. A text without lexemes (stop words only) matches nothing.
+            let sql = format!(
+                "SELECT q.ord, f.id::text, f.rank \
+                 FROM unnest($1::text[]) WITH ORDINALITY AS q(text, ord) \
+                 CROSS JOIN LATERAL ( \
+                     SELECT string_agg('''' || replace(replace(lexeme, E'\\\\', E'\\\\\\\\'), \
+                                                       '''', '''''') || '''', ' | ')::tsquery \
+                            AS query \
+                     FROM unnest(tsvector_to_array(to_tsvector('english', q.text))) AS l(lexeme) \
+                 ) AS w \
+                 CROSS JOIN LATERAL (SELECT id, ts_rank_cd(tsv, w.query) AS rank FROM {} \
+                                     WHERE tsv @@ w.query ORDER BY rank DESC, id LIMIT $2) AS f \
+                 ORDER BY q.ord, f.rank DESC, f.id",
+                self.table()
+            );
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let mut hits = Vec::with_capacity(texts.len());
+            for chunk in texts.chunks(BATCH) {
+                // PostgreSQL text cannot hold NUL.
+                let chunk: Vec<String> = chunk.iter().map(|text| without_nul(text)).collect();
+                let rows = client.query(&sql, &[&chunk, &limit]).map_err(|error| {
+                    self.fail(&format!("text search of {} queries", texts.len()), &error)
+                })?;
+                let mut chunk_hits = vec![Vec::new(); chunk.len()];
+                for row in rows {
+                    let ordinal: i64 = row.get(0);
+                    let rank: f32 = row.get(2);
+                    if let Some(list) = usize::try_from(ordinal - 1)
+                        .ok()
+                        .and_then(|index| chunk_hits.get_mut(index))
+                    {
+                        list.push(EngineHit {
+                            id: row.get(1),
+                            score: f64::from(rank),
+                        });
+                    }
+                }
+                hits.extend(chunk_hits);
             }
-        }
-        Ok(hits)
+            Ok(hits)
+        })
     }
 }
 
@@ -733,6 +802,11 @@ fn is_identifier(name: &str) -> bool {
     matches!(bytes.next(), Some(first) if first.is_ascii_alphabetic() || first == b'_')
         && bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
         && name.len() <= 63
+}
+
+/// `text` with any NUL replaced by a space: PostgreSQL text cannot hold NUL.
+fn without_nul(text: &str) -> String {
+    text.replace('\0', " ")
 }
 
 /// pgvector's text form of a vector: `[0.1,0.2,0.3]`.

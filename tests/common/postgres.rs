@@ -14,10 +14,47 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The password of the role `hyde_pw`.
 pub const PASSWORD_ROLE_PASSWORD: &str = "correct horse battery staple";
+
+/// At most this many servers run at once in one test binary (each holds about 25 MB of
+/// data and a few processes, on 2 cores).
+const SERVERS_AT_ONCE: usize = 3;
+
+/// How many servers run now, and the signal that one stopped.
+static RUNNING: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// One of the [`SERVERS_AT_ONCE`] places; freed on drop.
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let (running, freed) = &RUNNING;
+        let mut running = running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        while *running >= SERVERS_AT_ONCE {
+            running = freed
+                .wait(running)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        *running += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let (running, freed) = &RUNNING;
+        *running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) -= 1;
+        freed.notify_one();
+    }
+}
 
 /// A running server; stopped (fast shutdown) and deleted when dropped.
 pub struct Postgres {
@@ -25,6 +62,8 @@ pub struct Postgres {
     pub port: u16,
     /// Holds the data directory and the socket; deleted on drop, after the server stops.
     _directory: tempfile::TempDir,
+    /// Freed last, once the server has stopped and its files are gone.
+    _slot: Slot,
 }
 
 /// Where `scripts/install_pgvector.sh` puts the server, if it has.
@@ -89,6 +128,7 @@ impl Postgres {
             println!("SKIPPED: PostgreSQL + pgvector not installed (scripts/install_pgvector.sh)");
             return None;
         };
+        let slot = Slot::take();
         let directory = tempfile::Builder::new()
             .prefix("hyde-eval-pg-")
             .tempdir()
@@ -105,6 +145,7 @@ impl Postgres {
                 "UTF8",
                 "--locale=C",
                 "-N",
+                "--wal-segsize=1",
             ])
             .output()
             .expect("cannot run initdb");
@@ -144,6 +185,7 @@ impl Postgres {
                 child,
                 port,
                 _directory: directory,
+                _slot: slot,
             };
             server
                 .client()
