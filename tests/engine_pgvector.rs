@@ -243,23 +243,23 @@ fn hnsw_is_built_used_and_returns_the_same_order() {
         .client()
         .batch_execute("ALTER DATABASE postgres SET enable_seqscan = off")
         .unwrap();
-    // ef_search 2 is below the limit of 5: the engine raises it, or pgvector would
-    // return only two rows.
-    let engine =
-        PgvectorEngine::connect(&spec(server.url("hyde"), "facts", hnsw(Some(2)))).unwrap();
+    // Without an ef_search the engine raises pgvector's default to the limit asked for.
+    let engine = PgvectorEngine::connect(&spec(server.url("hyde"), "facts", hnsw(None))).unwrap();
     load(&engine);
     let hits = engine
         .vector_search(&[QUERY.as_slice(), QUERY.as_slice()], 5)
         .unwrap();
     assert_hits(&hits[0], &QUERY_ORDER);
     assert_hits(&hits[1], &QUERY_ORDER);
-    // A new session whose first statement is the search (ef_search is set before
-    // pgvector's library is loaded in it).
-    let fresh = PgvectorEngine::connect(&spec(server.url("hyde"), "facts", hnsw(Some(2)))).unwrap();
-    let hits = fresh.vector_search(&[AXIS.as_slice()], 1).unwrap();
+    // A configured ef_search is kept, as the application that set it sees it: pgvector
+    // returns at most that many rows, the best of them first. A new session whose first
+    // statement is the search (ef_search is set before pgvector's library is loaded).
+    let narrow =
+        PgvectorEngine::connect(&spec(server.url("hyde"), "facts", hnsw(Some(2)))).unwrap();
+    let hits = narrow.vector_search(&[QUERY.as_slice()], 5).unwrap();
+    assert_hits(&hits[0], &QUERY_ORDER[..2]);
+    let hits = narrow.vector_search(&[AXIS.as_slice()], 1).unwrap();
     assert_hits(&hits[0], &AXIS_ORDER[..1]);
-    let hits = fresh.vector_search(&[QUERY.as_slice()], 5).unwrap();
-    assert_hits(&hits[0], &QUERY_ORDER);
 
     let mut client = server.client();
     let method: String = client

@@ -116,6 +116,12 @@ fn an_exact_pgvector_scan_ranks_as_the_in_process_index_and_hnsw_reports_its_cos
     let Some(server) = Postgres::start() else {
         return;
     };
+    // On 220 rows the planner would scan the table rather than use the HNSW index (an
+    // exact answer); discouraged from full scans, it takes the index when there is one.
+    server
+        .client()
+        .batch_execute("ALTER DATABASE postgres SET enable_seqscan = off")
+        .unwrap();
     let work = tempfile::tempdir().unwrap();
     let url = server.url("hyde");
     let config = write_config(
@@ -341,6 +347,39 @@ fn chroma_serves_the_vector_searches_and_reports_ann_recall() {
             "bm25 does not touch the engine: {metric}"
         );
     }
+
+    // A sweep re-fuses the engine's candidates.
+    let swept = run(
+        &[
+            "sweep",
+            "--config",
+            config,
+            "--engine",
+            "chroma",
+            "--configurations",
+            "hyde-3b",
+            "--steps",
+            "4",
+            "--output-dir",
+            output.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(swept.status.success(), "{}", text(&swept));
+    assert!(
+        String::from_utf8_lossy(&swept.stdout)
+            .contains("vector searches served by engine 'chroma' (chroma at"),
+        "{}",
+        text(&swept)
+    );
+    let sweep: Value = serde_json::from_str(
+        &std::fs::read_to_string(output.join("devmem-sweep/sweep.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(sweep["engine"]
+        .as_str()
+        .unwrap()
+        .starts_with("engine 'chroma'"));
 }
 
 #[test]

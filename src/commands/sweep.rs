@@ -54,6 +54,12 @@ pub fn execute_sweep(
 ) -> Result<SweepResults, Error> {
     dataset.check_evaluable(settings.run.metrics.relevance_level)?;
     let (selected, _) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
+    let engine = settings
+        .run
+        .engine
+        .as_ref()
+        .map(|spec| crate::engine::connect(spec).map(|engine| (spec.name.as_str(), engine)))
+        .transpose()?;
     let (embedder, generator) = settings.run.providers(&selected, dataset_inputs(dataset))?;
     sweep::run(
         &SweepInputs {
@@ -64,6 +70,9 @@ pub fn execute_sweep(
             metrics: &settings.run.metrics,
             configurations: &settings.run.configurations,
             progress: !settings.quiet,
+            engine: engine
+                .as_ref()
+                .map(|(name, engine)| (*name, engine.as_ref())),
         },
         sweep_settings,
     )

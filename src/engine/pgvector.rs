@@ -13,9 +13,10 @@
 //! Text search ranks with `ts_rank_cd` against an OR of the text's English lexemes, so
 //! a fact matching any one word is a candidate and facts matching more words rank higher.
 //!
-//! An HNSW scan returns at most `hnsw.ef_search` rows, so a search raises the configured
-//! `ef_search` (pgvector's default 40) to the number of facts asked for, up to
-//! pgvector's maximum of 1,000.
+//! An HNSW scan returns at most `hnsw.ef_search` rows. A configured `ef_search` is used
+//! as it is, as the application that set it would see it (a search deeper than it gets
+//! at most that many facts); without one, pgvector's default 40 is raised to the number
+//! of facts asked for, up to pgvector's maximum of 1,000.
 //!
 //! One connection, behind a mutex, serves every call, and is opened again when the
 //! server closed it. Up to 64 vectors or texts go in one statement (`unnest ... CROSS
@@ -342,15 +343,17 @@ impl PgvectorEngine {
         }
     }
 
-    /// The `ef_search` for a search of `limit` facts: the configured one, raised to
-    /// `limit` (an HNSW scan returns at most `ef_search` rows), within pgvector's range.
+    /// The `ef_search` for a search of `limit` facts: the configured one as it is, else
+    /// pgvector's default raised to `limit` (an HNSW scan returns at most `ef_search`
+    /// rows), within pgvector's range.
     fn ef_search(&self, limit: usize) -> Option<usize> {
         match self.spec.index {
             VectorIndex::Exact => None,
-            VectorIndex::Hnsw { ef_search, .. } => {
-                let configured = ef_search.map_or(DEFAULT_EF_SEARCH, |value| value as usize);
-                Some(configured.max(limit).clamp(1, MAX_EF_SEARCH))
-            }
+            VectorIndex::Hnsw { ef_search, .. } => Some(
+                ef_search
+                    .map_or(DEFAULT_EF_SEARCH.max(limit), |value| value as usize)
+                    .clamp(1, MAX_EF_SEARCH),
+            ),
         }
     }
 }

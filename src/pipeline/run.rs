@@ -38,7 +38,6 @@ use super::accounting::account;
 use super::expand::HydeOutcome;
 use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
 use super::prepare::{index_corpus, prepare};
-use super::served::{check_loaded, embedder_stamp, expected_stamp};
 use super::state::{
     elapsed_ms, progress_bar, ConfigurationOutput, PipelineInputs, PipelineOutput, Prepared,
 };
@@ -211,16 +210,13 @@ pub fn execute(
         if let (Some(engine), Some(embedder), Some(spec)) =
             (&engine, embedder.as_deref(), &settings.engine)
         {
-            let label = crate::engine::label(&spec.name, engine.as_ref());
-            let identity = embedder.identity();
-            let expected = expected_stamp(
+            prepared.serve_checked(
+                &spec.name,
+                engine.as_ref(),
                 &dataset.content_hash,
-                &embedder_stamp(&identity),
-                identity.dimension,
-                prepared.fact_count(),
-            );
-            check_loaded(&label, engine.as_ref(), &expected)?;
-            prepared.serve_from(label, engine.as_ref(), &settings.metrics.cutoffs);
+                embedder,
+                &settings.metrics.cutoffs,
+            )?;
         }
         prepared.retrieve(&mut digests)
     });

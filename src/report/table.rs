@@ -591,8 +591,11 @@ pub fn sweep_headline(results: &SweepResults) -> String {
             format!("{parameter} over {} values", values.len())
         }
     };
+    let served = results.engine.as_ref().map_or(String::new(), |engine| {
+        format!("; vector searches served by {engine}")
+    });
     format!(
-        "{}: sweep of {what}; {} evaluated queries; {}-fold cross-validation (seed {})",
+        "{}: sweep of {what}; {} evaluated queries; {}-fold cross-validation (seed {}){served}",
         results.dataset.name,
         results.evaluation.evaluated_queries,
         results.cross_validation.folds,

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::configuration::{Configuration, Fusion, ParamOverrides, Params, Preset};
 use crate::dataset::Dataset;
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
+use crate::engine::SearchEngine;
 use crate::error::Error;
 use crate::fusion::{self, MethodSpec};
 use crate::generate::HypothesisGenerator;
@@ -86,6 +87,10 @@ pub struct SweepResults {
     pub cross_validation: CrossValidationSettings,
     /// `null` when no swept configuration used embeddings.
     pub embedder: Option<ProviderIdentity>,
+    /// The search engine that served the vector searches (`--engine`); absent for sweeps
+    /// on the in-process index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     pub configurations: Vec<ConfigurationSweep>,
 }
 
@@ -196,6 +201,9 @@ pub struct SweepInputs<'a> {
     /// The run's configurations; those the sweep does not apply to are skipped.
     pub configurations: &'a [Configuration],
     pub progress: bool,
+    /// The search engine serving the vector searches (`--engine`): its table's name and
+    /// client.
+    pub engine: Option<(&'a str, &'a dyn SearchEngine)>,
 }
 
 /// Which configurations a sweep applies to, and the names of the others.
@@ -411,6 +419,15 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
             progress: inputs.progress,
         },
     )?;
+    if let (Some((name, engine)), Some(embedder)) = (inputs.engine, inputs.embedder) {
+        prepared.serve_checked(
+            name,
+            engine,
+            &inputs.dataset.content_hash,
+            embedder,
+            &inputs.metrics.cutoffs,
+        )?;
+    }
     let tables = prepared.candidate_tables()?;
     let judged = JudgedQueries::new(
         inputs.dataset,
@@ -498,6 +515,10 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
         embedder: needs_vectors
             .then(|| inputs.embedder.map(|embedder| embedder.identity()))
             .flatten(),
+        engine: inputs
+            .engine
+            .filter(|_| needs_vectors)
+            .map(|(name, engine)| crate::engine::label(name, engine)),
         configurations,
     })
 }
