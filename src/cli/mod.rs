@@ -5,11 +5,13 @@
 
 mod dataset;
 mod eval;
+mod merge;
 mod run;
 mod tools;
 
 pub use dataset::*;
 pub use eval::*;
+pub use merge::*;
 pub use run::*;
 pub use tools::*;
 
@@ -75,6 +77,10 @@ pub enum Command {
     /// --baseline, gate on regressions.
     #[command(after_long_help = RUN_EXAMPLES)]
     Run(RunCommand),
+    /// Combine the shards of a run (`run --shard I/N`) into its results, run files and
+    /// report, as one run writes them; with --baseline, gate on regressions.
+    #[command(after_long_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
     /// Manage the stored baseline the regression gate compares with.
     Baseline {
         #[command(subcommand)]
