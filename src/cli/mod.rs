@@ -28,6 +28,9 @@ Examples:
       a real sentence-embedding model (all-MiniLM-L6-v2), run in-process on the CPU
   hyde-eval run --weights 0.6,0.3,0.1 --set hyde-3b.min_cosine=0.3 --set multi-hyde.num_hypotheses=2
   hyde-eval run --config hyde-eval.toml --threads 1 --quiet
+  hyde-eval run --shard 2/3
+      every third query (positions 1, 4, 7, ...) into reports/devmem-shard-2-of-3/;
+      `hyde-eval merge` combines the shards into this run's results (docs/sharding.md)
   hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt
       an HTTP embedding API and LLM hypotheses ([embedders.NAME] and [generators.NAME]
       tables; see docs/backends-and-caches.md); every answer is cached on disk

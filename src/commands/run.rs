@@ -229,7 +229,6 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     let mut settings = settings::resolve(&command.run.options(), &file, &dataset.manifest)?;
     settings.run.shard = Some(shard);
     let name = shard.directory_name(&settings.run.run_name);
-    crate::report::files::check_output_name("shard directory name", &name)?;
     let run_files = RunSpool::create(&settings.output_dir, &name)?;
     let outputs = RankingOutputs {
         keep: false,
