@@ -42,6 +42,25 @@ fn without_timings(value: Value) -> Value {
     }
 }
 
+/// The path of the first place where `left` and `right` differ, with both values there.
+fn first_difference(left: &Value, right: &Value, path: &str) -> Option<String> {
+    match (left, right) {
+        (Value::Object(a), Value::Object(b)) if a.keys().eq(b.keys()) => a
+            .iter()
+            .find_map(|(key, value)| first_difference(value, &b[key], &format!("{path}.{key}"))),
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(index, (a, b))| first_difference(a, b, &format!("{path}[{index}]"))),
+        _ if left == right => None,
+        _ => {
+            let shown = |value: &Value| value.to_string().chars().take(300).collect::<String>();
+            Some(format!("{path}: {} vs {}", shown(left), shown(right)))
+        }
+    }
+}
+
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -119,11 +138,13 @@ fn check_merge_equals_run(args: &[&str], gate: &[&str], count: usize, code: i32)
         "the same summary"
     );
     let (single, merged) = (single.join("x"), merged.join("x"));
-    assert_eq!(
+    let (have, want) = (
         without_timings(json(&merged.join("results.json"))),
         without_timings(json(&single.join("results.json"))),
-        "results.json"
     );
+    if let Some(difference) = first_difference(&have, &want, "results.json") {
+        panic!("merged vs unsharded: {difference}");
+    }
     for file in ["per_query.csv", "qrels.trec"] {
         assert!(
             std::fs::read(merged.join(file)).unwrap() == std::fs::read(single.join(file)).unwrap(),
