@@ -61,6 +61,25 @@ fn first_difference(left: &Value, right: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// The files under `directory`, as sorted relative paths.
+fn files_under(directory: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        for entry in std::fs::read_dir(&path).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let relative = path.strip_prefix(directory).unwrap();
+                files.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -88,11 +107,11 @@ struct Timing {
     merge: Duration,
 }
 
-/// Runs `args` once unsharded and as `count` merged shards (with `gate` arguments on
-/// both), and checks that the merge wrote what the run wrote: results.json equal after
-/// the timing fields are removed, run files, qrels and per_query.csv byte for byte, the
-/// same Markdown summary, the same gate verdict and exit code.
-fn check_merge_equals_run(args: &[&str], gate: &[&str], count: usize, code: i32) -> Timing {
+/// Runs `args` once unsharded and as `count` merged shards (with `both`, the gate and
+/// report options, given to the run and to merge), and checks that the merge wrote what
+/// the run wrote: results.json equal after the timing fields are removed, every other
+/// file but timings.json byte for byte, the same Markdown summary and exit code.
+fn check_merge_equals_run(args: &[&str], both: &[&str], count: usize, code: i32) -> Timing {
     let work = tempfile::tempdir().unwrap();
     let (single, sharded, merged) = (
         work.path().join("single"),
@@ -103,7 +122,7 @@ fn check_merge_equals_run(args: &[&str], gate: &[&str], count: usize, code: i32)
     run.extend_from_slice(args);
     let single_text = text(&single);
     run.extend_from_slice(&["--output-dir", &single_text, "--run-name", "x"]);
-    run.extend_from_slice(gate);
+    run.extend_from_slice(both);
     let started = Instant::now();
     let run_output = hyde_eval(&run, code);
     let unsharded = started.elapsed();
@@ -127,7 +146,7 @@ fn check_merge_equals_run(args: &[&str], gate: &[&str], count: usize, code: i32)
     let mut merge = vec!["merge", "--quiet", "--format", "markdown"];
     merge.extend(directories.iter().map(String::as_str));
     merge.extend_from_slice(&["--output-dir", &merged_text]);
-    merge.extend_from_slice(gate);
+    merge.extend_from_slice(both);
     let started = Instant::now();
     let merge_output = hyde_eval(&merge, code);
     let merge_time = started.elapsed();
@@ -145,36 +164,18 @@ fn check_merge_equals_run(args: &[&str], gate: &[&str], count: usize, code: i32)
     if let Some(difference) = first_difference(&have, &want, "results.json") {
         panic!("merged vs unsharded: {difference}");
     }
-    for file in ["per_query.csv", "qrels.trec"] {
+    // Every other file of the report (run files, qrels.trec, per_query.csv, gate.json,
+    // the HTML report and its charts) byte for byte.
+    let (files, merged_files) = (files_under(&single), files_under(&merged));
+    assert_eq!(merged_files, files, "the same files");
+    assert!(files.iter().any(|file| file.starts_with("runs/")));
+    for file in files
+        .iter()
+        .filter(|file| !["results.json", "timings.json"].contains(&file.as_str()))
+    {
         assert!(
             std::fs::read(merged.join(file)).unwrap() == std::fs::read(single.join(file)).unwrap(),
             "{file} differs"
-        );
-    }
-    let mut run_files: Vec<_> = std::fs::read_dir(single.join("runs"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    run_files.sort();
-    let mut merged_run_files: Vec<_> = std::fs::read_dir(merged.join("runs"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    merged_run_files.sort();
-    assert_eq!(merged_run_files, run_files);
-    assert!(!run_files.is_empty());
-    for name in &run_files {
-        let (want, have) = (
-            std::fs::read(single.join("runs").join(name)).unwrap(),
-            std::fs::read(merged.join("runs").join(name)).unwrap(),
-        );
-        assert!(have == want, "run file {name:?} differs");
-    }
-    if !gate.is_empty() {
-        assert_eq!(
-            json(&merged.join("gate.json")),
-            json(&single.join("gate.json")),
-            "gate.json"
         );
     }
     let timings = json(&merged.join("timings.json"));
@@ -200,8 +201,9 @@ fn three_shards_of_devmem_merge_into_the_unsharded_run_and_gate_alike() {
 #[test]
 fn shards_of_the_scenarios_merge_their_expectations_and_abstentions() {
     // Expectations per scenario, failures, queries without relevant facts; seven shards
-    // of 31 queries leave some shards without a query of some scenario.
-    check_merge_equals_run(&["--dataset", "datasets/scenarios"], &[], 7, 0);
+    // of 31 queries leave some shards without a query of some scenario. With the HTML
+    // report (per-tag breakdowns, charts).
+    check_merge_equals_run(&["--dataset", "datasets/scenarios"], &["--html"], 7, 0);
 }
 
 #[test]
