@@ -16,6 +16,7 @@ fn main() -> ExitCode {
     }
     let outcome = match &cli.command {
         Command::Run(command) => commands::run(command),
+        Command::Merge(args) => commands::merge(args),
         Command::Baseline {
             action: BaselineAction::Update(args),
         } => commands::baseline_update(args),

@@ -654,3 +654,33 @@ fn missing_collections_wrong_dimensions_and_bad_passwords_are_refused() {
     );
     assert!(!text(&failed).contains(PASSWORD_ROLE_PASSWORD));
 }
+
+#[test]
+fn a_sharded_run_refuses_an_engine() {
+    let work = tempfile::tempdir().unwrap();
+    let config = write_config(
+        work.path(),
+        &pg_table("pg", "postgresql://hyde@127.0.0.1:1/postgres", "facts", ""),
+    );
+    let refused = run(
+        &[
+            "run",
+            "--quiet",
+            "--shard",
+            "1/2",
+            "--config",
+            config.to_str().unwrap(),
+            "--engine",
+            "pg",
+            "--output-dir",
+            work.path().join("reports").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("--shard 1/2 with engine 'pg'"),
+        "{}",
+        text(&refused)
+    );
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 use hyde_eval::dataset::Dataset;
 use hyde_eval::metrics::evaluate;
 use hyde_eval::pipeline::run::{execute, Execution, RankingOutputs};
-use hyde_eval::report::files::{write_report, RunSpool};
+use hyde_eval::report::files::{write_report, ReportParts, RunSpool};
 use hyde_eval::settings::RunOptions;
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::trec::{read_trec_qrels, read_trec_run};
@@ -135,16 +135,14 @@ fn run_files_rescore_to_the_printed_numbers() {
         },
     )
     .unwrap();
-    let directory = write_report(
-        output.path(),
-        &execution.results,
+    let parts = ReportParts::of_run(
         &dataset,
+        execution.results.evaluation.settings.relevance_level,
         &execution.output.configurations,
         &execution.output.timings,
         &spool,
-        Vec::new(),
-    )
-    .unwrap();
+    );
+    let directory = write_report(output.path(), &execution.results, parts).unwrap();
     drop(spool);
     let entries: Vec<_> = std::fs::read_dir(output.path())
         .unwrap()

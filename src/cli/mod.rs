@@ -6,12 +6,14 @@
 mod dataset;
 mod engine;
 mod eval;
+mod merge;
 mod run;
 mod tools;
 
 pub use dataset::*;
 pub use engine::*;
 pub use eval::*;
+pub use merge::*;
 pub use run::*;
 pub use tools::*;
 
@@ -28,6 +30,9 @@ Examples:
       a real sentence-embedding model (all-MiniLM-L6-v2), run in-process on the CPU
   hyde-eval run --weights 0.6,0.3,0.1 --set hyde-3b.min_cosine=0.3 --set multi-hyde.num_hypotheses=2
   hyde-eval run --config hyde-eval.toml --threads 1 --quiet
+  hyde-eval run --shard 2/3
+      every third query (positions 1, 4, 7, ...) into reports/devmem-shard-2-of-3/;
+      `hyde-eval merge` combines the shards into this run's results (docs/sharding.md)
   hyde-eval run --config hyde-eval.toml --embedder openai-small --generator gpt
       an HTTP embedding API and LLM hypotheses ([embedders.NAME] and [generators.NAME]
       tables; see docs/backends-and-caches.md); every answer is cached on disk
@@ -77,6 +82,10 @@ pub enum Command {
     /// --baseline, gate on regressions.
     #[command(after_long_help = RUN_EXAMPLES)]
     Run(RunCommand),
+    /// Combine the shards of a run (`run --shard I/N`) into its results, run files and
+    /// report, as one run writes them; with --baseline, gate on regressions.
+    #[command(after_long_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
     /// Manage the stored baseline the regression gate compares with.
     Baseline {
         #[command(subcommand)]

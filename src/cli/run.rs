@@ -10,6 +10,7 @@ use super::dataset::SourceArgs;
 
 use crate::compare::paired::SignificanceTest;
 use crate::metrics::Semantics;
+use crate::results::shard::Shard;
 use crate::settings::{GateOptions, RunOptions, SignificanceOptions};
 use crate::stats::Correction;
 use crate::text::Analyzer;
@@ -33,6 +34,19 @@ pub struct RunCommand {
     pub run: RunArgs,
     #[command(flatten)]
     pub gate: GateArgs,
+    /// Evaluate only shard I of N (the queries at positions p with p mod N = I - 1) into
+    /// <output-dir>/<run-name>-shard-I-of-N, for `hyde-eval merge`; not gated
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+}
+
+/// `I/N` with 1 <= I <= N.
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    let expected = || format!("{text:?} is not I/N (e.g. 2/3, with 1 <= I <= N)");
+    let (index, count) = text.split_once('/').ok_or_else(expected)?;
+    let index = index.trim().parse().map_err(|_| expected())?;
+    let count = count.trim().parse().map_err(|_| expected())?;
+    Shard::new(index, count).map_err(|error| error.to_string())
 }
 
 /// `hyde-eval baseline ...`.

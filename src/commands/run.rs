@@ -1,15 +1,20 @@
 //! `hyde-eval run`: every configuration on a dataset, the terminal (or Markdown) summary,
-//! the optional regression gate, and the report directory.
+//! the optional regression gate, and the report directory; with `--shard I/N`, every
+//! N-th query only, into a shard directory for `hyde-eval merge`.
 
-use crate::cli::{OutputFormat, RunCommand};
+use std::path::{Path, PathBuf};
+
+use crate::cli::{GateArgs, OutputFormat, RunCommand};
 use crate::error::{exit_code, Error};
-use crate::gate::run_gate;
+use crate::gate::{run_gate, GateOptions};
 use crate::pipeline::PipelineOutput;
-use crate::report::files::{write_report, RunSpool};
+use crate::report::files::{write_report, write_shard, ReportParts, RunSpool};
 use crate::report::html::HtmlOptions;
 use crate::report::json::json_bytes;
 use crate::report::{render, Document, Format};
+use crate::results::shard::{Shard, ShardResults};
 use crate::results::stored::StoredResults;
+use crate::results::Results;
 use crate::settings::{self};
 
 use super::report::write_html_report;
@@ -44,6 +49,9 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
             "--html renders the report directory, which --no-report skips; drop one of them".into(),
         ));
     }
+    if let Some(shard) = command.shard {
+        return run_shard(command, shard);
+    }
     let (file, mut dataset) = load_inputs(&command.run)?;
     let settings = settings::resolve(&command.run.options(), &file, &dataset.manifest)?;
     let gate_settings = settings::resolve_gate(&command.gate.options(), &file)?;
@@ -73,8 +81,67 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     if !settings.quiet {
         backend_notes(&output);
     }
-    let gate = match (&gate_settings, &baseline) {
-        (Some((path, options)), Some(baseline)) => {
+    let gate = gate_settings.as_ref().zip(baseline.as_ref());
+    let write = settings.write_reports.then(|| {
+        let write: WriteReport = Box::new(|extra| {
+            let mut parts = ReportParts::of_run(
+                &dataset,
+                results.evaluation.settings.relevance_level,
+                &output.configurations,
+                &output.timings,
+                run_files
+                    .as_ref()
+                    .expect("spooled when reports are written"),
+            );
+            parts.extra = extra;
+            write_report(&settings.output_dir, &results, parts)
+        });
+        (settings.output_dir.as_path(), write)
+    });
+    conclude(Conclusion {
+        results: &results,
+        gate,
+        columns: &settings.table_metrics,
+        args: &command.gate,
+        write,
+        html: settings.html,
+        quiet: settings.quiet,
+    })
+}
+
+/// Writes a report directory with the given extra files; returns the directory.
+pub(super) type WriteReport<'a> =
+    Box<dyn FnOnce(Vec<(String, Vec<u8>)>) -> Result<PathBuf, Error> + 'a>;
+
+/// What `run` and `merge` do once the results are in.
+pub(super) struct Conclusion<'a> {
+    pub results: &'a Results,
+    /// The baseline's path, the gate's options and the baseline, when gated.
+    pub gate: Option<(&'a (PathBuf, GateOptions), &'a StoredResults)>,
+    /// Metric columns of the table.
+    pub columns: &'a [String],
+    pub args: &'a GateArgs,
+    /// The output directory and the report's writer; `None` writes no report.
+    pub write: Option<(&'a Path, WriteReport<'a>)>,
+    pub html: bool,
+    pub quiet: bool,
+}
+
+/// Gates the results (when asked), prints the summary, appends it to the summary file,
+/// writes the report (with `gate.json`) and its HTML page (when asked); returns the exit
+/// code (1 when the gate fails).
+pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
+    let Conclusion {
+        results,
+        gate,
+        columns,
+        args,
+        write,
+        html,
+        quiet,
+    } = conclusion;
+    let gate = match gate {
+        Some(((path, options), baseline)) => {
             let failed_expectations = results
                 .configurations
                 .iter()
@@ -82,64 +149,54 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
                 .map(|summary| summary.failures.len())
                 .sum();
             Some(run_gate(
-                &StoredResults::from_results(&results),
+                &StoredResults::from_results(results),
                 baseline,
                 path,
                 options,
                 failed_expectations,
             )?)
         }
-        _ => None,
+        None => None,
     };
 
     let document = Document::Run {
-        results: &results,
-        columns: &settings.table_metrics,
+        results,
+        columns,
         gate: gate.as_ref(),
     };
-    let format = match command.gate.format {
+    let format = match args.format {
         OutputFormat::Table => Format::Table,
         OutputFormat::Markdown => Format::Markdown,
     };
     let mut printer = Printer::new();
     printer.print(&render(format, &document)?)?;
-    if let Some(path) = &command.gate.summary_file {
+    if let Some(path) = &args.summary_file {
         append(path, &render(Format::Markdown, &document)?)?;
     }
-    if settings.write_reports {
+    if let Some((output_dir, write)) = write {
         crate::progress::stage(
-            !settings.quiet,
+            !quiet,
             &format!(
                 "writing the report to {}",
-                settings.output_dir.join(&settings.run.run_name).display()
+                output_dir.join(&results.run_name).display()
             ),
         );
         let extra = gate
             .iter()
             .map(|gate| ("gate.json".to_owned(), json_bytes(gate)))
             .collect();
-        let directory = write_report(
-            &settings.output_dir,
-            &results,
-            &dataset,
-            &output.configurations,
-            &output.timings,
-            run_files
-                .as_ref()
-                .expect("spooled when reports are written"),
-            extra,
-        )?;
-        if command.gate.format == OutputFormat::Table {
+        let directory = write(extra)?;
+        if args.format == OutputFormat::Table {
             printer.print(&format!("reports written to {}", directory.display()))?;
         }
-        if settings.html {
+        if html {
             let page = write_html_report(
                 &directory.join("results.json"),
                 &[],
                 &HtmlOptions::default(),
                 &directory,
             )?;
-            if command.gate.format == OutputFormat::Table {
+            if args.format == OutputFormat::Table {
                 printer.print(&format!("HTML report written to {}", page.display()))?;
             }
         }
@@ -148,4 +205,66 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         Some(gate) if !gate.passed => exit_code::REGRESSION,
         _ => exit_code::OK,
     })
+}
+
+/// `hyde-eval run --shard I/N`: the shard's queries only, written with what `merge`
+/// needs into `<output dir>/<run name>-shard-I-of-N`; no table and no gate.
+fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
+    let gate = &command.gate;
+    if gate.baseline.is_some()
+        || gate.max_drop.is_some()
+        || gate.require_significant
+        || gate.require_expectations
+    {
+        return Err(Error::Usage(format!(
+            "--shard {shard} evaluates part of the queries, so it is not gated; gate the whole run when merging: hyde-eval merge SHARD_DIR... --baseline FILE [--max-drop ...]"
+        )));
+    }
+    if command.run.no_report || command.run.html {
+        return Err(Error::Usage(format!(
+            "--shard {shard} writes the shard directory that `hyde-eval merge` reads; drop --no-report and --html (merge takes --html)"
+        )));
+    }
+    let (file, mut dataset) = load_inputs(&command.run)?;
+    let mut settings = settings::resolve(&command.run.options(), &file, &dataset.manifest)?;
+    if let Some(engine) = &settings.run.engine {
+        return Err(Error::Usage(format!(
+            "--shard {shard} with engine '{}': a sharded run cannot carry the engine's comparison with the exact index (ANN recall, exact metrics) into the merge yet; run the engine unsharded",
+            engine.name
+        )));
+    }
+    settings.run.shard = Some(shard);
+    let name = shard.directory_name(&settings.run.run_name);
+    let run_files = RunSpool::create(&settings.output_dir, &name)?;
+    let outputs = RankingOutputs {
+        keep: false,
+        run_files: Some(run_files.directory()),
+    };
+    let Execution {
+        results, output, ..
+    } = in_pool(settings.threads, || {
+        execute(&mut dataset, &settings.run, outputs)
+    })??;
+    if !settings.quiet {
+        backend_notes(&output);
+    }
+    let parts = ReportParts::of_run(
+        &dataset,
+        results.evaluation.settings.relevance_level,
+        &output.configurations,
+        &output.timings,
+        &run_files,
+    );
+    let evaluated = results.evaluation.evaluated_queries;
+    let queries = results.queries.len();
+    let shard_results = ShardResults::new(shard, results, &dataset, settings.table_metrics);
+    let directory = write_shard(&settings.output_dir, &name, &shard_results, parts)?;
+    if command.gate.format == OutputFormat::Table {
+        print_line(&format!(
+            "shard {shard}: {queries} of {} queries ({evaluated} evaluated) written to {}; combine the shards with `hyde-eval merge`",
+            shard_results.results.dataset.queries,
+            directory.display()
+        ))?;
+    }
+    Ok(exit_code::OK)
 }

@@ -7,7 +7,7 @@
 //! It only counts what the other stages recorded; it must not change a ranking or call
 //! a backend.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::expand::QueryExpansion;
 use super::expand::{HydeOutcome, SkipReason};
@@ -32,16 +32,12 @@ pub struct HydeAccounting {
 impl HydeAccounting {
     /// Share of eligible queries that used a hypothesis (0 when none were eligible).
     pub fn usage_rate(&self) -> f64 {
-        if self.eligible_queries == 0 {
-            0.0
-        } else {
-            self.hypotheses_used as f64 / self.eligible_queries as f64
-        }
+        crate::results::HydeSummary::rate(self.hypotheses_used, self.eligible_queries)
     }
 }
 
 /// Wall-clock time of the shared stages, milliseconds.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StageTimings {
     pub index_ms: f64,
     pub embed_facts_ms: f64,

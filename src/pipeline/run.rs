@@ -29,6 +29,7 @@ use crate::ranking::{QueryRanking, RankingSink};
 use crate::results::details;
 use crate::results::digest::{Digest, RankingDigest};
 use crate::results::engine::{metric_deltas, EngineConfiguration, EngineRun};
+use crate::results::shard::Shard;
 use crate::results::{
     metric_map, ConfigurationResult, Counts, DatasetSummary, EvaluationSummary, HydeSummary,
     Results, ToolInfo, SCHEMA_VERSION,
@@ -60,6 +61,8 @@ pub struct RunSpec {
     pub run_name: String,
     /// Stage lines and progress bars on stderr.
     pub progress: bool,
+    /// Evaluate only this shard's queries (`run --shard I/N`); `None` evaluates all.
+    pub shard: Option<Shard>,
 }
 
 /// What the provider factories read from a dataset (its fields, so the facts can be
@@ -144,6 +147,8 @@ impl RankingOutputs<'_> {
 
 /// Runs every configuration of `settings` on `dataset` and evaluates them as the
 /// rankings stream out of the pipeline; `rankings` says what else happens to them.
+/// With a [`RunSpec::shard`], only that shard's queries are retrieved and evaluated
+/// (the providers, the corpus and the dataset summary are still the whole dataset's).
 /// While the queries are retrieved, a large corpus' facts wait in a temporary file
 /// (see [`SpilledFacts`]); `dataset` is whole again when this returns, error or not.
 /// Prints nothing. Runs on the current rayon pool.
@@ -171,9 +176,11 @@ pub fn execute(
             Ok::<_, Error>(engine)
         })
         .transpose()?;
+    let selected = settings.shard.map(|shard| shard.select(&dataset.queries));
+    let queries: &[Query] = selected.as_deref().unwrap_or(&dataset.queries);
     let mut digests = Vec::with_capacity(settings.configurations.len());
     for configuration in &settings.configurations {
-        let mut digest = RankingDigest::new(&dataset.queries, &dataset.qrels, &settings.metrics);
+        let mut digest = RankingDigest::new(queries, &dataset.qrels, &settings.metrics);
         if let Some(directory) = rankings.run_files {
             digest = digest.writing_run_file(
                 &directory.join(format!("{}.run", configuration.name)),
@@ -199,11 +206,11 @@ pub fn execute(
     let output = match &spilled {
         Some(spilled) => {
             let order = indexed.fact_order().to_vec();
-            indexed.embed(&spilled.contents(&order), &dataset.queries)
+            indexed.embed(&spilled.contents(&order), queries)
         }
         None => {
             let texts = indexed.texts_of(&dataset.facts);
-            indexed.embed(&texts, &dataset.queries)
+            indexed.embed(&texts, queries)
         }
     }
     .and_then(|mut prepared| {
@@ -236,6 +243,7 @@ pub fn execute(
     let mut results = build_results(
         &settings.run_name,
         dataset,
+        queries,
         &settings.metrics,
         embedder.as_ref().map(|embedder| embedder.identity()),
         generator.identity(),
@@ -345,10 +353,12 @@ fn engine_run(
 }
 
 /// Assembles the results document from the pipeline's outputs and the digests of their
-/// rankings (aligned with `outputs`).
+/// rankings (aligned with `outputs`) of `queries` (the dataset's, or a shard of them).
+#[allow(clippy::too_many_arguments)]
 pub fn build_results(
     run_name: &str,
     dataset: &Dataset,
+    queries: &[Query],
     settings: &MetricSettings,
     embedder: Option<ProviderIdentity>,
     generator: GeneratorIdentity,
@@ -434,7 +444,7 @@ pub fn build_results(
         engine: None,
         configurations,
         backend: None,
-        queries: details::query_details(dataset),
+        queries: details::query_details(dataset, queries),
         facts: Vec::new(),
     };
     results.facts = details::fact_details(dataset, &results);

@@ -1,5 +1,6 @@
 //! Writes a run's report directory (`results.json`, `per_query.csv`, `timings.json`,
-//! `qrels.trec`, `runs/<configuration>.run`) and other output directories and files.
+//! `qrels.trec`, `runs/<configuration>.run`), a shard's directory (`shard.json` in place
+//! of the first two) and other output directories and files.
 //! Run files are written while the pipeline runs, into a [`RunSpool`] beside the report,
 //! and moved in with the rest.
 //!
@@ -18,22 +19,15 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::dataset::{Dataset, Judgment, Qrels, QueryId};
+use crate::dataset::{Dataset, Grade, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem};
 use crate::interrupt::{critical, write_through_temporary, Temporary};
 use crate::pipeline::{ConfigurationOutput, StageTimings};
+use crate::results::shard::{ShardResults, SHARD_FILE};
 use crate::results::Results;
 use crate::trec::write_trec_qrels;
-
-#[derive(Serialize)]
-struct Timings<'a> {
-    threads: usize,
-    stages_ms: &'a StageTimings,
-    /// Summed per-query retrieval time of each configuration.
-    retrieval_ms: Vec<(&'a str, f64)>,
-}
 
 fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Write {
@@ -362,42 +356,122 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     write_through_temporary(path, bytes, true)
 }
 
-/// Writes the report for `results` into `output_dir/run_name`, replacing any previous
-/// one; `extra` files (such as the gate's verdict) go beside the standard ones. Returns
-/// the report directory.
-pub fn write_report(
-    output_dir: &Path,
-    results: &Results,
-    dataset: &Dataset,
-    outputs: &[ConfigurationOutput],
-    stage_timings: &StageTimings,
-    run_files: &RunSpool,
-    extra: Vec<(String, Vec<u8>)>,
-) -> Result<PathBuf, Error> {
-    let relevance_level = results.evaluation.settings.relevance_level;
-    let mut files: Vec<(String, ReportFile)> = vec![
-        ("results.json".into(), json_streamed(results)),
-        (
-            "per_query.csv".into(),
-            ReportFile::Streamed(Box::new(|writer| {
-                super::csv::write_per_query_csv(writer, results).map_err(std::io::Error::other)
-            })),
-        ),
-    ];
-    let timings = Timings {
-        threads: rayon::current_num_threads(),
-        stages_ms: stage_timings,
-        retrieval_ms: outputs
-            .iter()
-            .map(|output| (output.configuration.name.as_str(), output.retrieval_ms))
-            .collect(),
-    };
-    files.push((
-        "timings.json".into(),
-        super::json::json_bytes(&timings).into(),
-    ));
+/// The files of a report directory besides its results document: the timings, the
+/// qrels of the judged queries, each configuration's run file and extra files (such as
+/// the gate's verdict).
+pub struct ReportParts<'a> {
+    /// `timings.json`.
+    pub timings: Vec<u8>,
+    /// `qrels.trec`.
+    pub qrels: Vec<u8>,
+    /// `(configuration, content)`, written as `runs/<configuration>.run`.
+    pub run_files: Vec<(String, ReportFile<'a>)>,
+    pub extra: Vec<(String, Vec<u8>)>,
+}
 
-    // Only queries with a relevant fact, so trec_eval averages over the same queries.
+impl ReportParts<'_> {
+    /// The parts of a run's report: its timings, the qrels of `dataset`'s queries with a
+    /// relevant fact at `relevance_level`, and the run files spooled in `run_files`.
+    pub fn of_run(
+        dataset: &Dataset,
+        relevance_level: Grade,
+        outputs: &[ConfigurationOutput],
+        stage_timings: &StageTimings,
+        run_files: &RunSpool,
+    ) -> ReportParts<'static> {
+        let timings = Timings {
+            threads: rayon::current_num_threads(),
+            stages_ms: stage_timings.clone(),
+            retrieval_ms: outputs
+                .iter()
+                .map(|output| (output.configuration.name.clone(), output.retrieval_ms))
+                .collect(),
+            shards: Vec::new(),
+        };
+        ReportParts {
+            timings: super::json::json_bytes(&timings),
+            qrels: judged_qrels(dataset, relevance_level),
+            run_files: outputs
+                .iter()
+                .map(|output| {
+                    let name = &output.configuration.name;
+                    (name.clone(), ReportFile::Moved(run_files.run_file(name)))
+                })
+                .collect(),
+            extra: Vec::new(),
+        }
+    }
+}
+
+impl<'a> ReportParts<'a> {
+    fn into_files(self) -> impl Iterator<Item = (String, ReportFile<'a>)> {
+        [
+            ("timings.json".to_owned(), self.timings.into()),
+            ("qrels.trec".to_owned(), self.qrels.into()),
+        ]
+        .into_iter()
+        .chain(
+            self.run_files
+                .into_iter()
+                .map(|(name, content)| (format!("runs/{name}.run"), content)),
+        )
+        .chain(
+            self.extra
+                .into_iter()
+                .map(|(relative, bytes)| (relative, bytes.into())),
+        )
+    }
+}
+
+/// `timings.json`: wall-clock times, kept apart from `results.json` so that it stays
+/// byte-identical for identical inputs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timings {
+    pub threads: usize,
+    pub stages_ms: StageTimings,
+    /// Summed per-query retrieval time of each configuration.
+    pub retrieval_ms: Vec<(String, f64)>,
+    /// A merged run's: each shard's timings, in index order (the fields above are their
+    /// sums, and the most threads any shard used).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<Timings>,
+}
+
+impl Timings {
+    /// The timings of a run merged from shards that took `shards` (in index order).
+    pub fn merged(shards: Vec<Timings>) -> Timings {
+        let mut stages = StageTimings::default();
+        let mut retrieval_ms: Vec<(String, f64)> = shards
+            .first()
+            .map(|first| {
+                first
+                    .retrieval_ms
+                    .iter()
+                    .map(|(name, _)| (name.clone(), 0.0))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for shard in &shards {
+            stages.index_ms += shard.stages_ms.index_ms;
+            stages.embed_facts_ms += shard.stages_ms.embed_facts_ms;
+            stages.expand_queries_ms += shard.stages_ms.expand_queries_ms;
+            stages.retrieve_ms += shard.stages_ms.retrieve_ms;
+            for ((_, total), (_, ms)) in retrieval_ms.iter_mut().zip(&shard.retrieval_ms) {
+                *total += ms;
+            }
+        }
+        Timings {
+            threads: shards.iter().map(|shard| shard.threads).max().unwrap_or(0),
+            stages_ms: stages,
+            retrieval_ms,
+            shards,
+        }
+    }
+}
+
+/// The qrels of `dataset`'s queries with a relevant fact at `relevance_level` (only
+/// those, so trec_eval averages over the same queries), as TREC text.
+fn judged_qrels(dataset: &Dataset, relevance_level: Grade) -> Vec<u8> {
     let judged: Vec<QueryId> = dataset
         .queries
         .iter()
@@ -417,20 +491,45 @@ pub fn write_report(
         .collect();
     let mut qrels_bytes = Vec::new();
     write_trec_qrels(&mut qrels_bytes, &judged, &filtered).expect("writing to memory");
-    files.push(("qrels.trec".into(), qrels_bytes.into()));
-    files.extend(outputs.iter().map(|output| {
-        let name = &output.configuration.name;
+    qrels_bytes
+}
+
+/// Writes the report for `results` (`results.json`, `per_query.csv` and `parts`) into
+/// `output_dir/<run name>`, replacing any previous one. Returns the report directory.
+pub fn write_report(
+    output_dir: &Path,
+    results: &Results,
+    parts: ReportParts<'_>,
+) -> Result<PathBuf, Error> {
+    let files: Vec<(String, ReportFile)> = vec![
+        ("results.json".into(), json_streamed(results)),
         (
-            format!("runs/{name}.run"),
-            ReportFile::Moved(run_files.run_file(name)),
-        )
-    }));
-    files.extend(
-        extra
-            .into_iter()
-            .map(|(relative, bytes)| (relative, bytes.into())),
-    );
-    write_directory(output_dir, &results.run_name, files)
+            "per_query.csv".into(),
+            ReportFile::Streamed(Box::new(|writer| {
+                super::csv::write_per_query_csv(writer, results).map_err(std::io::Error::other)
+            })),
+        ),
+    ];
+    write_directory(
+        output_dir,
+        &results.run_name,
+        files.into_iter().chain(parts.into_files()),
+    )
+}
+
+/// Writes a shard of a run (`shard.json` and `parts`) into `output_dir/name`, replacing
+/// any previous one. Returns the shard directory.
+pub fn write_shard(
+    output_dir: &Path,
+    name: &str,
+    shard: &ShardResults,
+    parts: ReportParts<'_>,
+) -> Result<PathBuf, Error> {
+    write_directory(
+        output_dir,
+        name,
+        std::iter::once((SHARD_FILE.to_owned(), json_streamed(shard))).chain(parts.into_files()),
+    )
 }
 
 /// Best-effort fsync of the files in `directory` before it is renamed into place.

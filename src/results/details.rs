@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Results;
-use crate::dataset::{Dataset, FactId, Grade, Judgment, QueryId};
+use crate::dataset::{Dataset, FactId, Grade, Judgment, Query, QueryId};
 
 /// A query as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,10 +30,10 @@ pub struct FactDetail {
     pub content: String,
 }
 
-/// Every dataset query with its hypotheses and judgments, in dataset order.
-pub fn query_details(dataset: &Dataset) -> Vec<QueryDetail> {
-    dataset
-        .queries
+/// Each of `queries` (the dataset's, or a shard of them) with its hypotheses and
+/// judgments, in their order.
+pub fn query_details(dataset: &Dataset, queries: &[Query]) -> Vec<QueryDetail> {
+    queries
         .iter()
         .map(|query| QueryDetail {
             id: query.id.clone(),

@@ -3,14 +3,16 @@
 //! that another tool can read without hyde-eval's code. This module owns its types and
 //! nothing that renders or computes them: the pipeline's run assembles a document
 //! (`pipeline::run`), `digest` reduces the rankings streaming out of the pipeline to its
-//! per-query records, `stored` is the read model of a file on disk, and `report`
-//! renders it.
+//! per-query records, `stored` is the read model of a file on disk, `shard` and `merge`
+//! split a run across machines and put it back together, and `report` renders it.
 
 pub mod accounting;
 pub mod details;
 pub mod digest;
 pub mod engine;
+pub mod merge;
 pub mod per_query;
+pub mod shard;
 pub mod stored;
 
 use serde::{Deserialize, Serialize};
@@ -148,6 +150,17 @@ pub struct PerQueryResult {
     /// 1-based rank of every relevant fact; `null` when it was not returned.
     #[serde(default)]
     pub relevant_ranks: RelevantRankMap,
+}
+
+impl HydeSummary {
+    /// Share of `eligible` queries that used a hypothesis (0 when none were eligible).
+    pub fn rate(used: usize, eligible: usize) -> f64 {
+        if eligible == 0 {
+            0.0
+        } else {
+            used as f64 / eligible as f64
+        }
+    }
 }
 
 impl ToolInfo {

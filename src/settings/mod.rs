@@ -258,6 +258,7 @@ pub fn resolve(
             metrics,
             run_name,
             progress: !args.quiet,
+            shard: None,
         },
         table_metrics,
         output_dir: args

@@ -1,0 +1,138 @@
+//! `hyde-eval merge`: the shards of a run (`run --shard I/N`) combined into the results
+//! document, run files and report one `run` writes, then gated as `run` gates. The
+//! shards are checked to belong together first (see `results::shard`); the merging
+//! itself is `results::merge`'s.
+
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use crate::cli::MergeArgs;
+use crate::error::{Error, Problem};
+use crate::report::files::{check_output_name, write_report, ReportFile, ReportParts, Timings};
+use crate::results::merge::{merge as merge_shards, merge_run_files};
+use crate::results::shard::{check_shards, ShardResults};
+use crate::results::stored::StoredResults;
+use crate::settings::{self, ConfigFile};
+
+use super::run::{conclude, Conclusion, WriteReport};
+use super::*;
+
+/// `hyde-eval merge`: returns the process exit code (1 when the gate fails).
+pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
+    let gate_settings = settings::resolve_gate(&args.gate.options(), &ConfigFile::default())?;
+    let baseline = match &gate_settings {
+        Some((path, _)) => Some(StoredResults::load(path)?),
+        None => None,
+    };
+    let mut shards = args
+        .shards
+        .iter()
+        .map(|path| ShardResults::load(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_shards(&mut shards)?;
+    let run_name = match &args.run_name {
+        Some(name) => name.clone(),
+        None => {
+            let (first_path, first) = &shards[0];
+            if let Some((path, shard)) = shards
+                .iter()
+                .find(|(_, shard)| shard.results.run_name != first.results.run_name)
+            {
+                return Err(Error::Usage(format!(
+                    "the shards have different run names ({} in {}, {} in {}); name the merged run with --run-name",
+                    first.results.run_name,
+                    first_path.display(),
+                    shard.results.run_name,
+                    path.display()
+                )));
+            }
+            first.results.run_name.clone()
+        }
+    };
+    check_output_name("run name", &run_name)?;
+    let output_dir = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports"));
+
+    // What the report needs from each shard directory, checked before anything is written.
+    let directories: Vec<PathBuf> = shards
+        .iter()
+        .map(|(path, _)| path.parent().map(Path::to_path_buf).unwrap_or_default())
+        .collect();
+    let configurations: Vec<String> = shards[0]
+        .1
+        .results
+        .configurations
+        .iter()
+        .map(|configuration| configuration.name.clone())
+        .collect();
+    for directory in &directories {
+        let needed = ["timings.json".to_owned(), "qrels.trec".to_owned()]
+            .into_iter()
+            .chain(configurations.iter().map(|name| format!("runs/{name}.run")));
+        for relative in needed {
+            let path = directory.join(&relative);
+            if !path.is_file() {
+                return Err(Error::problem(
+                    Problem::new(&path, None, "missing from the shard directory")
+                        .with_hint("pass the directories `hyde-eval run --shard I/N` wrote, whole"),
+                ));
+            }
+        }
+    }
+    let timings = directories
+        .iter()
+        .map(|directory| read_json::<Timings>(&directory.join("timings.json"), "timings.json"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let qrels = crate::input::read(&directories[0].join("qrels.trec"))?;
+
+    let (_, shards): (Vec<PathBuf>, Vec<ShardResults>) = shards.into_iter().unzip();
+    let results = merge_shards(&shards, &run_name)?;
+    let queries: Vec<_> = results
+        .queries
+        .iter()
+        .map(|query| query.id.clone())
+        .collect();
+    let write: WriteReport = Box::new(|extra| {
+        let run_files = configurations
+            .iter()
+            .map(|name| {
+                let paths: Vec<PathBuf> = directories
+                    .iter()
+                    .map(|directory| directory.join(format!("runs/{name}.run")))
+                    .collect();
+                let queries = &queries;
+                let content = ReportFile::Streamed(Box::new(move |writer| {
+                    let sources = paths
+                        .iter()
+                        .map(|path| {
+                            std::fs::File::open(path).map(|file| {
+                                Box::new(BufReader::with_capacity(1 << 20, file))
+                                    as Box<dyn std::io::BufRead>
+                            })
+                        })
+                        .collect::<std::io::Result<Vec<_>>>()?;
+                    merge_run_files(sources, queries, writer)
+                }));
+                (name.clone(), content)
+            })
+            .collect();
+        let parts = ReportParts {
+            timings: crate::report::json::json_bytes(&Timings::merged(timings)),
+            qrels,
+            run_files,
+            extra,
+        };
+        write_report(&output_dir, &results, parts)
+    });
+    conclude(Conclusion {
+        results: &results,
+        gate: gate_settings.as_ref().zip(baseline.as_ref()),
+        columns: &shards[0].table_metrics,
+        args: &args.gate,
+        write: Some((output_dir.as_path(), write)),
+        html: args.html,
+        quiet: args.quiet,
+    })
+}
