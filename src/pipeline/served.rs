@@ -9,9 +9,7 @@
 //! by this embedder ([`check_loaded`]). It never writes to the engine.
 
 use crate::dataset::FactId;
-use crate::embed::{EmbeddingProvider, ProviderIdentity};
-
-use super::state::Prepared;
+use crate::embed::ProviderIdentity;
 use crate::engine::{EngineHit, LoadStamp, LoadState, SearchEngine};
 use crate::error::Error;
 use crate::index::FactIndex;
@@ -99,31 +97,6 @@ impl AnnTally {
                 }
             })
             .collect()
-    }
-}
-
-impl<'a> Prepared<'a> {
-    /// Has `engine` (the `[engines.NAME]` table `name`) serve this run's vector searches,
-    /// after checking that it holds this corpus (`dataset_hash`) embedded by `embedder`.
-    pub fn serve_checked(
-        &mut self,
-        name: &str,
-        engine: &'a dyn SearchEngine,
-        dataset_hash: &str,
-        embedder: &dyn EmbeddingProvider,
-        cutoffs: &[usize],
-    ) -> Result<(), Error> {
-        let identity = embedder.identity();
-        let expected = expected_stamp(
-            dataset_hash,
-            &embedder_stamp(&identity),
-            identity.dimension,
-            self.fact_count(),
-        );
-        let label = crate::engine::label(name, engine);
-        check_loaded(&label, engine, &expected)?;
-        self.serve_from(label, engine, cutoffs);
-        Ok(())
     }
 }
 

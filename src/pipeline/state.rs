@@ -5,12 +5,13 @@
 
 use super::accounting::{generation_sum, percentile, HydeAccounting, StageTimings, StageUsage};
 use super::expand::{HydeOutcome, QueryExpansion};
-use super::served::{AnnTally, ServedBy};
+use super::served::{check_loaded, embedder_stamp, expected_stamp, AnnTally, ServedBy};
 use super::vector_spill::SpilledVectors;
 use crate::configuration::{Configuration, Plan, SearchVector};
 use crate::dataset::{FactId, Query};
 use crate::embed::EmbeddingProvider;
 use crate::engine::SearchEngine;
+use crate::error::Error;
 use crate::generate::{GenerationFailure, HypothesisGenerator};
 use crate::index::{FactIndex, FlatIndex, LexicalIndex};
 use crate::results::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
@@ -146,6 +147,29 @@ impl<'a> Prepared<'a> {
             label,
             cutoffs: cutoffs.to_vec(),
         });
+    }
+
+    /// Has `engine` (the `[engines.NAME]` table `name`) serve this run's vector searches,
+    /// after checking that it holds this corpus (`dataset_hash`) embedded by `embedder`.
+    pub fn serve_checked(
+        &mut self,
+        name: &str,
+        engine: &'a dyn SearchEngine,
+        dataset_hash: &str,
+        embedder: &dyn EmbeddingProvider,
+        cutoffs: &[usize],
+    ) -> Result<(), Error> {
+        let identity = embedder.identity();
+        let expected = expected_stamp(
+            dataset_hash,
+            &embedder_stamp(&identity),
+            identity.dimension,
+            self.fact_count(),
+        );
+        let label = crate::engine::label(name, engine);
+        check_loaded(&label, engine, &expected)?;
+        self.serve_from(label, engine, cutoffs);
+        Ok(())
     }
 
     /// The number of facts in the corpus.
