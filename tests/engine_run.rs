@@ -324,6 +324,7 @@ fn chroma_serves_the_vector_searches_and_reports_ann_recall() {
             "chroma",
             "--configurations",
             "dense,hyde-3b-hyp,bm25",
+            "--html",
             "--output-dir",
             output.to_str().unwrap(),
         ],
@@ -333,6 +334,8 @@ fn chroma_serves_the_vector_searches_and_reports_ann_recall() {
     let table = String::from_utf8_lossy(&served.stdout);
     assert!(table.contains("engine 'chroma' (chroma at"), "{table}");
     assert!(table.contains("ANN R@10"), "{table}");
+    let page = std::fs::read_to_string(output.join("devmem/report.html")).unwrap();
+    assert!(page.contains("Search engine") && page.contains("ANN recall@10"));
     let results = results(&output.join("devmem"));
     let dense = engine_configuration(&results, "dense");
     // HNSW over 220 points at Chroma's default width finds nearly every neighbour.
