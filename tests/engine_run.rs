@@ -36,6 +36,19 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().unwrap()
 }
 
+/// Runs the binary with `args`, asserting it succeeds.
+fn succeed(args: &[&str]) -> Output {
+    let output = run(args, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    output
+}
+
+/// Asserts that `output` (stdout and stderr) contains `part`.
+fn assert_says(output: &Output, part: &str) {
+    let said = text(output);
+    assert!(said.contains(part), "missing {part:?} in: {said}");
+}
+
 fn text(output: &Output) -> String {
     format!(
         "{}{}",
@@ -139,31 +152,15 @@ fn an_exact_pgvector_scan_ranks_as_the_in_process_index_and_hnsw_reports_its_cos
     );
     let config = config.to_str().unwrap();
     for engine in ["exact", "narrow"] {
-        let load = run(
-            &[
-                "engine", "load", "--engine", engine, "--config", config, "-q",
-            ],
-            &[],
-        );
-        assert!(load.status.success(), "{}", text(&load));
-        assert!(
-            text(&load).contains("loaded 220 facts (0 already there)"),
-            "{}",
-            text(&load)
-        );
+        let load = succeed(&[
+            "engine", "load", "--engine", engine, "--config", config, "-q",
+        ]);
+        assert_says(&load, "loaded 220 facts (0 already there)");
     }
-    let again = run(
-        &[
-            "engine", "load", "--engine", "exact", "--config", config, "-q",
-        ],
-        &[],
-    );
-    assert!(again.status.success(), "{}", text(&again));
-    assert!(
-        text(&again).contains("already holds this load (220 facts"),
-        "{}",
-        text(&again)
-    );
+    let again = succeed(&[
+        "engine", "load", "--engine", "exact", "--config", config, "-q",
+    ]);
+    assert_says(&again, "already holds this load (220 facts");
 
     let output = work.path().join("reports");
     let output = output.to_str().unwrap();
@@ -188,20 +185,16 @@ fn an_exact_pgvector_scan_ranks_as_the_in_process_index_and_hnsw_reports_its_cos
     };
     let exact_run = served("exact");
     assert!(exact_run.status.success(), "{}", text(&exact_run));
-    let in_process = run(
-        &[
-            "run",
-            "--quiet",
-            "--configurations",
-            CONFIGURATIONS,
-            "--output-dir",
-            output,
-            "--run-name",
-            "in-process",
-        ],
-        &[],
-    );
-    assert!(in_process.status.success(), "{}", text(&in_process));
+    succeed(&[
+        "run",
+        "--quiet",
+        "--configurations",
+        CONFIGURATIONS,
+        "--output-dir",
+        output,
+        "--run-name",
+        "in-process",
+    ]);
     let reports = work.path().join("reports");
     let mut swapped = 0;
     for configuration in ["dense", "hyde-3b-hyp", "multi-hyde"] {
@@ -295,42 +288,26 @@ fn chroma_serves_the_vector_searches_and_reports_ann_recall() {
         ),
     );
     let config = config.to_str().unwrap();
-    let load = run(
-        &[
-            "engine", "load", "--engine", "chroma", "--config", config, "-q",
-        ],
-        &[],
-    );
-    assert!(load.status.success(), "{}", text(&load));
-    let status = run(
-        &[
-            "engine", "status", "--engine", "chroma", "--config", config, "-q",
-        ],
-        &[],
-    );
-    assert!(status.status.success(), "{}", text(&status));
-    assert!(
-        text(&status).contains("matches this dataset and embedder"),
-        "{}",
-        text(&status)
-    );
+    succeed(&[
+        "engine", "load", "--engine", "chroma", "--config", config, "-q",
+    ]);
+    let status = succeed(&[
+        "engine", "status", "--engine", "chroma", "--config", config, "-q",
+    ]);
+    assert_says(&status, "matches this dataset and embedder");
     let output = work.path().join("reports");
-    let served = run(
-        &[
-            "run",
-            "--config",
-            config,
-            "--engine",
-            "chroma",
-            "--configurations",
-            "dense,hyde-3b-hyp,bm25",
-            "--html",
-            "--output-dir",
-            output.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert!(served.status.success(), "{}", text(&served));
+    let served = succeed(&[
+        "run",
+        "--config",
+        config,
+        "--engine",
+        "chroma",
+        "--configurations",
+        "dense,hyde-3b-hyp,bm25",
+        "--html",
+        "--output-dir",
+        output.to_str().unwrap(),
+    ]);
     let table = String::from_utf8_lossy(&served.stdout);
     assert!(table.contains("engine 'chroma' (chroma at"), "{table}");
     assert!(table.contains("ANN R@10"), "{table}");
@@ -352,23 +329,19 @@ fn chroma_serves_the_vector_searches_and_reports_ann_recall() {
     }
 
     // A sweep re-fuses the engine's candidates.
-    let swept = run(
-        &[
-            "sweep",
-            "--config",
-            config,
-            "--engine",
-            "chroma",
-            "--configurations",
-            "hyde-3b",
-            "--steps",
-            "4",
-            "--output-dir",
-            output.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert!(swept.status.success(), "{}", text(&swept));
+    let swept = succeed(&[
+        "sweep",
+        "--config",
+        config,
+        "--engine",
+        "chroma",
+        "--configurations",
+        "hyde-3b",
+        "--steps",
+        "4",
+        "--output-dir",
+        output.to_str().unwrap(),
+    ]);
     assert!(
         String::from_utf8_lossy(&swept.stdout)
             .contains("vector searches served by engine 'chroma' (chroma at"),
@@ -396,21 +369,17 @@ fn loads_resume_refuse_other_data_and_drop() {
         &pg_table("pg", &server.url("hyde"), "facts", "index = \"exact\""),
     );
     let config = config.to_str().unwrap();
-    let load = run(
-        &[
-            "engine",
-            "load",
-            "--engine",
-            "pg",
-            "--config",
-            config,
-            "-q",
-            "--batch-size",
-            "50",
-        ],
-        &[],
-    );
-    assert!(load.status.success(), "{}", text(&load));
+    succeed(&[
+        "engine",
+        "load",
+        "--engine",
+        "pg",
+        "--config",
+        config,
+        "-q",
+        "--batch-size",
+        "50",
+    ]);
     // As an interrupted load leaves it: part of the facts, the stamp not complete.
     let mut client = server.client();
     client
@@ -426,11 +395,7 @@ fn loads_resume_refuse_other_data_and_drop() {
         &[],
     );
     assert_eq!(status.status.code(), Some(1), "{}", text(&status));
-    assert!(
-        text(&status).contains("partial load, 150 of 220 facts"),
-        "{}",
-        text(&status)
-    );
+    assert_says(&status, "partial load, 150 of 220 facts");
     let refused = run(
         &[
             "run",
@@ -444,26 +409,10 @@ fn loads_resume_refuse_other_data_and_drop() {
         &[],
     );
     assert_eq!(refused.status.code(), Some(3), "{}", text(&refused));
-    assert!(
-        text(&refused).contains("the load is unfinished (150 of 220 facts)"),
-        "{}",
-        text(&refused)
-    );
-    let resumed = run(
-        &["engine", "load", "--engine", "pg", "--config", config],
-        &[],
-    );
-    assert!(resumed.status.success(), "{}", text(&resumed));
-    assert!(
-        text(&resumed).contains("resuming: 150 of 220 facts are loaded"),
-        "{}",
-        text(&resumed)
-    );
-    assert!(
-        text(&resumed).contains("loaded 70 facts (150 already there)"),
-        "{}",
-        text(&resumed)
-    );
+    assert_says(&refused, "the load is unfinished (150 of 220 facts)");
+    let resumed = succeed(&["engine", "load", "--engine", "pg", "--config", config]);
+    assert_says(&resumed, "resuming: 150 of 220 facts are loaded");
+    assert_says(&resumed, "loaded 70 facts (150 already there)");
 
     let tiny = common::tiny_copy(work.path(), "tiny");
     let other = run(
@@ -481,22 +430,10 @@ fn loads_resume_refuse_other_data_and_drop() {
         &[],
     );
     assert_eq!(other.status.code(), Some(2), "{}", text(&other));
-    assert!(
-        text(&other).contains("it holds another load (dataset sha256:"),
-        "{}",
-        text(&other)
-    );
-    assert!(
-        text(&other).contains("engine drop --engine pg"),
-        "{}",
-        text(&other)
-    );
+    assert_says(&other, "it holds another load (dataset sha256:");
+    assert_says(&other, "engine drop --engine pg");
 
-    let dropped = run(
-        &["engine", "drop", "--engine", "pg", "--config", config],
-        &[],
-    );
-    assert!(dropped.status.success(), "{}", text(&dropped));
+    let dropped = succeed(&["engine", "drop", "--engine", "pg", "--config", config]);
     assert!(text(&dropped).contains(": dropped"));
     let status = run(
         &[
@@ -505,12 +442,12 @@ fn loads_resume_refuse_other_data_and_drop() {
         &[],
     );
     assert_eq!(status.status.code(), Some(1));
-    assert!(text(&status).contains("no collection"), "{}", text(&status));
+    assert_says(&status, "no collection");
     let again = run(
         &["engine", "drop", "--engine", "pg", "--config", config],
         &[],
     );
-    assert!(text(&again).contains("nothing to drop"), "{}", text(&again));
+    assert_says(&again, "nothing to drop");
 }
 
 /// Runs `run --engine NAME` with `tables`, expecting exit 3 with `expected` in the
@@ -604,21 +541,17 @@ fn missing_collections_wrong_dimensions_and_bad_passwords_are_refused() {
     let work = tempfile::tempdir().unwrap();
     let tables = pg_table("pg", &url, "small_vectors", "index = \"exact\"");
     let config = write_config(work.path(), &tables);
-    let load = run(
-        &[
-            "engine",
-            "load",
-            "--engine",
-            "pg",
-            "--config",
-            config.to_str().unwrap(),
-            "-q",
-            "--dimension",
-            "128",
-        ],
-        &[],
-    );
-    assert!(load.status.success(), "{}", text(&load));
+    succeed(&[
+        "engine",
+        "load",
+        "--engine",
+        "pg",
+        "--config",
+        config.to_str().unwrap(),
+        "-q",
+        "--dimension",
+        "128",
+    ]);
     assert_run_fails(
         &tables,
         "pg",
@@ -649,7 +582,7 @@ fn missing_collections_wrong_dimensions_and_bad_passwords_are_refused() {
         &[("HYDE_TEST_PG_PASSWORD", wrong)],
     );
     assert_eq!(failed.status.code(), Some(3), "{}", text(&failed));
-    assert!(text(&failed).contains("engine 'pg'"), "{}", text(&failed));
+    assert_says(&failed, "engine 'pg'");
     assert!(
         !text(&failed).contains(wrong),
         "the password leaked: {}",
@@ -681,9 +614,5 @@ fn a_sharded_run_refuses_an_engine() {
         &[],
     );
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
-    assert!(
-        text(&refused).contains("--shard 1/2 with engine 'pg'"),
-        "{}",
-        text(&refused)
-    );
+    assert_says(&refused, "--shard 1/2 with engine 'pg'");
 }
