@@ -1,13 +1,15 @@
 //! The CI regression gate: compares a run with a stored baseline of the same dataset and
 //! fails when a configured metric drops by more than its threshold (optionally only when
-//! the drop is also significant after correction), or when per-query expectations fail
-//! and the gate requires them.
+//! the drop is also significant after correction), when a configuration's macro value
+//! falls below an absolute target (`--min`, no baseline needed), or when per-query
+//! expectations fail and the gate requires them.
 //!
 //! A gate never passes on less than it was asked: every requested metric is checked for
 //! every configuration of the run, and a check that cannot be made (a configuration or
-//! metric the baseline lacks, a null value, no per-query values to pair) is an error
-//! naming the metric and configuration (exit code 2), as is a baseline whose metrics are
-//! defined differently (relevance level, semantics, depth). Zero checks is never a pass.
+//! metric the baseline lacks, a metric the run does not compute, a null value, no
+//! per-query values to pair) is an error naming the metric and configuration (exit code
+//! 2), as is a baseline whose metrics are defined differently (relevance level,
+//! semantics, depth). Zero checks is never a pass.
 //!
 //! Pure: stored results in, a [`GateReport`] out; the caller maps a failed gate to the
 //! regression exit code.
@@ -27,33 +29,68 @@ pub struct Threshold {
     pub max_drop: f64,
 }
 
-/// Drops smaller than this are float noise, never regressions.
+/// A metric and the lowest macro value the gate accepts (an absolute target).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Target {
+    pub metric: String,
+    pub min: f64,
+}
+
+/// Drops (and shortfalls below a target) smaller than this are float noise, never failures.
 const DROP_TOLERANCE: f64 = 1e-12;
 
 /// Parses `ndcg@10=0.01,recall@5=0.02`.
 pub fn parse_thresholds(text: &str) -> Result<Vec<Threshold>, Error> {
+    let pairs = parse_metric_values(
+        ("--max-drop", "DROP", "ndcg@10=0.01"),
+        text,
+        |drop| drop >= 0.0,
+        "the drop must be a number >= 0",
+    )?;
+    Ok(pairs
+        .into_iter()
+        .map(|(metric, max_drop)| Threshold { metric, max_drop })
+        .collect())
+}
+
+/// Parses `precision@5=0.8,ndcg@10=0.8`; every metric is a fraction, so a target
+/// outside [0, 1] is refused.
+pub fn parse_targets(text: &str) -> Result<Vec<Target>, Error> {
+    let pairs = parse_metric_values(
+        ("--min", "VALUE", "ndcg@10=0.8"),
+        text,
+        |min| (0.0..=1.0).contains(&min),
+        "the target must be a number in [0, 1] (every metric is a fraction)",
+    )?;
+    Ok(pairs
+        .into_iter()
+        .map(|(metric, min)| Target { metric, min })
+        .collect())
+}
+
+/// Parses `METRIC=NUMBER,...`; the first argument is the flag, the number's name and an example.
+/// Each number must be finite and `accept`ed, else the error says `requirement`.
+fn parse_metric_values(
+    (flag, value_name, example): (&str, &str, &str),
+    text: &str,
+    accept: impl Fn(f64) -> bool,
+    requirement: &str,
+) -> Result<Vec<(String, f64)>, Error> {
     text.split(',')
         .filter(|part| !part.trim().is_empty())
         .map(|part| {
             let (metric, value) = part.split_once('=').ok_or_else(|| {
                 Error::Usage(format!(
-                    "--max-drop {part:?}: expected METRIC=DROP, e.g. ndcg@10=0.01"
+                    "{flag} {part:?}: expected METRIC={value_name}, e.g. {example}"
                 ))
             })?;
-            let max_drop: f64 = value
+            let number: f64 = value
                 .trim()
                 .parse()
                 .ok()
-                .filter(|drop: &f64| drop.is_finite() && *drop >= 0.0)
-                .ok_or_else(|| {
-                    Error::Usage(format!(
-                        "--max-drop {part:?}: the drop must be a number >= 0"
-                    ))
-                })?;
-            Ok(Threshold {
-                metric: metric.trim().to_owned(),
-                max_drop,
-            })
+                .filter(|number: &f64| number.is_finite() && accept(*number))
+                .ok_or_else(|| Error::Usage(format!("{flag} {part:?}: {requirement}")))?;
+            Ok((metric.trim().to_owned(), number))
         })
         .collect()
 }
@@ -61,8 +98,11 @@ pub fn parse_thresholds(text: &str) -> Result<Vec<Threshold>, Error> {
 /// What the gate checks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateOptions {
-    /// Empty: every metric of the run, with a tolerated drop of 0.
+    /// Empty: every metric of the run, with a tolerated drop of 0 (when there is a
+    /// baseline).
     pub thresholds: Vec<Threshold>,
+    /// Absolute targets, checked with or without a baseline.
+    pub targets: Vec<Target>,
     pub require_significant: bool,
     pub require_expectations: bool,
     pub significance: SignificanceSettings,
@@ -77,13 +117,28 @@ pub struct GateCheck {
     pub failed: bool,
 }
 
+/// One (configuration, metric) check against an absolute target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetCheck {
+    pub configuration: String,
+    pub metric: String,
+    /// The configuration's macro value.
+    pub value: f64,
+    pub target: f64,
+    pub failed: bool,
+}
+
 /// The gate's verdict and everything behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateReport {
     pub passed: bool,
-    pub baseline: String,
+    /// The baseline's path; `None` when only absolute targets were checked.
+    pub baseline: Option<String>,
     pub options: GateOptions,
+    /// Checks against the baseline.
     pub checks: Vec<GateCheck>,
+    /// Checks against the absolute targets.
+    pub target_checks: Vec<TargetCheck>,
     /// Configurations of the baseline that this run did not run (not checked).
     pub missing_configurations: Vec<String>,
     /// Failed expectations, counted when the gate requires expectations.
@@ -94,17 +149,115 @@ impl GateReport {
     pub fn failed_checks(&self) -> impl Iterator<Item = &GateCheck> {
         self.checks.iter().filter(|check| check.failed)
     }
+
+    pub fn missed_targets(&self) -> impl Iterator<Item = &TargetCheck> {
+        self.target_checks.iter().filter(|check| check.failed)
+    }
 }
 
-/// Runs the gate. `failed_expectations` is the number of failed expectations of the
+/// Runs the gate: the baseline checks (when there is a baseline, with its path) and the
+/// target checks. `failed_expectations` is the number of failed expectations of the
 /// current run (all configurations).
 pub fn run_gate(
+    current: &StoredResults,
+    baseline: Option<(&StoredResults, &Path)>,
+    options: &GateOptions,
+    failed_expectations: usize,
+) -> Result<GateReport, Error> {
+    let (thresholds, checks, missing_configurations) = match baseline {
+        Some((baseline, path)) => {
+            let (thresholds, checks) = baseline_checks(current, baseline, path, options)?;
+            let current_names = names(current);
+            let missing = names(baseline)
+                .into_iter()
+                .filter(|name| !current_names.contains(name))
+                .collect();
+            (thresholds, checks, missing)
+        }
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    };
+    let target_checks = target_checks(current, &options.targets)?;
+    if checks.is_empty() && target_checks.is_empty() {
+        return Err(Error::Usage(
+            "the gate has nothing to check: give --baseline FILE or --min METRIC=VALUE,...".into(),
+        ));
+    }
+    let counted_expectations = if options.require_expectations {
+        failed_expectations
+    } else {
+        0
+    };
+    // Zero checks never pass (unreachable above, and kept so by the property test).
+    let made_checks = !checks.is_empty() || !target_checks.is_empty();
+    let any_failed =
+        checks.iter().any(|check| check.failed) || target_checks.iter().any(|check| check.failed);
+    let passed = made_checks && !any_failed && counted_expectations == 0;
+    Ok(GateReport {
+        passed,
+        baseline: baseline.map(|(_, path)| path.display().to_string()),
+        options: GateOptions {
+            thresholds,
+            ..options.clone()
+        },
+        checks,
+        target_checks,
+        missing_configurations,
+        failed_expectations: counted_expectations,
+    })
+}
+
+/// Every configuration of the run against every target: its macro value, which must be
+/// there.
+fn target_checks(current: &StoredResults, targets: &[Target]) -> Result<Vec<TargetCheck>, Error> {
+    for target in targets {
+        if !current.evaluation.metrics.contains(&target.metric) {
+            return Err(Error::Usage(format!(
+                "--min: this run does not compute {:?}; it computes {}",
+                target.metric,
+                current.evaluation.metrics.join(", ")
+            )));
+        }
+    }
+    if !targets.is_empty() && current.configurations.is_empty() {
+        return Err(Error::Usage(
+            "--min has nothing to check: the run has no configuration".into(),
+        ));
+    }
+    let mut checks = Vec::new();
+    let mut unmade = Vec::new();
+    for configuration in &current.configurations {
+        for target in targets {
+            match configuration.macro_value(&target.metric) {
+                Some(value) => checks.push(TargetCheck {
+                    configuration: configuration.name.clone(),
+                    metric: target.metric.clone(),
+                    value,
+                    target: target.min,
+                    failed: value < target.min - DROP_TOLERANCE,
+                }),
+                None => unmade.push(format!(
+                    "{} of configuration {:?}",
+                    target.metric, configuration.name
+                )),
+            }
+        }
+    }
+    if !unmade.is_empty() {
+        return Err(Error::Usage(format!(
+            "--min: cannot check {}: this run has no value for it",
+            unmade.join(", ")
+        )));
+    }
+    Ok(checks)
+}
+
+/// The checks against the baseline, with the thresholds they used.
+fn baseline_checks(
     current: &StoredResults,
     baseline: &StoredResults,
     baseline_path: &Path,
     options: &GateOptions,
-    failed_expectations: usize,
-) -> Result<GateReport, Error> {
+) -> Result<(Vec<Threshold>, Vec<GateCheck>), Error> {
     if current.dataset.content_hash != baseline.dataset.content_hash {
         return Err(Error::problem(
             Problem::new(
@@ -230,30 +383,7 @@ pub fn run_gate(
             }
         })
         .collect();
-    let current_names = names(current);
-    let counted_expectations = if options.require_expectations {
-        failed_expectations
-    } else {
-        0
-    };
-    // Zero checks never pass (unreachable above, and kept so by the property test).
-    let passed =
-        !checks.is_empty() && !checks.iter().any(|check| check.failed) && counted_expectations == 0;
-    Ok(GateReport {
-        passed,
-        baseline: baseline_path.display().to_string(),
-        options: GateOptions {
-            thresholds,
-            ..options.clone()
-        },
-        checks,
-        missing_configurations: names(baseline)
-            .iter()
-            .filter(|name| !current_names.contains(name))
-            .cloned()
-            .collect(),
-        failed_expectations: counted_expectations,
-    })
+    Ok((thresholds, checks))
 }
 
 /// The configuration names of `results`, in order.
@@ -415,6 +545,7 @@ mod tests {
                             max_drop: f64::from(max_drop) / 4.0,
                         })
                         .collect(),
+                    targets: Vec::new(),
                     require_significant: false,
                     require_expectations: false,
                     significance: crate::compare::paired::SignificanceSettings {
@@ -422,7 +553,7 @@ mod tests {
                         ..Default::default()
                     },
                 };
-                if let Ok(report) = run_gate(&current, &baseline, Path::new("b.json"), &options, 0) {
+                if let Ok(report) = run_gate(&current, Some((&baseline, Path::new("b.json"))), &options, 0) {
                     if report.passed {
                         prop_assert!(!report.checks.is_empty());
                         let wanted: Vec<String> = if requested.is_empty() {

@@ -114,6 +114,11 @@ pub struct GateArgs {
     #[arg(long, value_name = "METRIC=DROP,...")]
     pub max_drop: Option<String>,
 
+    /// Absolute targets: fail when a configuration's macro value is below one, e.g.
+    /// ndcg@10=0.8,mrr=0.7 (no baseline needed)
+    #[arg(long, value_name = "METRIC=VALUE,...")]
+    pub min: Option<String>,
+
     /// Fail only when a drop beyond its threshold is also significant after correction
     #[arg(long)]
     pub require_significant: bool,
@@ -368,6 +373,7 @@ impl GateArgs {
         GateOptions {
             baseline: self.baseline.clone(),
             max_drop: self.max_drop.clone(),
+            min: self.min.clone(),
             require_significant: self.require_significant,
             require_expectations: self.require_expectations,
             significance: self.significance.options(),

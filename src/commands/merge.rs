@@ -11,19 +11,15 @@ use crate::error::{Error, Problem};
 use crate::report::files::{check_output_name, write_report, ReportFile, ReportParts, Timings};
 use crate::results::merge::{merge as merge_shards, merge_run_files};
 use crate::results::shard::{check_shards, ShardResults};
-use crate::results::stored::StoredResults;
 use crate::settings::{self, ConfigFile};
 
-use super::run::{conclude, Conclusion, WriteReport};
+use super::run::{conclude, gate_of, load_baseline, Conclusion, WriteReport};
 use super::*;
 
 /// `hyde-eval merge`: returns the process exit code (1 when the gate fails).
 pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
     let gate_settings = settings::resolve_gate(&args.gate.options(), &ConfigFile::default())?;
-    let baseline = match &gate_settings {
-        Some((path, _)) => Some(StoredResults::load(path)?),
-        None => None,
-    };
+    let baseline = load_baseline(gate_settings.as_ref())?;
     let mut shards = args
         .shards
         .iter()
@@ -128,7 +124,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
     });
     conclude(Conclusion {
         results: &results,
-        gate: gate_settings.as_ref().zip(baseline.as_ref()),
+        gate: gate_of(gate_settings.as_ref(), baseline.as_ref()),
         columns: &shards[0].table_metrics,
         args: &args.gate,
         write: Some((output_dir.as_path(), write)),

@@ -56,10 +56,7 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     let settings = settings::resolve(&command.run.options(), &file, &dataset.manifest)?;
     let gate_settings = settings::resolve_gate(&command.gate.options(), &file)?;
     // Read the baseline before the (possibly long) run, so a bad path fails fast.
-    let baseline = match &gate_settings {
-        Some((path, _)) => Some(StoredResults::load(path)?),
-        None => None,
-    };
+    let baseline = load_baseline(gate_settings.as_ref())?;
     // Run files are written as the rankings stream by, beside the report they join.
     let run_files = if settings.write_reports {
         Some(RunSpool::create(
@@ -81,7 +78,7 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     if !settings.quiet {
         backend_notes(&output);
     }
-    let gate = gate_settings.as_ref().zip(baseline.as_ref());
+    let gate = gate_of(gate_settings.as_ref(), baseline.as_ref());
     let write = settings.write_reports.then(|| {
         let write: WriteReport = Box::new(|extra| {
             let mut parts = ReportParts::of_run(
@@ -109,6 +106,36 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     })
 }
 
+/// The gate's settings, as `settings::resolve_gate` gives them.
+pub(super) type GateSettings = (Option<PathBuf>, GateOptions);
+
+/// The baseline the gate settings name, read (before the run, so a bad path fails fast).
+pub(super) fn load_baseline(
+    gate_settings: Option<&GateSettings>,
+) -> Result<Option<StoredResults>, Error> {
+    match gate_settings {
+        Some((Some(path), _)) => Ok(Some(StoredResults::load(path)?)),
+        _ => Ok(None),
+    }
+}
+
+/// The gate's options and its baseline with its path, as `conclude` takes them.
+pub(super) fn gate_of<'a>(
+    gate_settings: Option<&'a GateSettings>,
+    baseline: Option<&'a StoredResults>,
+) -> Option<Gate<'a>> {
+    gate_settings.map(|(path, options)| Gate {
+        options,
+        baseline: path.as_deref().zip(baseline),
+    })
+}
+
+/// The gate `conclude` runs: its options and, when given, the baseline with its path.
+pub(super) struct Gate<'a> {
+    pub options: &'a GateOptions,
+    pub baseline: Option<(&'a Path, &'a StoredResults)>,
+}
+
 /// Writes a report directory with the given extra files; returns the directory.
 pub(super) type WriteReport<'a> =
     Box<dyn FnOnce(Vec<(String, Vec<u8>)>) -> Result<PathBuf, Error> + 'a>;
@@ -116,8 +143,8 @@ pub(super) type WriteReport<'a> =
 /// What `run` and `merge` do once the results are in.
 pub(super) struct Conclusion<'a> {
     pub results: &'a Results,
-    /// The baseline's path, the gate's options and the baseline, when gated.
-    pub gate: Option<(&'a (PathBuf, GateOptions), &'a StoredResults)>,
+    /// The gate, when gated.
+    pub gate: Option<Gate<'a>>,
     /// Metric columns of the table.
     pub columns: &'a [String],
     pub args: &'a GateArgs,
@@ -141,7 +168,7 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
         quiet,
     } = conclusion;
     let gate = match gate {
-        Some(((path, options), baseline)) => {
+        Some(Gate { options, baseline }) => {
             let failed_expectations = results
                 .configurations
                 .iter()
@@ -150,8 +177,7 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
                 .sum();
             Some(run_gate(
                 &StoredResults::from_results(results),
-                baseline,
-                path,
+                baseline.map(|(path, baseline)| (baseline, path)),
                 options,
                 failed_expectations,
             )?)
@@ -213,11 +239,12 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     let gate = &command.gate;
     if gate.baseline.is_some()
         || gate.max_drop.is_some()
+        || gate.min.is_some()
         || gate.require_significant
         || gate.require_expectations
     {
         return Err(Error::Usage(format!(
-            "--shard {shard} evaluates part of the queries, so it is not gated; gate the whole run when merging: hyde-eval merge SHARD_DIR... --baseline FILE [--max-drop ...]"
+            "--shard {shard} evaluates part of the queries, so it is not gated; gate the whole run when merging: hyde-eval merge SHARD_DIR... --baseline FILE [--max-drop ...] [--min ...]"
         )));
     }
     if command.run.no_report || command.run.html {

@@ -138,12 +138,24 @@ fn describe_significance(gate: &GateReport) -> String {
     )
 }
 
-/// The gate section: verdict line, then a table of failed checks (or of every check
-/// that moved), then notes.
+/// The gate section: verdict line, then a table of failed baseline checks (or of every
+/// check that moved), a table of every absolute target check, then notes.
 pub fn gate_section(gate: &GateReport) -> String {
     let failed: Vec<_> = gate.failed_checks().collect();
+    let missed = gate.missed_targets().count();
+    let baseline = gate.baseline.as_deref().unwrap_or_default();
     let mut text = if gate.passed {
-        format!("## ✅ hyde-eval gate: PASS\n\n{} checks against `{}`; none dropped beyond its threshold", gate.checks.len(), gate.baseline)
+        let mut parts = Vec::new();
+        if !gate.checks.is_empty() {
+            parts.push(format!(
+                "{} checks against `{baseline}`; none dropped beyond its threshold",
+                gate.checks.len()
+            ));
+        }
+        if !gate.target_checks.is_empty() {
+            parts.push(format!("{} targets met", gate.target_checks.len()));
+        }
+        format!("## ✅ hyde-eval gate: PASS\n\n{}", parts.join("; "))
     } else {
         let mut reasons = Vec::new();
         if !failed.is_empty() {
@@ -153,23 +165,36 @@ pub fn gate_section(gate: &GateReport) -> String {
                 gate.checks.len()
             ));
         }
+        if missed > 0 {
+            reasons.push(format!(
+                "{missed} of {} targets missed",
+                gate.target_checks.len()
+            ));
+        }
         if gate.failed_expectations > 0 {
             reasons.push(format!("{} expectations failed", gate.failed_expectations));
         }
+        let against = match &gate.baseline {
+            Some(baseline) => format!(" (baseline `{baseline}`)"),
+            None => String::new(),
+        };
         format!(
-            "## ❌ hyde-eval gate: REGRESSION\n\n{} (baseline `{}`)",
-            reasons.join("; "),
-            gate.baseline
+            "## ❌ hyde-eval gate: REGRESSION\n\n{}{against}",
+            reasons.join("; ")
         )
     };
     if gate.options.require_significant {
         text.push_str(", counting only significant drops");
     }
-    let _ = write!(
-        text,
-        ".\n\nSignificance: {}.\n",
-        describe_significance(gate)
-    );
+    if gate.checks.is_empty() {
+        text.push_str(".\n");
+    } else {
+        let _ = write!(
+            text,
+            ".\n\nSignificance: {}.\n",
+            describe_significance(gate)
+        );
+    }
     let moved: Vec<_> = gate
         .checks
         .iter()
@@ -196,6 +221,20 @@ pub fn gate_section(gate: &GateReport) -> String {
                 comparison.losses,
                 number(check.max_drop),
                 if check.failed { "❌" } else { "" },
+            );
+        }
+    }
+    if !gate.target_checks.is_empty() {
+        text.push_str("\nAbsolute targets:\n\n| configuration | metric | value | min | |\n|---|---|---:|---:|---|\n");
+        for check in &gate.target_checks {
+            let _ = writeln!(
+                text,
+                "| {} | {} | {} | {} | {} |",
+                check.configuration,
+                check.metric,
+                number(check.value),
+                number(check.target),
+                if check.failed { "❌" } else { "✅" },
             );
         }
     }

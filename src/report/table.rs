@@ -476,16 +476,24 @@ pub fn expectation_failures(results: &Results) -> Option<String> {
     Some(text)
 }
 
-/// The gate's verdict, then the checks that failed (or, when none failed, those that
-/// moved), with significance after correction.
+/// The gate's verdict, then the baseline checks that failed (or, when none failed, those
+/// that moved), with significance after correction, then every absolute target check.
 pub fn gate_summary(gate: &GateReport) -> String {
     let failed = gate.failed_checks().count();
+    let missed = gate.missed_targets().count();
+    let baseline = gate.baseline.as_deref().unwrap_or_default();
     let mut text = if gate.passed {
-        format!(
-            "gate: PASS ({} checks against {}; none dropped beyond its threshold)",
-            gate.checks.len(),
-            gate.baseline
-        )
+        let mut parts = Vec::new();
+        if !gate.checks.is_empty() {
+            parts.push(format!(
+                "{} checks against {baseline}; none dropped beyond its threshold",
+                gate.checks.len()
+            ));
+        }
+        if !gate.target_checks.is_empty() {
+            parts.push(format!("{} targets met", gate.target_checks.len()));
+        }
+        format!("gate: PASS ({})", parts.join("; "))
     } else {
         let mut reasons = Vec::new();
         if failed > 0 {
@@ -494,16 +502,56 @@ pub fn gate_summary(gate: &GateReport) -> String {
                 gate.checks.len()
             ));
         }
+        if missed > 0 {
+            reasons.push(format!(
+                "{missed} of {} targets missed",
+                gate.target_checks.len()
+            ));
+        }
         if gate.failed_expectations > 0 {
             reasons.push(format!("{} expectations failed", gate.failed_expectations));
         }
-        format!(
-            "gate: REGRESSION ({}; baseline {})",
-            reasons.join("; "),
-            gate.baseline
-        )
+        match &gate.baseline {
+            Some(baseline) => format!(
+                "gate: REGRESSION ({}; baseline {baseline})",
+                reasons.join("; ")
+            ),
+            None => format!("gate: REGRESSION ({})", reasons.join("; ")),
+        }
     };
-    let shown: Vec<&GateCheck> = if failed > 0 {
+    if !gate.checks.is_empty() {
+        text.push_str(&baseline_checks(gate, failed > 0));
+    }
+    if !gate.target_checks.is_empty() {
+        let mut table = new_table();
+        table.set_header(vec!["configuration", "metric", "value", "min", "failed"]);
+        for check in &gate.target_checks {
+            let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+            table.add_row(vec![
+                Cell::new(&check.configuration),
+                Cell::new(&check.metric),
+                right(format!("{:.4}", check.value)),
+                right(format!("{:.4}", check.target)),
+                Cell::new(if check.failed { "yes" } else { "" }),
+            ]);
+        }
+        text.push_str("\nabsolute targets:\n");
+        text.push_str(&table.to_string());
+    }
+    if !gate.missing_configurations.is_empty() {
+        text.push_str(&format!(
+            "\nconfigurations of the baseline not in this run (not checked): {}",
+            gate.missing_configurations.join(", ")
+        ));
+    }
+    text
+}
+
+/// The baseline checks that failed (or, when none failed, those that moved) and the
+/// significance line.
+fn baseline_checks(gate: &GateReport, any_failed: bool) -> String {
+    let mut text = String::new();
+    let shown: Vec<&GateCheck> = if any_failed {
         gate.failed_checks().collect()
     } else {
         gate.checks
@@ -563,12 +611,6 @@ pub fn gate_summary(gate: &GateReport) -> String {
             ""
         }
     ));
-    if !gate.missing_configurations.is_empty() {
-        text.push_str(&format!(
-            "\nconfigurations of the baseline not in this run (not checked): {}",
-            gate.missing_configurations.join(", ")
-        ));
-    }
     text
 }
 

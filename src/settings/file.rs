@@ -92,6 +92,9 @@ pub(super) struct GateSection {
     /// `{ "ndcg@10" = 0.01, "recall@5" = 0.02 }`
     #[serde(default)]
     pub(super) max_drop: BTreeMap<String, f64>,
+    /// Absolute targets, `{ "ndcg@10" = 0.8 }`; need no baseline.
+    #[serde(default)]
+    pub(super) min: BTreeMap<String, f64>,
     pub(super) require_significant: Option<bool>,
     pub(super) require_expectations: Option<bool>,
 }

@@ -41,7 +41,7 @@ use crate::configuration::MAX_RESULTS;
 use crate::dataset::manifest::normalize_cutoffs;
 use crate::dataset::{Grade, Manifest};
 use crate::error::Error;
-use crate::gate::{self, parse_thresholds};
+use crate::gate::{self, parse_targets, parse_thresholds};
 use crate::metrics::{MetricSettings, Semantics};
 use crate::pipeline::run::RunSpec;
 use crate::report::files::check_output_name;
@@ -109,6 +109,7 @@ pub struct SignificanceOptions {
 pub struct GateOptions {
     pub baseline: Option<PathBuf>,
     pub max_drop: Option<String>,
+    pub min: Option<String>,
     pub require_significant: bool,
     pub require_expectations: bool,
     pub significance: SignificanceOptions,
@@ -134,41 +135,45 @@ pub fn significance(args: &SignificanceOptions) -> Result<SignificanceSettings, 
     })
 }
 
-/// The baseline and gate options, when the command line or the config file names a
-/// baseline.
+/// The baseline (if any) and gate options, when the command line or the config file
+/// names a baseline or absolute targets (`--min`).
 pub fn resolve_gate(
     args: &GateOptions,
     file: &ConfigFile,
-) -> Result<Option<(PathBuf, gate::GateOptions)>, Error> {
-    let Some(baseline) = args
+) -> Result<Option<(Option<PathBuf>, gate::GateOptions)>, Error> {
+    let targets = match &args.min {
+        Some(text) => parse_targets(text)?,
+        None => parse_targets(&pairs(&file.gate.min))?,
+    };
+    let baseline = args
         .baseline
         .clone()
-        .or_else(|| file.relative(&file.gate.baseline))
-    else {
-        if args.max_drop.is_some() || args.require_significant || args.require_expectations {
+        .or_else(|| file.relative(&file.gate.baseline));
+    if baseline.is_none() {
+        if args.max_drop.is_some() || args.require_significant {
             return Err(Error::Usage(
-                "--max-drop, --require-significant and --require-expectations need --baseline FILE"
-                    .into(),
+                "--max-drop and --require-significant need --baseline FILE".into(),
             ));
         }
-        return Ok(None);
-    };
+        if targets.is_empty() {
+            if args.require_expectations {
+                return Err(Error::Usage(
+                    "--require-expectations needs --baseline FILE or --min METRIC=VALUE,...".into(),
+                ));
+            }
+            return Ok(None);
+        }
+    }
     let thresholds = match &args.max_drop {
         Some(text) => parse_thresholds(text)?,
-        None => {
-            let text: Vec<String> = file
-                .gate
-                .max_drop
-                .iter()
-                .map(|(metric, drop)| format!("{metric}={drop}"))
-                .collect();
-            parse_thresholds(&text.join(","))?
-        }
+        None if baseline.is_some() => parse_thresholds(&pairs(&file.gate.max_drop))?,
+        None => Vec::new(),
     };
     Ok(Some((
         baseline,
         gate::GateOptions {
             thresholds,
+            targets,
             require_significant: args.require_significant
                 || file.gate.require_significant.unwrap_or(false),
             require_expectations: args.require_expectations
@@ -176,6 +181,15 @@ pub fn resolve_gate(
             significance: significance(&args.significance)?,
         },
     )))
+}
+
+/// A config file's `{ metric = number }` table as the command line writes it.
+fn pairs(table: &std::collections::BTreeMap<String, f64>) -> String {
+    let pairs: Vec<String> = table
+        .iter()
+        .map(|(metric, number)| format!("{metric}={number}"))
+        .collect();
+    pairs.join(",")
 }
 
 /// Everything a run needs, resolved.
@@ -451,6 +465,7 @@ mod tests {
             GateOptions {
                 baseline: value("--baseline").map(PathBuf::from),
                 max_drop: value("--max-drop"),
+                min: value("--min"),
                 require_significant: false,
                 require_expectations: false,
                 significance: SignificanceOptions {
@@ -467,7 +482,7 @@ mod tests {
         )
         .unwrap();
         let (path, options) = resolve_gate(&parse(&[]), &file).unwrap().unwrap();
-        assert_eq!(path, PathBuf::from("base.json"));
+        assert_eq!(path, Some(PathBuf::from("base.json")));
         let thresholds: Vec<(String, f64)> = options
             .thresholds
             .iter()
@@ -487,13 +502,31 @@ mod tests {
         .unwrap();
         assert_eq!(
             (path, options.thresholds.len()),
-            (PathBuf::from("b2.json"), 1)
+            (Some(PathBuf::from("b2.json")), 1)
         );
         // Gate options without a baseline are a usage error; no baseline means no gate.
         assert!(resolve_gate(&parse(&["--max-drop", "map=0.5"]), &ConfigFile::default()).is_err());
         assert!(resolve_gate(&parse(&[]), &ConfigFile::default())
             .unwrap()
             .is_none());
+        // Absolute targets need no baseline; the flag wins over the file's table.
+        let file: ConfigFile =
+            toml::from_str("[gate]\nmin = { \"ndcg@10\" = 0.8, \"mrr\" = 0.7 }\n").unwrap();
+        let (path, options) = resolve_gate(&parse(&[]), &file).unwrap().unwrap();
+        let targets: Vec<(String, f64)> = options
+            .targets
+            .iter()
+            .map(|t| (t.metric.clone(), t.min))
+            .collect();
+        assert_eq!(
+            (path, targets, options.thresholds.len()),
+            (None, vec![("mrr".into(), 0.7), ("ndcg@10".into(), 0.8)], 0)
+        );
+        let (_, options) = resolve_gate(&parse(&["--min", "map=0.5"]), &file)
+            .unwrap()
+            .unwrap();
+        assert_eq!(options.targets.len(), 1);
+        assert!(resolve_gate(&parse(&["--min", "map=1.5"]), &file).is_err());
     }
 
     #[test]
