@@ -251,3 +251,204 @@ fn compare_two_providers_side_by_side() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("compare runs of one dataset"));
 }
+
+/// The macro values of the only configuration, `candidate`, read from a plain run's
+/// results.json.
+fn plain_run_macro(directory: &Path, config: &str) -> serde_json::Map<String, serde_json::Value> {
+    let output_dir = directory.join("plain").display().to_string();
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--config",
+        config,
+        "--output-dir",
+        &output_dir,
+        "--run-name",
+        "plain",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(directory.join("plain/plain/results.json")).unwrap();
+    let results: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let configuration = &results["configurations"][0];
+    assert_eq!(configuration["name"], "candidate");
+    configuration["macro"].as_object().unwrap().clone()
+}
+
+#[test]
+fn absolute_targets_gate_with_or_without_a_baseline() {
+    let directory = tempfile::tempdir().unwrap();
+    let strong = config(directory.path(), "strong.toml", "hyde-3b-hyp");
+    let values = plain_run_macro(directory.path(), &strong);
+    let value = |metric: &str| values[metric].as_f64().unwrap();
+    // Gimli's metrics, each target just below the run's own value but nDCG@10's set by
+    // `ndcg_offset`.
+    let ndcg = value("ndcg@10");
+    assert!(ndcg < 0.995, "room above nDCG@10 {ndcg}");
+    let targets = |ndcg_offset: f64| {
+        ["precision@5", "recall@10", "mrr", "ndcg@10"]
+            .iter()
+            .map(|metric| {
+                let offset = if *metric == "ndcg@10" {
+                    ndcg_offset
+                } else {
+                    -0.005
+                };
+                format!("{metric}={:.6}", (value(metric) + offset).clamp(0.0, 1.0))
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let below = targets(-0.005);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--quiet", "--no-report", "--config", &strong];
+        args.extend_from_slice(extra);
+        hyde_eval(&args)
+    };
+    let stdout =
+        |output: &std::process::Output| String::from_utf8_lossy(&output.stdout).into_owned();
+
+    // Targets just below the run's own values pass; no baseline needed.
+    let summary = directory.path().join("summary.md");
+    let summary_path = summary.display().to_string();
+    let output = run(&["--min", &below, "--summary-file", &summary_path]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("gate: PASS (4 targets met)"),
+        "{}",
+        stdout(&output)
+    );
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        markdown.starts_with("## ✅ hyde-eval gate: PASS\n\n4 targets met"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| configuration | metric | value | min | |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(&format!(
+            "| candidate | ndcg@10 | {:.4} | {:.4} | ✅ |",
+            value("ndcg@10"),
+            value("ndcg@10") - 0.005
+        )),
+        "{markdown}"
+    );
+
+    // One target just above its value fails the gate, in the table, Markdown and gate.json.
+    let above = targets(0.005);
+    let output = run(&["--min", &above, "--format", "markdown"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stdout(&output).starts_with("## ❌ hyde-eval gate: REGRESSION\n\n1 of 4 targets missed"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(stdout(&output).contains(" | ❌ |"), "{}", stdout(&output));
+    let output_dir = directory.path().join("gated").display().to_string();
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--config",
+        &strong,
+        "--output-dir",
+        &output_dir,
+        "--run-name",
+        "g",
+        "--min",
+        &above,
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let gate: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(directory.path().join("gated/g/gate.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(gate["passed"], false);
+    assert!(gate["baseline"].is_null());
+    let missed: Vec<_> = gate["target_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|check| check["failed"] == true)
+        .collect();
+    assert_eq!(missed.len(), 1, "{gate}");
+    assert_eq!(missed[0]["configuration"], "candidate");
+    assert_eq!(missed[0]["metric"], "ndcg@10");
+
+    // The config file's [gate] table; the command line wins over it.
+    let with_table = directory.path().join("table.toml");
+    std::fs::write(
+        &with_table,
+        format!(
+            "{}\n[gate]\nmin = {{ \"ndcg@10\" = {:.6} }}\n",
+            std::fs::read_to_string(&strong).unwrap(),
+            ndcg + 0.005
+        ),
+    )
+    .unwrap();
+    let with_table = with_table.display().to_string();
+    let output = hyde_eval(&["run", "--quiet", "--no-report", "--config", &with_table]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("1 of 1 targets missed"),
+        "{}",
+        stdout(&output)
+    );
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--config",
+        &with_table,
+        "--min",
+        &below,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+
+    // A metric the run does not compute is an input error naming it; so is a value
+    // outside [0, 1].
+    let output = run(&["--min", "ndcg@7=0.5"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("\"ndcg@7\""), "{stderr}");
+    let output = run(&["--min", "ndcg@10=1.5"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("[0, 1]"));
+
+    // Both kinds together: the baseline checks and the targets in one verdict.
+    let baseline = directory.path().join("baseline.json").display().to_string();
+    let made = hyde_eval(&[
+        "baseline", "update", "--quiet", "--config", &strong, "--output", &baseline,
+    ]);
+    assert_eq!(made.status.code(), Some(0));
+    let both = |targets: &str| {
+        run(&[
+            "--baseline",
+            &baseline,
+            "--max-drop",
+            "ndcg@10=0.01",
+            "--min",
+            targets,
+        ])
+    };
+    let output = both(&below);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("gate: PASS (1 checks against"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(stdout(&output).contains("none dropped beyond its threshold; 4 targets met)"));
+    let output = both(&above);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("1 of 4 targets missed"),
+        "{}",
+        stdout(&output)
+    );
+}

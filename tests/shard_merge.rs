@@ -232,6 +232,13 @@ fn a_failing_gate_fails_the_merge_as_it_fails_the_run() {
         3,
         1,
     );
+    // merge takes absolute targets too (keyword's nDCG@10 is 0.3551 on devmem).
+    check_merge_equals_run(
+        &["--configurations", "keyword"],
+        &["--min", "ndcg@10=0.9"],
+        3,
+        1,
+    );
 }
 
 /// A synthetic dataset written by `hyde-eval dataset synth` into `directory`.
@@ -379,18 +386,17 @@ fn a_shard_is_named_i_of_n_and_is_not_gated() {
             "--shard {bad}"
         );
     }
-    let output = common::command()
-        .args([
-            "run",
-            "--quiet",
-            "--shard",
-            "1/3",
-            "--baseline",
-            "reports/baseline.json",
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("hyde-eval merge"), "{stderr}");
+    for gate in [
+        ["--baseline", "reports/baseline.json"],
+        ["--min", "ndcg@10=0.5"],
+    ] {
+        let output = common::command()
+            .args(["run", "--quiet", "--shard", "1/3"])
+            .args(gate)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("hyde-eval merge"), "{stderr}");
+    }
 }
