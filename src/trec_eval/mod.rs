@@ -6,7 +6,9 @@
 //!   rank column is ignored), then cut to `-M` results;
 //! - a document is relevant when its grade >= the relevance level `-l`; negative grades
 //!   (judged but unjudged) are never relevant and never counted; nDCG gains are the
-//!   positive grades whatever the level;
+//!   positive grades whatever the level; results the qrels do not list and results they
+//!   list with a negative grade are told apart (trec_eval's nonpool and unjudged), as
+//!   `infAP` and `unj` need;
 //! - queries are those of the qrels, in byte order of their ids; a qrels query absent
 //!   from the run is left out (trec_eval 9), or scores 0 with `-c`; run queries without
 //!   judgments are ignored;
@@ -29,12 +31,16 @@ mod measures;
 
 use measures::QueryFacts;
 pub use measures::{
-    Column, Family, MeasureSet, DEFAULT_CUTOFFS, DEFAULT_RECALL_LEVELS, DEFAULT_SUCCESS_CUTOFFS,
+    Column, Family, MeasureSet, DEFAULT_CUTOFFS, DEFAULT_RECALL_LEVELS, DEFAULT_R_MULTIPLES,
+    DEFAULT_SUCCESS_CUTOFFS, DEFAULT_UNJUDGED_CUTOFFS, DEFAULT_UTILITY_COEFFICIENTS,
 };
 
-/// Grade of a retrieved document that the qrels do not judge (trec_eval's
+/// Grade of a retrieved document that the qrels do not list (trec_eval's
 /// `RELVALUE_NONPOOL`); never relevant, never a gain.
 const NOT_JUDGED: Grade = -1;
+/// Grade of a retrieved document that the qrels list with a negative grade, in the pool
+/// but not judged (trec_eval's `RELVALUE_UNJUDGED`); never relevant, never a gain.
+const POOL_UNJUDGED: Grade = -2;
 
 /// How to evaluate (trec_eval's flags).
 #[derive(Debug, Clone)]
@@ -130,13 +136,13 @@ fn ranked_grades(
     }
     Ok(order[..order.len().min(max_results)]
         .iter()
-        .map(|&(_, position)| {
-            judgments
-                .grades
-                .get(documents[position as usize].0)
-                .copied()
-                .unwrap_or(NOT_JUDGED)
-        })
+        .map(
+            |&(_, position)| match judgments.grades.get(documents[position as usize].0) {
+                None => NOT_JUDGED,
+                Some(&grade) if grade < 0 => POOL_UNJUDGED,
+                Some(&grade) => grade,
+            },
+        )
         .collect())
 }
 
@@ -157,8 +163,11 @@ pub fn evaluate_run(
         let judged: Vec<Grade> = judgments.grades.values().copied().collect();
         let profile = RankingProfile::new(grades, &judged, level);
         let below_level = |grade: &&Grade| (0..level).contains(*grade);
+        let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&g| g > 0).collect();
+        ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
         let facts = QueryFacts {
             grades,
+            ideal_gains,
             level,
             judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
             judged_nonrelevant: judged.iter().filter(below_level).count(),
@@ -335,6 +344,51 @@ mod tests {
     }
 
     #[test]
+    fn parameters_of_rprec_mult_unj_and_utility() {
+        // R = 2 relevant (a, b); ranking x(unlisted) a c(listed -1) b.
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 1\n1 0 c -1\n").unwrap();
+        let run = parse::parse_run(
+            Path::new("r"),
+            b"1 Q0 x 1 4 t\n1 Q0 a 2 3 t\n1 Q0 c 3 2 t\n1 Q0 b 4 1 t\n",
+        )
+        .unwrap();
+        let evaluation = evaluate_run(
+            &qrels,
+            run,
+            &options(&["Rprec_mult.1.5,0.5", "unj.2,4,8", "utility.2,-1,-3,0"]),
+        )
+        .unwrap();
+        let names: Vec<String> = evaluation.columns.iter().map(Column::name).collect();
+        assert_eq!(
+            names,
+            [
+                "Rprec_mult_0.50",
+                "Rprec_mult_1.50",
+                "utility",
+                "unj_2",
+                "unj_4",
+                "unj_8"
+            ]
+        );
+        // Cut-offs (long)(m * R + 0.9): 1 and 3.
+        assert_eq!(value(&evaluation, "1", "Rprec_mult_0.50"), 0.0);
+        assert!((value(&evaluation, "1", "Rprec_mult_1.50") - 1.0 / 3.0).abs() < 1e-12);
+        // 2 relevant retrieved, 2 not relevant retrieved, 0 relevant missed.
+        assert_eq!(value(&evaluation, "1", "utility"), 2.0);
+        // Unlisted x and listed-unjudged c both count as unjudged.
+        assert_eq!(value(&evaluation, "1", "unj_2"), 0.5);
+        assert_eq!(value(&evaluation, "1", "unj_4"), 0.5);
+        assert_eq!(value(&evaluation, "1", "unj_8"), 0.25);
+        let parse = |names: &[&str]| {
+            MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        assert!(parse(&["utility.1,2"])
+            .unwrap_err()
+            .contains("four coefficients"));
+        assert!(parse(&["Rprec_mult.0"]).unwrap_err().contains("positive"));
+    }
+
+    #[test]
     fn duplicate_run_documents_are_errors() {
         let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n").unwrap();
         let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n1 Q0 a 2 1 t\n").unwrap();
@@ -353,7 +407,9 @@ mod tests {
         let parse = |names: &[&str]| {
             MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         };
-        assert!(parse(&["infAP"]).unwrap_err().contains("does not compute"));
+        assert!(parse(&["relstring"])
+            .unwrap_err()
+            .contains("does not compute"));
         let names: Vec<String> = parse(&["iprec_at_recall.0.25,0.5", "11pt_avg"])
             .unwrap()
             .columns()
