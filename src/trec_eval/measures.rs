@@ -185,13 +185,18 @@ impl Family {
 
 /// trec_eval measures that hyde-eval does not compute; asking for one is an error that
 /// says so rather than a silent omission.
-const NOT_IMPLEMENTED: &[&str] = &["relstring", "ndcg_p", "yaap"];
+const NOT_IMPLEMENTED: &[&str] = &["ndcg_p", "yaap"];
+/// trec_eval's default `relstring` length.
+const DEFAULT_RELSTRING_LENGTH: usize = 10;
 
 /// Which measures to compute, with their parameters.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MeasureSet {
     /// Requested families, each with its cut-offs or levels (empty for the others).
     families: Vec<(Family, Vec<f64>)>,
+    /// `relstring`'s length, and whether it was given (`relstring.20`, printed
+    /// `relstring_20`) rather than the default (printed `relstring`).
+    relstring: Option<(usize, bool)>,
 }
 
 impl MeasureSet {
@@ -223,7 +228,21 @@ impl MeasureSet {
         for family in Family::ALL {
             set.add(family, None);
         }
+        set.relstring = Some((DEFAULT_RELSTRING_LENGTH, false));
         set
+    }
+
+    /// `relstring`'s printed name and length, when requested: trec_eval's string of the
+    /// top results' grades, printed per query only.
+    pub fn relstring(&self) -> Option<(String, usize)> {
+        self.relstring.map(|(length, given)| {
+            let name = if given {
+                format!("relstring_{length}")
+            } else {
+                "relstring".to_owned()
+            };
+            (name, length)
+        })
     }
 
     fn add(&mut self, family: Family, parameters: Option<Vec<f64>>) {
@@ -253,10 +272,26 @@ impl MeasureSet {
             match (name, parameters) {
                 ("official", None) => set.merge(MeasureSet::official()),
                 ("all_trec", None) => set.merge(MeasureSet::all_trec()),
+                ("relstring", None) => {
+                    if set.relstring.is_none() {
+                        set.relstring = Some((DEFAULT_RELSTRING_LENGTH, false));
+                    }
+                }
+                ("relstring", Some(length)) => match length.trim().parse::<usize>() {
+                    Ok(length) => set.relstring = Some((length, true)),
+                    Err(_) => {
+                        return Err(format!(
+                            "measure relstring: length {length:?} is not a whole number (e.g. -m relstring.20)"
+                        ))
+                    }
+                },
                 _ => {
                     let Some(family) = Family::ALL.into_iter().find(|f| f.name() == name) else {
-                        let implemented: Vec<&str> =
-                            Family::ALL.iter().map(|family| family.name()).collect();
+                        let implemented: Vec<&str> = Family::ALL
+                            .iter()
+                            .map(|family| family.name())
+                            .chain(["relstring"])
+                            .collect();
                         return Err(if NOT_IMPLEMENTED.contains(&name) {
                             format!(
                                 "measure {name:?} is a trec_eval measure hyde-eval does not compute; it computes official, all_trec, {}",
@@ -294,6 +329,9 @@ impl MeasureSet {
     fn merge(&mut self, other: MeasureSet) {
         for (family, parameters) in other.families {
             self.add(family, Some(parameters));
+        }
+        if self.relstring.is_none() {
+            self.relstring = other.relstring;
         }
     }
 
@@ -575,6 +613,21 @@ fn discount(i: usize) -> f64 {
 }
 
 impl QueryFacts<'_> {
+    /// trec_eval's `relstring`: one character per top result, its grade (`>` above 9),
+    /// `-` when the qrels do not list it, `.` when they list it unjudged.
+    pub(super) fn relstring(&self, length: usize) -> String {
+        self.grades
+            .iter()
+            .take(length)
+            .map(|&grade| match grade {
+                NOT_JUDGED => '-',
+                POOL_UNJUDGED => '.',
+                10.. => '>',
+                _ => char::from_digit(grade.max(0) as u32, 10).unwrap_or('<'),
+            })
+            .collect()
+    }
+
     /// The ideal ranking's gain at 0-based rank `i` (0 past the positive judgments).
     fn ideal(&self, i: usize) -> f64 {
         self.ideal_gains.get(i).copied().map_or(0.0, f64::from)

@@ -60,6 +60,9 @@ pub struct QueryScores {
     pub query: String,
     /// Aligned with [`RunEvaluation::columns`].
     pub values: Vec<f64>,
+    /// `relstring`, when requested (printed in the text layout only).
+    #[serde(skip)]
+    pub relstring: Option<String>,
 }
 
 /// A run's scores.
@@ -146,6 +149,9 @@ fn ranked_grades(
         .collect())
 }
 
+/// One query's column values and its `relstring`, if requested.
+type Scores = (Vec<f64>, Option<String>);
+
 /// Evaluates `run` against `qrels`. Runs on the current rayon pool.
 pub fn evaluate_run(
     qrels: &QrelsData<'_>,
@@ -159,25 +165,33 @@ pub fn evaluate_run(
         .map(|judgments| (judgments.query, judgments))
         .collect();
     let level = options.relevance_level;
-    let scores_of = |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> Vec<f64> {
-        let judged: Vec<Grade> = judgments.grades.values().copied().collect();
-        let profile = RankingProfile::new(grades, &judged, level);
-        let below_level = |grade: &&Grade| (0..level).contains(*grade);
-        let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&g| g > 0).collect();
-        ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
-        let facts = QueryFacts {
-            grades,
-            ideal_gains,
-            level,
-            judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
-            judged_nonrelevant: judged.iter().filter(below_level).count(),
+    let relstring = options.measures.relstring();
+    let scores_of =
+        |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> (Vec<f64>, Option<String>) {
+            let judged: Vec<Grade> = judgments.grades.values().copied().collect();
+            let profile = RankingProfile::new(grades, &judged, level);
+            let below_level = |grade: &&Grade| (0..level).contains(*grade);
+            let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&g| g > 0).collect();
+            ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
+            let facts = QueryFacts {
+                grades,
+                ideal_gains,
+                level,
+                judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
+                judged_nonrelevant: judged.iter().filter(below_level).count(),
+            };
+            let values = columns
+                .iter()
+                .map(|column| column.value(&profile, &facts))
+                .collect();
+            (
+                values,
+                relstring
+                    .as_ref()
+                    .map(|(_, length)| facts.relstring(*length)),
+            )
         };
-        columns
-            .iter()
-            .map(|column| column.value(&profile, &facts))
-            .collect()
-    };
-    let evaluated: Vec<Option<(&str, Vec<f64>)>> = run
+    let evaluated: Vec<Option<(&str, Scores)>> = run
         .queries
         .par_iter()
         .map(|results| {
@@ -189,11 +203,11 @@ pub fn evaluate_run(
         })
         .collect::<Result<_, DuplicateResult>>()?;
     let unjudged_queries = evaluated.iter().filter(|scores| scores.is_none()).count();
-    let mut scores_by_query: FxHashMap<&str, Vec<f64>> = evaluated.into_iter().flatten().collect();
+    let mut scores_by_query: FxHashMap<&str, Scores> = evaluated.into_iter().flatten().collect();
     let mut per_query = Vec::with_capacity(qrels.queries.len());
     let mut missing_from_run = Vec::new();
     for judgments in &qrels.queries {
-        let values = match scores_by_query.remove(judgments.query) {
+        let (values, relstring) = match scores_by_query.remove(judgments.query) {
             Some(values) => values,
             None => {
                 missing_from_run.push(judgments.query.to_owned());
@@ -206,6 +220,7 @@ pub fn evaluate_run(
         per_query.push(QueryScores {
             query: judgments.query.to_owned(),
             values,
+            relstring,
         });
     }
     let mut summary = vec![0.0; columns.len()];
@@ -407,9 +422,7 @@ mod tests {
         let parse = |names: &[&str]| {
             MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         };
-        assert!(parse(&["relstring"])
-            .unwrap_err()
-            .contains("does not compute"));
+        assert!(parse(&["yaap"]).unwrap_err().contains("does not compute"));
         let names: Vec<String> = parse(&["iprec_at_recall.0.25,0.5", "11pt_avg"])
             .unwrap()
             .columns()
