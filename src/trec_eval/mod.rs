@@ -14,7 +14,8 @@
 //!   judgments are ignored;
 //! - a document listed twice for a query, in the run or the qrels, is an error;
 //! - averages are means over the evaluated queries; `num_ret`, `num_rel` and
-//!   `num_rel_ret` are sums.
+//!   `num_rel_ret` are sums, except that with `-c` the `num_rel` total counts every
+//!   positive judgment of the qrels whatever `-l` (trec_eval's `te_calc_avg_num_rel`).
 //!
 //! Parsing borrows from the file bytes ([`parse`]); queries are evaluated in parallel and
 //! collected in qrels order, so output does not depend on the thread count.
@@ -231,6 +232,15 @@ pub fn evaluate_run(
     }
     for (total, column) in summary.iter_mut().zip(&columns) {
         *total = column.summarize(*total, per_query.len());
+        if options.complete && column.family == Family::NumRel {
+            // trec_eval's -c total: every positive judgment of the qrels, whatever -l.
+            *total = qrels
+                .queries
+                .iter()
+                .flat_map(|judgments| judgments.grades.values())
+                .filter(|&&grade| grade > 0)
+                .count() as f64;
+        }
     }
     Ok(RunEvaluation {
         run_id: run.run_id.to_owned(),
@@ -343,6 +353,18 @@ mod tests {
         let cut = evaluate_run(&qrels, run, &complete).unwrap();
         assert_eq!(value(&cut, "all", "num_rel_ret"), 0.0);
         assert_eq!(value(&cut, "all", "num_ret"), 1.0);
+    }
+
+    #[test]
+    fn complete_num_rel_total_counts_positive_judgments_whatever_the_level() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 1\n2 0 c 1\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n").unwrap();
+        let mut options = options(&["num_rel"]);
+        options.relevance_level = 2;
+        options.complete = true;
+        let evaluation = evaluate_run(&qrels, run, &options).unwrap();
+        assert_eq!(value(&evaluation, "1", "num_rel"), 0.0);
+        assert_eq!(value(&evaluation, "all", "num_rel"), 3.0);
     }
 
     #[test]
