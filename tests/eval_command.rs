@@ -1,6 +1,6 @@
 //! `hyde-eval eval` against trec_eval's own outputs: every line of `out.test`,
-//! `out.test.a`, `out.test.aq`, `out.test.aqc`, `out.test.aqcM` and `out.test.aql` whose
-//! measure hyde-eval computes is reproduced exactly (same lines, same order) with the
+//! `out.test.a`, `out.test.aq`, `out.test.aqc`, `out.test.aqcM` and `out.test.aql` is
+//! reproduced exactly (same lines, same order) with the
 //! matching flags; the CACM Solr runs score as their stored trec_eval output says; and
 //! input defects exit with code 2 naming file and line.
 
@@ -67,14 +67,16 @@ macro_rules! trec_eval_fixture {
 
 // Line counts: out.test has 30 lines, all of which hyde-eval computes (runid, num_q,
 // 3 counts, map, gm_map, Rprec, bpref, recip_rank, 11 iprec_at_recall, 9 P_k); all_trec
-// adds recall, ndcg_cut, map_cut and relative_P (9 each), 11pt_avg, ndcg, success (3),
-// set_P, set_relative_P, set_recall, set_map, set_F and num_nonrel_judged_ret: 77; per
-// query (3 queries) 74 more each (everything but runid, num_q and gm_map): 299.
+// adds recall, ndcg_cut, map_cut and relative_P (9 each), infAP, gm_bpref, Rprec_mult
+// (10), utility, 11pt_avg, binG, G, ndcg, ndcg_rel, Rndcg, success (3), set_P,
+// set_relative_P, set_recall, set_map, set_F, num_nonrel_judged_ret, rbp, rbp_resid and
+// unj (3): all 99 summary lines; per query (3 queries) 96 more each (everything but
+// runid, num_q, gm_map and gm_bpref, plus the per-query-only `relstring`): all 387.
 trec_eval_fixture!(out_test, "out.test", 30, [], "qrels.test", "results.test");
 trec_eval_fixture!(
     out_test_a,
     "out.test.a",
-    77,
+    99,
     ["-m", "all_trec"],
     "qrels.test",
     "results.test"
@@ -82,7 +84,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aq,
     "out.test.aq",
-    299,
+    387,
     ["-m", "all_trec", "-q"],
     "qrels.test",
     "results.test"
@@ -90,7 +92,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aqc,
     "out.test.aqc",
-    299,
+    387,
     ["-m", "all_trec", "-q", "-c"],
     "qrels.test",
     "results.trunc"
@@ -98,7 +100,7 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aqcm,
     "out.test.aqcM",
-    299,
+    387,
     ["-m", "all_trec", "-q", "-c", "-M100"],
     "qrels.test",
     "results.trunc"
@@ -106,8 +108,8 @@ trec_eval_fixture!(
 trec_eval_fixture!(
     out_test_aql,
     "out.test.aql",
-    299,
-    ["-m", "all_trec", "-q", "-l2"],
+    387,
+    ["-m", "all_trec", "-m", "relstring.20", "-q", "-l2"],
     "qrels.rel_level",
     "results.test"
 );
@@ -226,12 +228,7 @@ fn input_defects_exit_2_with_file_and_line() {
     );
     check("1 Q0 a 1 2.x t\n", "run:1: score \"2.x\" is not a number");
     check("2 Q0 a 1 2 t\n", "no query of this run is judged");
-    let output = hyde_eval(&[
-        "-m",
-        "infAP",
-        qrels.to_str().unwrap(),
-        run.to_str().unwrap(),
-    ]);
+    let output = hyde_eval(&["-m", "yaap", qrels.to_str().unwrap(), run.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("does not compute"));
 }

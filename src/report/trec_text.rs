@@ -41,11 +41,22 @@ pub fn trec_text(runs: &[EvaluatedRun], options: &EvalOptions, per_query: bool) 
     for run in runs {
         let evaluation = &run.evaluation;
         if per_query {
+            let relstring_name = options.measures.relstring().map(|(name, _)| name);
             for scores in &evaluation.per_query {
+                // trec_eval prints relstring between the P and recall lines.
+                let mut relstring = relstring_name.as_ref().zip(scores.relstring.as_ref());
                 for (column, value) in evaluation.columns.iter().zip(&scores.values) {
+                    if column.family > Family::P {
+                        if let Some((name, string)) = relstring.take() {
+                            line(name, &scores.query, &format!("'{string}'"));
+                        }
+                    }
                     if column.is_printed_per_query() {
                         line(&column.name(), &scores.query, &format_value(column, *value));
                     }
+                }
+                if let Some((name, string)) = relstring {
+                    line(name, &scores.query, &format!("'{string}'"));
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! The measures trec_eval computes: their families and parameters (`-m map -m P.5,10`),
 //! the columns they print, and each column's value for one query and over a run.
 
+use super::{NOT_JUDGED, POOL_UNJUDGED};
 use crate::dataset::Grade;
 use crate::metrics::RankingProfile;
 
@@ -12,8 +13,20 @@ pub const DEFAULT_SUCCESS_CUTOFFS: [f64; 3] = [1.0, 5.0, 10.0];
 /// so the same doubles as trec_eval's).
 pub const DEFAULT_RECALL_LEVELS: [f64; 11] =
     [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
-/// trec_eval's floor for `gm_map` (`MIN_GEO_MEAN`).
+/// trec_eval's default multiples of R for `Rprec_mult`.
+pub const DEFAULT_R_MULTIPLES: [f64; 10] = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0];
+/// trec_eval's default cut-offs for `unj`.
+pub const DEFAULT_UNJUDGED_CUTOFFS: [f64; 3] = [5.0, 10.0, 20.0];
+/// trec_eval's default `utility` coefficients: relevant retrieved, nonrelevant retrieved,
+/// relevant missed, nonrelevant missed.
+pub const DEFAULT_UTILITY_COEFFICIENTS: [f64; 4] = [1.0, -1.0, 0.0, 0.0];
+/// trec_eval's floor for `gm_map` and `gm_bpref` (`MIN_GEO_MEAN`).
 const MIN_GEOMETRIC_MEAN: f64 = 0.00001;
+/// trec_eval's `INFAP_EPSILON`, which keeps `infAP`'s estimate defined with no judged
+/// results above.
+const INFAP_EPSILON: f64 = 0.00001;
+/// The persistence `p` of `rbp` and `rbp_resid` (trec_eval's default).
+const RBP_PERSISTENCE: f64 = 0.9;
 
 /// One measure family, in trec_eval's output order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,8 +44,16 @@ pub enum Family {
     IprecAtRecall,
     P,
     Recall,
+    InfAp,
+    GmBpref,
+    RprecMult,
+    Utility,
     ElevenPointAverage,
+    BinG,
+    G,
     Ndcg,
+    NdcgRel,
+    Rndcg,
     NdcgCut,
     MapCut,
     RelativeP,
@@ -43,6 +64,9 @@ pub enum Family {
     SetMap,
     SetF,
     NumNonrelJudgedRet,
+    Rbp,
+    RbpResid,
+    Unj,
 }
 
 /// What a family's parameters are.
@@ -54,10 +78,14 @@ enum ParameterKind {
     /// Recall levels in [0, 1], printed as `_0.10` (`iprec_at_recall`) or averaged into
     /// one value (`11pt_avg`).
     Levels(&'static [f64]),
+    /// Positive multiples of R, printed as `_0.20` (`Rprec_mult`).
+    Multiples(&'static [f64]),
+    /// Exactly four coefficients, one value (`utility`).
+    Coefficients(&'static [f64]),
 }
 
 impl Family {
-    const ALL: [Family; 25] = [
+    const ALL: [Family; 36] = [
         Family::RunId,
         Family::NumQ,
         Family::NumRet,
@@ -71,8 +99,16 @@ impl Family {
         Family::IprecAtRecall,
         Family::P,
         Family::Recall,
+        Family::InfAp,
+        Family::GmBpref,
+        Family::RprecMult,
+        Family::Utility,
         Family::ElevenPointAverage,
+        Family::BinG,
+        Family::G,
         Family::Ndcg,
+        Family::NdcgRel,
+        Family::Rndcg,
         Family::NdcgCut,
         Family::MapCut,
         Family::RelativeP,
@@ -83,6 +119,9 @@ impl Family {
         Family::SetMap,
         Family::SetF,
         Family::NumNonrelJudgedRet,
+        Family::Rbp,
+        Family::RbpResid,
+        Family::Unj,
     ];
 
     /// trec_eval's name.
@@ -101,8 +140,16 @@ impl Family {
             Family::IprecAtRecall => "iprec_at_recall",
             Family::P => "P",
             Family::Recall => "recall",
+            Family::InfAp => "infAP",
+            Family::GmBpref => "gm_bpref",
+            Family::RprecMult => "Rprec_mult",
+            Family::Utility => "utility",
             Family::ElevenPointAverage => "11pt_avg",
+            Family::BinG => "binG",
+            Family::G => "G",
             Family::Ndcg => "ndcg",
+            Family::NdcgRel => "ndcg_rel",
+            Family::Rndcg => "Rndcg",
             Family::NdcgCut => "ndcg_cut",
             Family::MapCut => "map_cut",
             Family::RelativeP => "relative_P",
@@ -113,6 +160,9 @@ impl Family {
             Family::SetMap => "set_map",
             Family::SetF => "set_F",
             Family::NumNonrelJudgedRet => "num_nonrel_judged_ret",
+            Family::Rbp => "rbp",
+            Family::RbpResid => "rbp_resid",
+            Family::Unj => "unj",
         }
     }
 
@@ -122,6 +172,9 @@ impl Family {
                 ParameterKind::Cutoffs(&DEFAULT_CUTOFFS)
             }
             Family::Success => ParameterKind::Cutoffs(&DEFAULT_SUCCESS_CUTOFFS),
+            Family::Unj => ParameterKind::Cutoffs(&DEFAULT_UNJUDGED_CUTOFFS),
+            Family::RprecMult => ParameterKind::Multiples(&DEFAULT_R_MULTIPLES),
+            Family::Utility => ParameterKind::Coefficients(&DEFAULT_UTILITY_COEFFICIENTS),
             Family::IprecAtRecall | Family::ElevenPointAverage => {
                 ParameterKind::Levels(&DEFAULT_RECALL_LEVELS)
             }
@@ -132,28 +185,18 @@ impl Family {
 
 /// trec_eval measures that hyde-eval does not compute; asking for one is an error that
 /// says so rather than a silent omission.
-const NOT_IMPLEMENTED: &[&str] = &[
-    "infAP",
-    "gm_bpref",
-    "Rprec_mult",
-    "utility",
-    "binG",
-    "G",
-    "ndcg_rel",
-    "Rndcg",
-    "rbp",
-    "rbp_resid",
-    "unj",
-    "relstring",
-    "ndcg_p",
-    "yaap",
-];
+const NOT_IMPLEMENTED: &[&str] = &["ndcg_p", "yaap"];
+/// trec_eval's default `relstring` length.
+const DEFAULT_RELSTRING_LENGTH: usize = 10;
 
 /// Which measures to compute, with their parameters.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MeasureSet {
     /// Requested families, each with its cut-offs or levels (empty for the others).
     families: Vec<(Family, Vec<f64>)>,
+    /// `relstring`'s length, and whether it was given (`relstring.20`, printed
+    /// `relstring_20`) rather than the default (printed `relstring`).
+    relstring: Option<(usize, bool)>,
 }
 
 impl MeasureSet {
@@ -185,13 +228,30 @@ impl MeasureSet {
         for family in Family::ALL {
             set.add(family, None);
         }
+        set.relstring = Some((DEFAULT_RELSTRING_LENGTH, false));
         set
+    }
+
+    /// `relstring`'s printed name and length, when requested: trec_eval's string of the
+    /// top results' grades, printed per query only.
+    pub fn relstring(&self) -> Option<(String, usize)> {
+        self.relstring.map(|(length, given)| {
+            let name = if given {
+                format!("relstring_{length}")
+            } else {
+                "relstring".to_owned()
+            };
+            (name, length)
+        })
     }
 
     fn add(&mut self, family: Family, parameters: Option<Vec<f64>>) {
         let parameters = parameters.unwrap_or_else(|| match family.parameter_kind() {
             ParameterKind::None => Vec::new(),
-            ParameterKind::Cutoffs(defaults) | ParameterKind::Levels(defaults) => defaults.to_vec(),
+            ParameterKind::Cutoffs(defaults)
+            | ParameterKind::Levels(defaults)
+            | ParameterKind::Multiples(defaults)
+            | ParameterKind::Coefficients(defaults) => defaults.to_vec(),
         });
         match self.families.iter_mut().find(|(known, _)| *known == family) {
             Some(entry) => entry.1 = parameters,
@@ -212,10 +272,26 @@ impl MeasureSet {
             match (name, parameters) {
                 ("official", None) => set.merge(MeasureSet::official()),
                 ("all_trec", None) => set.merge(MeasureSet::all_trec()),
+                ("relstring", None) => {
+                    if set.relstring.is_none() {
+                        set.relstring = Some((DEFAULT_RELSTRING_LENGTH, false));
+                    }
+                }
+                ("relstring", Some(length)) => match length.trim().parse::<usize>() {
+                    Ok(length) => set.relstring = Some((length, true)),
+                    Err(_) => {
+                        return Err(format!(
+                            "measure relstring: length {length:?} is not a whole number (e.g. -m relstring.20)"
+                        ))
+                    }
+                },
                 _ => {
                     let Some(family) = Family::ALL.into_iter().find(|f| f.name() == name) else {
-                        let implemented: Vec<&str> =
-                            Family::ALL.iter().map(|family| family.name()).collect();
+                        let implemented: Vec<&str> = Family::ALL
+                            .iter()
+                            .map(|family| family.name())
+                            .chain(["relstring"])
+                            .collect();
                         return Err(if NOT_IMPLEMENTED.contains(&name) {
                             format!(
                                 "measure {name:?} is a trec_eval measure hyde-eval does not compute; it computes official, all_trec, {}",
@@ -236,6 +312,12 @@ impl MeasureSet {
                         }
                         (Some(list), ParameterKind::Cutoffs(_)) => Some(parse_cutoffs(name, list)?),
                         (Some(list), ParameterKind::Levels(_)) => Some(parse_levels(name, list)?),
+                        (Some(list), ParameterKind::Multiples(_)) => {
+                            Some(parse_multiples(name, list)?)
+                        }
+                        (Some(list), ParameterKind::Coefficients(_)) => {
+                            Some(parse_coefficients(name, list)?)
+                        }
                     };
                     set.add(family, parameters);
                 }
@@ -248,6 +330,9 @@ impl MeasureSet {
         for (family, parameters) in other.families {
             self.add(family, Some(parameters));
         }
+        if self.relstring.is_none() {
+            self.relstring = other.relstring;
+        }
     }
 
     pub fn contains(&self, family: Family) -> bool {
@@ -258,14 +343,16 @@ impl MeasureSet {
     pub fn columns(&self) -> Vec<Column> {
         let mut columns = Vec::new();
         for (family, parameters) in &self.families {
-            let column = |parameter: Option<f64>, levels: Vec<f64>| Column {
+            let column = |parameter: Option<f64>, list: Vec<f64>| Column {
                 family: *family,
                 parameter,
-                levels,
+                list,
             };
             match (family, family.parameter_kind()) {
                 (Family::RunId | Family::NumQ, _) => {}
-                (Family::ElevenPointAverage, _) => columns.push(column(None, parameters.clone())),
+                (Family::ElevenPointAverage | Family::Utility, _) => {
+                    columns.push(column(None, parameters.clone()))
+                }
                 (_, ParameterKind::None) => columns.push(column(None, Vec::new())),
                 _ => columns.extend(
                     parameters
@@ -295,6 +382,37 @@ fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<f64>, String> {
     Ok(cutoffs)
 }
 
+fn parse_multiples(name: &str, list: &str) -> Result<Vec<f64>, String> {
+    let mut multiples = Vec::new();
+    for item in list.split(',') {
+        match item.trim().parse::<f64>() {
+            Ok(multiple) if multiple > 0.0 && multiple.is_finite() => multiples.push(multiple),
+            _ => {
+                return Err(format!(
+                    "measure {name}: multiple of R {item:?} is not a positive number (e.g. -m {name}.0.5,1.0)"
+                ))
+            }
+        }
+    }
+    multiples.sort_by(f64::total_cmp);
+    multiples.dedup();
+    Ok(multiples)
+}
+
+fn parse_coefficients(name: &str, list: &str) -> Result<Vec<f64>, String> {
+    let coefficients: Vec<f64> = list
+        .split(',')
+        .map(|item| item.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("measure {name}: coefficients {list:?} are not numbers"))?;
+    if coefficients.len() != 4 || coefficients.iter().any(|c| !c.is_finite()) {
+        return Err(format!(
+            "measure {name} takes four coefficients (e.g. -m {name}.1.0,-1.0,0.0,0.0), not {list:?}"
+        ));
+    }
+    Ok(coefficients)
+}
+
 fn parse_levels(name: &str, list: &str) -> Result<Vec<f64>, String> {
     let mut levels = Vec::new();
     for item in list.split(',') {
@@ -318,15 +436,17 @@ pub struct Column {
     pub family: Family,
     /// The cut-off or recall level, for families printed with one.
     pub parameter: Option<f64>,
-    /// The recall levels `11pt_avg` averages over.
-    levels: Vec<f64>,
+    /// The recall levels `11pt_avg` averages over, or `utility`'s four coefficients.
+    list: Vec<f64>,
 }
 
 impl Column {
     /// trec_eval's printed name: `P_10`, `iprec_at_recall_0.10`, `map`.
     pub fn name(&self) -> String {
         match (self.parameter, self.family) {
-            (Some(level), Family::IprecAtRecall) => format!("{}_{level:.2}", self.family.name()),
+            (Some(level), Family::IprecAtRecall | Family::RprecMult) => {
+                format!("{}_{level:.2}", self.family.name())
+            }
             (Some(k), _) => format!("{}_{}", self.family.name(), k as u64),
             (None, _) => self.family.name().to_owned(),
         }
@@ -340,9 +460,10 @@ impl Column {
         )
     }
 
-    /// trec_eval prints `gm_map` only averaged (a geometric mean), never per query.
+    /// trec_eval prints `gm_map` and `gm_bpref` only averaged (geometric means), never
+    /// per query.
     pub fn is_printed_per_query(&self) -> bool {
-        self.family != Family::GmMap
+        !matches!(self.family, Family::GmMap | Family::GmBpref)
     }
 
     /// The average over queries from the sum of per-query values, as trec_eval does.
@@ -350,7 +471,7 @@ impl Column {
         match self.family {
             _ if self.is_count() => total,
             _ if queries == 0 => 0.0,
-            Family::GmMap => (total / queries as f64).exp(),
+            Family::GmMap | Family::GmBpref => (total / queries as f64).exp(),
             _ => total / queries as f64,
         }
     }
@@ -385,12 +506,12 @@ impl Column {
             Family::ElevenPointAverage => {
                 // trec_eval adds the levels from the highest down.
                 let sum = self
-                    .levels
+                    .list
                     .iter()
                     .rev()
                     .map(|&level| profile.interpolated_precision(level))
                     .fold(0.0, |total, value| total + value);
-                ratio(sum, self.levels.len() as f64)
+                ratio(sum, self.list.len() as f64)
             }
             Family::P => profile.precision(k),
             Family::Recall => profile.recall(k),
@@ -404,6 +525,35 @@ impl Column {
             Family::SetRecall => set_recall,
             Family::SetMap => set_precision * set_recall,
             Family::SetF => ratio(2.0 * set_precision * set_recall, set_precision + set_recall),
+            Family::InfAp => query.inferred_ap(profile.relevant_total()),
+            Family::GmBpref => query
+                .bpref(profile.relevant_total())
+                .max(MIN_GEOMETRIC_MEAN)
+                .ln(),
+            Family::RprecMult => {
+                // trec_eval rounds the multiple of R up from .1 (`(long)(m * R + 0.9)`).
+                let cutoff = (self.parameter.unwrap_or_default() * relevant + 0.9) as usize;
+                if cutoff == 0 {
+                    0.0
+                } else {
+                    profile.precision(cutoff)
+                }
+            }
+            Family::Utility => {
+                let coefficient = |i: usize| self.list.get(i).copied().unwrap_or_default();
+                // The collection size (trec_eval's -N) is 0, as trec_eval's default.
+                coefficient(0) * relevant_returned
+                    + coefficient(1) * (returned - relevant_returned)
+                    + coefficient(2) * (relevant - relevant_returned)
+                    + coefficient(3) * (relevant_returned - returned - relevant)
+            }
+            Family::BinG => query.binary_g(profile.relevant_total()),
+            Family::G => query.normalized_g(),
+            Family::NdcgRel => query.ndcg_over_relevant(),
+            Family::Rndcg => query.ndcg_at_r_levels(profile.relevant_total()),
+            Family::Rbp => query.rank_biased_precision(),
+            Family::RbpResid => query.rank_biased_residual(),
+            Family::Unj => query.unjudged_share(k),
             Family::RunId | Family::NumQ => unreachable!("not a per-query column"),
         }
     }
@@ -411,8 +561,11 @@ impl Column {
 
 /// What the judgment-based measures need besides the [`RankingProfile`].
 pub(super) struct QueryFacts<'g> {
-    /// Grades in rank order; negative for unjudged results.
+    /// Grades in rank order: [`NOT_JUDGED`] for documents the qrels do not list,
+    /// [`POOL_UNJUDGED`] for those they list with a negative grade.
     pub(super) grades: &'g [Grade],
+    /// The query's positive judged grades, highest first: the ideal ranking's gains.
+    pub(super) ideal_gains: Vec<Grade>,
     pub(super) level: Grade,
     /// Judged results (grade >= 0) below the relevance level.
     pub(super) judged_nonrelevant_returned: usize,
@@ -445,5 +598,258 @@ impl QueryFacts<'_> {
         } else {
             0.0
         }
+    }
+}
+
+/// A result's gain for the graded measures (`G`, `ndcg_rel`, `Rndcg`, `rbp`): its grade,
+/// 0 for unjudged results.
+fn gain(grade: Grade) -> f64 {
+    f64::from(grade.max(0))
+}
+
+/// The discount of 0-based rank `i` in DCG: log2(i + 2).
+fn discount(i: usize) -> f64 {
+    ((i + 2) as f64).log2()
+}
+
+impl QueryFacts<'_> {
+    /// trec_eval's `relstring`: one character per top result, its grade (`>` above 9),
+    /// `-` when the qrels do not list it, `.` when they list it unjudged.
+    pub(super) fn relstring(&self, length: usize) -> String {
+        self.grades
+            .iter()
+            .take(length)
+            .map(|&grade| match grade {
+                NOT_JUDGED => '-',
+                POOL_UNJUDGED => '.',
+                10.. => '>',
+                _ => char::from_digit(grade.max(0) as u32, 10).unwrap_or('<'),
+            })
+            .collect()
+    }
+
+    /// The ideal ranking's gain at 0-based rank `i` (0 past the positive judgments).
+    fn ideal(&self, i: usize) -> f64 {
+        self.ideal_gains.get(i).copied().map_or(0.0, f64::from)
+    }
+
+    /// trec_eval's `infAP` (Yilmaz and Aslam): results outside the qrels are skipped,
+    /// judged-unjudged ones (negative grades) count as sampled-out pool members; each
+    /// relevant result at 0-based rank j > 0 scores
+    /// 1/(j+1) + j/(j+1) * (judged or pooled above)/j * (rel above + e)/(judged above + 2e).
+    fn inferred_ap(&self, relevant: usize) -> f64 {
+        let (mut relevant_so_far, mut nonrelevant_so_far, mut unjudged_so_far) = (0usize, 0, 0);
+        let mut sum = 0.0;
+        for (j, &grade) in self.grades.iter().enumerate() {
+            if grade == NOT_JUDGED {
+                continue;
+            }
+            if grade == POOL_UNJUDGED {
+                unjudged_so_far += 1;
+                continue;
+            }
+            if (0..self.level).contains(&grade) {
+                nonrelevant_so_far += 1;
+                continue;
+            }
+            relevant_so_far += 1;
+            if j == 0 {
+                sum += 1.0;
+            } else {
+                let rank = j as f64;
+                let above = (relevant_so_far - 1 + nonrelevant_so_far + unjudged_so_far) as f64;
+                let relevant_above = (relevant_so_far - 1) as f64;
+                let judged_above = (relevant_so_far - 1 + nonrelevant_so_far) as f64;
+                sum += 1.0 / (rank + 1.0)
+                    + (rank / (rank + 1.0))
+                        * (above / rank)
+                        * ((relevant_above + INFAP_EPSILON) / (judged_above + 2.0 * INFAP_EPSILON));
+            }
+        }
+        if relevant > 0 {
+            sum / relevant as f64
+        } else {
+            sum
+        }
+    }
+
+    /// trec_eval's `binG`: each relevant result scores 1 / log2(2 + results above it that
+    /// are not relevant); the sum over R.
+    fn binary_g(&self, relevant: usize) -> f64 {
+        let mut relevant_so_far = 0usize;
+        let mut sum = 0.0;
+        for (i, &grade) in self.grades.iter().enumerate() {
+            if grade >= self.level {
+                relevant_so_far += 1;
+                sum += 1.0 / ((3 + i - relevant_so_far) as f64).log2();
+            }
+        }
+        if relevant_so_far > 0 {
+            sum / relevant as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// trec_eval's `G`: a result with gain g at rank i scores
+    /// g / log2(2 + cost(i) - gains so far), cost(i) summing max(ideal gain, 1) to rank i;
+    /// the sum over the total ideal gain.
+    fn normalized_g(&self) -> f64 {
+        let total: f64 = self.ideal_gains.iter().map(|&grade| gain(grade)).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let (mut gained, mut cost, mut sum) = (0.0, 0.0, 0.0);
+        for (i, &grade) in self.grades.iter().enumerate() {
+            let result_gain = gain(grade);
+            gained += result_gain;
+            cost += self.ideal(i).max(1.0);
+            if result_gain != 0.0 {
+                sum += result_gain / (2.0 + cost - gained).log2();
+            }
+        }
+        sum / total
+    }
+
+    /// trec_eval's `ndcg_rel`: nDCG at each result with a positive gain, and the nDCG of
+    /// the whole ranking for each positive judgment not retrieved, averaged over the
+    /// positive judgments.
+    fn ndcg_over_relevant(&self) -> f64 {
+        let positive = self.ideal_gains.len();
+        if positive == 0 {
+            return 0.0;
+        }
+        let (mut dcg, mut ideal_dcg, mut sum) = (0.0, 0.0, 0.0);
+        let mut retrieved = 0usize;
+        for (i, &grade) in self.grades.iter().enumerate() {
+            let result_gain = gain(grade);
+            if result_gain != 0.0 {
+                dcg += result_gain / discount(i);
+            }
+            if i < positive {
+                ideal_dcg += self.ideal(i) / discount(i);
+            }
+            if result_gain > 0.0 {
+                sum += dcg / ideal_dcg;
+                retrieved += 1;
+            }
+        }
+        for i in self.grades.len()..positive {
+            ideal_dcg += self.ideal(i) / discount(i);
+        }
+        sum += (positive - retrieved) as f64 * dcg / ideal_dcg;
+        if sum > 0.0 {
+            sum / positive as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// trec_eval's `Rndcg`: nDCG averaged over the ranks where the ideal gain changes
+    /// (the R levels of each grade, highest first), plus the end of the ranking when it
+    /// runs on past the first rank after the positive judgments.
+    fn ndcg_at_r_levels(&self, relevant: usize) -> f64 {
+        if relevant == 0 || self.ideal_gains.is_empty() {
+            return 0.0;
+        }
+        let returned = self.grades.len();
+        let (mut dcg, mut ideal_dcg) = (0.0, 0.0);
+        let mut points: Vec<f64> = Vec::new();
+        let mut record = |dcg: f64, ideal_dcg: f64| {
+            if ideal_dcg > 0.0 {
+                points.push(dcg / ideal_dcg);
+            }
+        };
+        let mut previous = self.ideal(0);
+        let mut i = 0;
+        while i < returned && previous > 0.0 {
+            let current = self.ideal(i);
+            if current != previous {
+                record(dcg, ideal_dcg);
+                previous = current;
+            }
+            let result_gain = gain(self.grades[i]);
+            if result_gain != 0.0 {
+                dcg += result_gain / discount(i);
+            }
+            if current > 0.0 {
+                ideal_dcg += current / discount(i);
+            }
+            i += 1;
+        }
+        if i < returned {
+            // The ranking runs on past the ideal gains: its end is one more point.
+            for (rank, &grade) in self.grades.iter().enumerate().skip(i) {
+                let result_gain = gain(grade);
+                if result_gain != 0.0 {
+                    dcg += result_gain / discount(rank);
+                }
+            }
+            record(dcg, ideal_dcg);
+            i = returned;
+        }
+        while previous > 0.0 {
+            let current = self.ideal(i);
+            if current != previous {
+                record(dcg, ideal_dcg);
+                previous = current;
+            }
+            if current > 0.0 {
+                ideal_dcg += current / discount(i);
+            }
+            i += 1;
+        }
+        if points.is_empty() {
+            0.0
+        } else {
+            points.iter().sum::<f64>() / points.len() as f64
+        }
+    }
+
+    /// trec_eval's `rbp` with p = 0.9: (1 - p) * sum of gain * p^rank, gains scaled to
+    /// [0, 1] by the query's highest grade when it is above 1.
+    fn rank_biased_precision(&self) -> f64 {
+        let scale = self.ideal(0).max(1.0);
+        let mut weight = 1.0;
+        let mut sum = 0.0;
+        for &grade in self.grades {
+            let result_gain = gain(grade) / scale;
+            if result_gain != 0.0 {
+                sum += result_gain * weight;
+            }
+            weight *= RBP_PERSISTENCE;
+        }
+        (1.0 - RBP_PERSISTENCE) * sum
+    }
+
+    /// trec_eval's `rbp_resid`: the weight `rbp` could still gain, p^n for the ranks past
+    /// the ranking plus (1 - p) p^rank for each unjudged result; 0 when every result is
+    /// judged.
+    fn rank_biased_residual(&self) -> f64 {
+        let mut weight = 1.0;
+        let mut sum = 0.0;
+        let mut unjudged = false;
+        for &grade in self.grades {
+            if grade < 0 {
+                unjudged = true;
+                sum += weight;
+            }
+            weight *= RBP_PERSISTENCE;
+        }
+        if unjudged {
+            weight + (1.0 - RBP_PERSISTENCE) * sum
+        } else {
+            0.0
+        }
+    }
+
+    /// trec_eval's `unj_k`: unjudged results (not in the qrels, or judged with a negative
+    /// grade) in the top k, over k.
+    fn unjudged_share(&self, k: usize) -> f64 {
+        let unjudged = self.grades[..k.min(self.grades.len())]
+            .iter()
+            .filter(|&&grade| grade == NOT_JUDGED || grade == POOL_UNJUDGED)
+            .count();
+        unjudged as f64 / k as f64
     }
 }

@@ -6,13 +6,16 @@
 //!   rank column is ignored), then cut to `-M` results;
 //! - a document is relevant when its grade >= the relevance level `-l`; negative grades
 //!   (judged but unjudged) are never relevant and never counted; nDCG gains are the
-//!   positive grades whatever the level;
+//!   positive grades whatever the level; results the qrels do not list and results they
+//!   list with a negative grade are told apart (trec_eval's nonpool and unjudged), as
+//!   `infAP` and `unj` need;
 //! - queries are those of the qrels, in byte order of their ids; a qrels query absent
 //!   from the run is left out (trec_eval 9), or scores 0 with `-c`; run queries without
 //!   judgments are ignored;
 //! - a document listed twice for a query, in the run or the qrels, is an error;
 //! - averages are means over the evaluated queries; `num_ret`, `num_rel` and
-//!   `num_rel_ret` are sums.
+//!   `num_rel_ret` are sums, except that with `-c` the `num_rel` total counts every
+//!   positive judgment of the qrels whatever `-l` (trec_eval's `te_calc_avg_num_rel`).
 //!
 //! Parsing borrows from the file bytes ([`parse`]); queries are evaluated in parallel and
 //! collected in qrels order, so output does not depend on the thread count.
@@ -29,12 +32,16 @@ mod measures;
 
 use measures::QueryFacts;
 pub use measures::{
-    Column, Family, MeasureSet, DEFAULT_CUTOFFS, DEFAULT_RECALL_LEVELS, DEFAULT_SUCCESS_CUTOFFS,
+    Column, Family, MeasureSet, DEFAULT_CUTOFFS, DEFAULT_RECALL_LEVELS, DEFAULT_R_MULTIPLES,
+    DEFAULT_SUCCESS_CUTOFFS, DEFAULT_UNJUDGED_CUTOFFS, DEFAULT_UTILITY_COEFFICIENTS,
 };
 
-/// Grade of a retrieved document that the qrels do not judge (trec_eval's
+/// Grade of a retrieved document that the qrels do not list (trec_eval's
 /// `RELVALUE_NONPOOL`); never relevant, never a gain.
 const NOT_JUDGED: Grade = -1;
+/// Grade of a retrieved document that the qrels list with a negative grade, in the pool
+/// but not judged (trec_eval's `RELVALUE_UNJUDGED`); never relevant, never a gain.
+const POOL_UNJUDGED: Grade = -2;
 
 /// How to evaluate (trec_eval's flags).
 #[derive(Debug, Clone)]
@@ -54,6 +61,9 @@ pub struct QueryScores {
     pub query: String,
     /// Aligned with [`RunEvaluation::columns`].
     pub values: Vec<f64>,
+    /// `relstring`, when requested (printed in the text layout only).
+    #[serde(skip)]
+    pub relstring: Option<String>,
 }
 
 /// A run's scores.
@@ -130,15 +140,18 @@ fn ranked_grades(
     }
     Ok(order[..order.len().min(max_results)]
         .iter()
-        .map(|&(_, position)| {
-            judgments
-                .grades
-                .get(documents[position as usize].0)
-                .copied()
-                .unwrap_or(NOT_JUDGED)
-        })
+        .map(
+            |&(_, position)| match judgments.grades.get(documents[position as usize].0) {
+                None => NOT_JUDGED,
+                Some(&grade) if grade < 0 => POOL_UNJUDGED,
+                Some(&grade) => grade,
+            },
+        )
         .collect())
 }
+
+/// One query's column values and its `relstring`, if requested.
+type Scores = (Vec<f64>, Option<String>);
 
 /// Evaluates `run` against `qrels`. Runs on the current rayon pool.
 pub fn evaluate_run(
@@ -153,22 +166,33 @@ pub fn evaluate_run(
         .map(|judgments| (judgments.query, judgments))
         .collect();
     let level = options.relevance_level;
-    let scores_of = |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> Vec<f64> {
-        let judged: Vec<Grade> = judgments.grades.values().copied().collect();
-        let profile = RankingProfile::new(grades, &judged, level);
-        let below_level = |grade: &&Grade| (0..level).contains(*grade);
-        let facts = QueryFacts {
-            grades,
-            level,
-            judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
-            judged_nonrelevant: judged.iter().filter(below_level).count(),
+    let relstring = options.measures.relstring();
+    let scores_of =
+        |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> (Vec<f64>, Option<String>) {
+            let judged: Vec<Grade> = judgments.grades.values().copied().collect();
+            let profile = RankingProfile::new(grades, &judged, level);
+            let below_level = |grade: &&Grade| (0..level).contains(*grade);
+            let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&g| g > 0).collect();
+            ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
+            let facts = QueryFacts {
+                grades,
+                ideal_gains,
+                level,
+                judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
+                judged_nonrelevant: judged.iter().filter(below_level).count(),
+            };
+            let values = columns
+                .iter()
+                .map(|column| column.value(&profile, &facts))
+                .collect();
+            (
+                values,
+                relstring
+                    .as_ref()
+                    .map(|(_, length)| facts.relstring(*length)),
+            )
         };
-        columns
-            .iter()
-            .map(|column| column.value(&profile, &facts))
-            .collect()
-    };
-    let evaluated: Vec<Option<(&str, Vec<f64>)>> = run
+    let evaluated: Vec<Option<(&str, Scores)>> = run
         .queries
         .par_iter()
         .map(|results| {
@@ -180,11 +204,11 @@ pub fn evaluate_run(
         })
         .collect::<Result<_, DuplicateResult>>()?;
     let unjudged_queries = evaluated.iter().filter(|scores| scores.is_none()).count();
-    let mut scores_by_query: FxHashMap<&str, Vec<f64>> = evaluated.into_iter().flatten().collect();
+    let mut scores_by_query: FxHashMap<&str, Scores> = evaluated.into_iter().flatten().collect();
     let mut per_query = Vec::with_capacity(qrels.queries.len());
     let mut missing_from_run = Vec::new();
     for judgments in &qrels.queries {
-        let values = match scores_by_query.remove(judgments.query) {
+        let (values, relstring) = match scores_by_query.remove(judgments.query) {
             Some(values) => values,
             None => {
                 missing_from_run.push(judgments.query.to_owned());
@@ -197,6 +221,7 @@ pub fn evaluate_run(
         per_query.push(QueryScores {
             query: judgments.query.to_owned(),
             values,
+            relstring,
         });
     }
     let mut summary = vec![0.0; columns.len()];
@@ -207,6 +232,15 @@ pub fn evaluate_run(
     }
     for (total, column) in summary.iter_mut().zip(&columns) {
         *total = column.summarize(*total, per_query.len());
+        if options.complete && column.family == Family::NumRel {
+            // trec_eval's -c total: every positive judgment of the qrels, whatever -l.
+            *total = qrels
+                .queries
+                .iter()
+                .flat_map(|judgments| judgments.grades.values())
+                .filter(|&&grade| grade > 0)
+                .count() as f64;
+        }
     }
     Ok(RunEvaluation {
         run_id: run.run_id.to_owned(),
@@ -322,6 +356,18 @@ mod tests {
     }
 
     #[test]
+    fn complete_num_rel_total_counts_positive_judgments_whatever_the_level() {
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 1\n2 0 c 1\n").unwrap();
+        let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n").unwrap();
+        let mut options = options(&["num_rel"]);
+        options.relevance_level = 2;
+        options.complete = true;
+        let evaluation = evaluate_run(&qrels, run, &options).unwrap();
+        assert_eq!(value(&evaluation, "1", "num_rel"), 0.0);
+        assert_eq!(value(&evaluation, "all", "num_rel"), 3.0);
+    }
+
+    #[test]
     fn relevance_level_changes_binary_measures_only() {
         let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 2\n").unwrap();
         let run = parse::parse_run(Path::new("r"), b"1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n").unwrap();
@@ -332,6 +378,51 @@ mod tests {
         assert_eq!(value(&evaluation, "1", "num_rel"), 1.0);
         let expected = (1.0 + 2.0 / 3f64.log2()) / (2.0 + 1.0 / 3f64.log2());
         assert!((value(&evaluation, "1", "ndcg_cut_2") - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn parameters_of_rprec_mult_unj_and_utility() {
+        // R = 2 relevant (a, b); ranking x(unlisted) a c(listed -1) b.
+        let qrels = parse::parse_qrels(Path::new("q"), "1 0 a 1\n1 0 b 1\n1 0 c -1\n").unwrap();
+        let run = parse::parse_run(
+            Path::new("r"),
+            b"1 Q0 x 1 4 t\n1 Q0 a 2 3 t\n1 Q0 c 3 2 t\n1 Q0 b 4 1 t\n",
+        )
+        .unwrap();
+        let evaluation = evaluate_run(
+            &qrels,
+            run,
+            &options(&["Rprec_mult.1.5,0.5", "unj.2,4,8", "utility.2,-1,-3,0"]),
+        )
+        .unwrap();
+        let names: Vec<String> = evaluation.columns.iter().map(Column::name).collect();
+        assert_eq!(
+            names,
+            [
+                "Rprec_mult_0.50",
+                "Rprec_mult_1.50",
+                "utility",
+                "unj_2",
+                "unj_4",
+                "unj_8"
+            ]
+        );
+        // Cut-offs (long)(m * R + 0.9): 1 and 3.
+        assert_eq!(value(&evaluation, "1", "Rprec_mult_0.50"), 0.0);
+        assert!((value(&evaluation, "1", "Rprec_mult_1.50") - 1.0 / 3.0).abs() < 1e-12);
+        // 2 relevant retrieved, 2 not relevant retrieved, 0 relevant missed.
+        assert_eq!(value(&evaluation, "1", "utility"), 2.0);
+        // Unlisted x and listed-unjudged c both count as unjudged.
+        assert_eq!(value(&evaluation, "1", "unj_2"), 0.5);
+        assert_eq!(value(&evaluation, "1", "unj_4"), 0.5);
+        assert_eq!(value(&evaluation, "1", "unj_8"), 0.25);
+        let parse = |names: &[&str]| {
+            MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        assert!(parse(&["utility.1,2"])
+            .unwrap_err()
+            .contains("four coefficients"));
+        assert!(parse(&["Rprec_mult.0"]).unwrap_err().contains("positive"));
     }
 
     #[test]
@@ -353,7 +444,7 @@ mod tests {
         let parse = |names: &[&str]| {
             MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         };
-        assert!(parse(&["infAP"]).unwrap_err().contains("does not compute"));
+        assert!(parse(&["yaap"]).unwrap_err().contains("does not compute"));
         let names: Vec<String> = parse(&["iprec_at_recall.0.25,0.5", "11pt_avg"])
             .unwrap()
             .columns()
