@@ -366,37 +366,52 @@ impl MeasureSet {
 }
 
 fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<f64>, String> {
-    let mut cutoffs = Vec::new();
-    for item in list.split(',') {
-        match item.trim().parse::<u32>() {
-            Ok(k) if k > 0 => cutoffs.push(f64::from(k)),
-            _ => {
-                return Err(format!(
-                "measure {name}: cut-off {item:?} is not a positive integer (e.g. -m {name}.5,10)"
-            ))
-            }
-        }
-    }
-    cutoffs.sort_by(f64::total_cmp);
-    cutoffs.dedup();
-    Ok(cutoffs)
+    parse_positive_list(
+        name,
+        list,
+        "cut-off",
+        "is not a positive integer",
+        "5,10",
+        |item| item.parse::<u32>().ok().filter(|&k| k > 0).map(f64::from),
+    )
 }
 
 fn parse_multiples(name: &str, list: &str) -> Result<Vec<f64>, String> {
-    let mut multiples = Vec::new();
-    for item in list.split(',') {
-        match item.trim().parse::<f64>() {
-            Ok(multiple) if multiple > 0.0 && multiple.is_finite() => multiples.push(multiple),
-            _ => {
-                return Err(format!(
-                    "measure {name}: multiple of R {item:?} is not a positive number (e.g. -m {name}.0.5,1.0)"
-                ))
-            }
-        }
-    }
-    multiples.sort_by(f64::total_cmp);
-    multiples.dedup();
-    Ok(multiples)
+    parse_positive_list(
+        name,
+        list,
+        "multiple of R",
+        "is not a positive number",
+        "0.5,1.0",
+        |item| {
+            item.parse::<f64>()
+                .ok()
+                .filter(|multiple| *multiple > 0.0 && multiple.is_finite())
+        },
+    )
+}
+
+/// A measure's comma-separated parameter list, each item read by `parse` (None: not
+/// allowed), sorted and without repeats.
+fn parse_positive_list(
+    name: &str,
+    list: &str,
+    what: &str,
+    wrong: &str,
+    example: &str,
+    parse: impl Fn(&str) -> Option<f64>,
+) -> Result<Vec<f64>, String> {
+    let mut values = list
+        .split(',')
+        .map(|item| {
+            parse(item.trim()).ok_or_else(|| {
+                format!("measure {name}: {what} {item:?} {wrong} (e.g. -m {name}.{example})")
+            })
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    Ok(values)
 }
 
 fn parse_coefficients(name: &str, list: &str) -> Result<Vec<f64>, String> {
