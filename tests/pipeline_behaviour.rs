@@ -132,6 +132,7 @@ fn run_files_rescore_to_the_printed_numbers() {
         RankingOutputs {
             keep: false,
             run_files: Some(spool.directory()),
+            run_depth: None,
         },
     )
     .unwrap();
@@ -221,6 +222,7 @@ fn streamed_reductions_equal_the_whole_rankings() {
         RankingOutputs {
             keep: true,
             run_files: Some(spool.directory()),
+            run_depth: None,
         },
     )
     .unwrap();

@@ -300,6 +300,19 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_report: bool,
 
+    /// Write at most N lines per query into each run file (metrics still use --depth)
+    /// [default: the whole ranking]
+    #[arg(long, value_name = "N")]
+    pub run_depth: Option<usize>,
+
+    /// Write the report without run files (runs/)
+    #[arg(long)]
+    pub no_runs: bool,
+
+    /// Replace the report directory even when it holds results of other configurations
+    #[arg(long)]
+    pub force: bool,
+
     /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
     #[arg(long)]
     pub html: bool,
@@ -347,6 +360,9 @@ impl RunArgs {
             run_name: self.run_name.clone(),
             output_dir: self.output_dir.clone(),
             no_report: self.no_report,
+            run_depth: self.run_depth,
+            no_runs: self.no_runs,
+            force: self.force,
             html: self.html,
             threads: self.threads,
             quiet: self.quiet,

@@ -8,7 +8,9 @@ use crate::cli::{GateArgs, OutputFormat, RunCommand};
 use crate::error::{exit_code, Error};
 use crate::gate::{run_gate, GateOptions};
 use crate::pipeline::PipelineOutput;
-use crate::report::files::{write_report, write_shard, ReportParts, RunSpool};
+use crate::report::files::{
+    check_report_replacement, write_report, write_shard, ReportParts, RunSpool,
+};
 use crate::report::html::HtmlOptions;
 use crate::report::json::json_bytes;
 use crate::report::{render, Document, Format};
@@ -57,8 +59,27 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     let gate_settings = settings::resolve_gate(&command.gate.options(), &file)?;
     // Read the baseline before the (possibly long) run, so a bad path fails fast.
     let baseline = load_baseline(gate_settings.as_ref())?;
+    let configuration_names: Vec<String> = settings
+        .run
+        .configurations
+        .iter()
+        .map(|configuration| configuration.name.clone())
+        .collect();
+    let dataset_name = dataset.manifest.name.clone();
+    let check_replacement = || {
+        if settings.force {
+            return Ok(());
+        }
+        check_report_replacement(
+            &settings.output_dir,
+            &settings.run.run_name,
+            &dataset_name,
+            &configuration_names,
+        )
+    };
     // Run files are written as the rankings stream by, beside the report they join.
     let run_files = if settings.write_reports {
+        check_replacement()?;
         Some(RunSpool::create(
             &settings.output_dir,
             &settings.run.run_name,
@@ -68,7 +89,11 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     };
     let outputs = RankingOutputs {
         keep: false,
-        run_files: run_files.as_ref().map(RunSpool::directory),
+        run_files: run_files
+            .as_ref()
+            .filter(|_| settings.write_runs)
+            .map(RunSpool::directory),
+        run_depth: settings.run_depth,
     };
     let Execution {
         results, output, ..
@@ -90,7 +115,12 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
                     .as_ref()
                     .expect("spooled when reports are written"),
             );
+            if !settings.write_runs {
+                parts.run_files.clear();
+            }
             parts.extra = extra;
+            // Again, in case another run wrote the report meanwhile.
+            check_replacement()?;
             write_report(&settings.output_dir, &results, parts)
         });
         (settings.output_dir.as_path(), write)
@@ -247,9 +277,9 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
             "--shard {shard} evaluates part of the queries, so it is not gated; gate the whole run when merging: hyde-eval merge SHARD_DIR... --baseline FILE [--max-drop ...] [--min ...]"
         )));
     }
-    if command.run.no_report || command.run.html {
+    if command.run.no_report || command.run.no_runs || command.run.html {
         return Err(Error::Usage(format!(
-            "--shard {shard} writes the shard directory that `hyde-eval merge` reads; drop --no-report and --html (merge takes --html)"
+            "--shard {shard} writes the shard directory (run files included) that `hyde-eval merge` reads; drop --no-report, --no-runs and --html (merge takes --html)"
         )));
     }
     let (file, mut dataset) = load_inputs(&command.run)?;
@@ -266,6 +296,7 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     let outputs = RankingOutputs {
         keep: false,
         run_files: Some(run_files.directory()),
+        run_depth: settings.run_depth,
     };
     let Execution {
         results, output, ..

@@ -133,6 +133,8 @@ pub struct RankingOutputs<'a> {
     /// Write each configuration's TREC run file, `NAME.run`, into this directory as the
     /// rankings come.
     pub run_files: Option<&'a Path>,
+    /// Lines per query in the run files at most (`None`: the whole ranking).
+    pub run_depth: Option<usize>,
 }
 
 impl RankingOutputs<'_> {
@@ -140,7 +142,7 @@ impl RankingOutputs<'_> {
     pub fn kept() -> Self {
         RankingOutputs {
             keep: true,
-            run_files: None,
+            ..RankingOutputs::default()
         }
     }
 }
@@ -185,6 +187,7 @@ pub fn execute(
             digest = digest.writing_run_file(
                 &directory.join(format!("{}.run", configuration.name)),
                 &configuration.name,
+                rankings.run_depth,
             )?;
         }
         if rankings.keep {

@@ -189,6 +189,75 @@ pub fn check_destination(output_dir: &Path, name: &str) -> Result<(), Error> {
     }
 }
 
+/// What [`check_report_replacement`] reads of a stored `results.json`.
+#[derive(Deserialize)]
+struct StoredIdentity {
+    dataset: StoredDatasetName,
+    configurations: Vec<StoredConfigurationName>,
+}
+
+#[derive(Deserialize)]
+struct StoredDatasetName {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct StoredConfigurationName {
+    name: String,
+}
+
+/// Refuses to replace the report `output_dir/name` when its `results.json` holds
+/// results this run would not write again: those of another dataset, or of a
+/// configuration missing from `configurations`. A run of the same configurations (or
+/// more) replaces it, as a CI job rerunning one command expects; a narrower run (such as
+/// `--configurations bm25` after a full run) is refused (exit code 2) with the way out:
+/// another `--run-name`, or `--force` to replace it anyway. A report without a readable
+/// `results.json` has nothing to lose and is not refused here ([`check_destination`]
+/// still guards what may be replaced at all).
+pub fn check_report_replacement(
+    output_dir: &Path,
+    name: &str,
+    dataset: &str,
+    configurations: &[String],
+) -> Result<(), Error> {
+    let stored_path = output_dir.join(name).join("results.json");
+    let Ok(text) = std::fs::read(&stored_path) else {
+        return Ok(());
+    };
+    let Ok(stored) = serde_json::from_slice::<StoredIdentity>(&text) else {
+        return Ok(());
+    };
+    let problem = if stored.dataset.name != dataset {
+        Some(format!(
+            "holds the results of dataset {:?}, not {dataset:?}",
+            stored.dataset.name
+        ))
+    } else {
+        let dropped: Vec<&str> = stored
+            .configurations
+            .iter()
+            .map(|configuration| configuration.name.as_str())
+            .filter(|stored| !configurations.iter().any(|name| name == stored))
+            .collect();
+        (!dropped.is_empty()).then(|| {
+            format!(
+                "holds results of {} that this run does not compute ({}); replacing it would lose them",
+                if dropped.len() == 1 { "a configuration" } else { "configurations" },
+                dropped.join(", ")
+            )
+        })
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(Error::problem(
+            Problem::new(&stored_path, None, problem).with_hint(format!(
+                "keep both by naming this run (--run-name {name}-NAME), or pass --force to replace {}",
+                output_dir.join(name).display()
+            )),
+        )),
+    }
+}
+
 /// Holds an exclusive lock on an output directory while the guard lives.
 struct DirectoryLock(std::fs::File);
 

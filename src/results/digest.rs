@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::expectations::ExpectationSummary;
 use crate::metrics::{evaluate_query, MetricSettings};
 use crate::ranking::{QueryRanking, RankingSink};
-use crate::trec::write_trec_run;
+use crate::trec::write_trec_run_to_depth;
 
 /// One configuration's rankings, reduced.
 #[derive(Debug, Clone)]
@@ -45,6 +45,8 @@ pub struct Digest {
 struct RunFile {
     path: PathBuf,
     tag: String,
+    /// Lines written per query at most (`None`: the whole ranking).
+    depth: Option<usize>,
     writer: BufWriter<File>,
 }
 
@@ -116,8 +118,14 @@ impl<'d> RankingDigest<'d> {
         }
     }
 
-    /// Also writes the rankings as a TREC run file at `path`, tagged `tag`.
-    pub fn writing_run_file(mut self, path: &Path, tag: &str) -> Result<Self, Error> {
+    /// Also writes the rankings as a TREC run file at `path`, tagged `tag`, at most
+    /// `depth` lines per query when given (the metrics still see whole rankings).
+    pub fn writing_run_file(
+        mut self,
+        path: &Path,
+        tag: &str,
+        depth: Option<usize>,
+    ) -> Result<Self, Error> {
         let file = File::create(path).map_err(|source| Error::Write {
             path: path.to_path_buf(),
             source,
@@ -125,6 +133,7 @@ impl<'d> RankingDigest<'d> {
         self.run_file = Some(RunFile {
             path: path.to_path_buf(),
             tag: tag.to_owned(),
+            depth,
             writer: BufWriter::with_capacity(1 << 20, file),
         });
         Ok(self)
@@ -242,11 +251,15 @@ impl RankingSink for RankingDigest<'_> {
             }
         }
         if let Some(run_file) = &mut self.run_file {
-            write_trec_run(&mut run_file.writer, &rankings, &run_file.tag).map_err(|source| {
-                Error::Write {
-                    path: run_file.path.clone(),
-                    source,
-                }
+            write_trec_run_to_depth(
+                &mut run_file.writer,
+                &rankings,
+                &run_file.tag,
+                run_file.depth,
+            )
+            .map_err(|source| Error::Write {
+                path: run_file.path.clone(),
+                source,
             })?;
         }
         if let Some(kept) = &mut self.kept {

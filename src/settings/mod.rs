@@ -89,6 +89,11 @@ pub struct RunOptions {
     pub run_name: Option<String>,
     pub output_dir: Option<PathBuf>,
     pub no_report: bool,
+    /// `--run-depth N`: run-file lines per query at most.
+    pub run_depth: Option<usize>,
+    pub no_runs: bool,
+    /// `--force`: replace a report of another set of configurations.
+    pub force: bool,
     pub html: bool,
     pub threads: Option<usize>,
     pub quiet: bool,
@@ -201,6 +206,12 @@ pub struct RunSettings {
     pub table_metrics: Vec<String>,
     pub output_dir: PathBuf,
     pub write_reports: bool,
+    /// Write the run files (`runs/NAME.run`) into the report.
+    pub write_runs: bool,
+    /// Run-file lines per query at most (`None`: the whole ranking).
+    pub run_depth: Option<usize>,
+    /// Replace a report whose configurations differ from this run's.
+    pub force: bool,
     /// Also render the HTML report after writing the results.
     pub html: bool,
     pub threads: Option<usize>,
@@ -258,6 +269,17 @@ pub fn resolve(
         .or_else(|| file.run_name.clone())
         .unwrap_or_else(|| manifest.name.clone());
     check_output_name("run name", &run_name)?;
+    if args.run_depth == Some(0) {
+        return Err(Error::Usage(
+            "--run-depth must be at least 1 (--no-runs writes no run files)".into(),
+        ));
+    }
+    if args.no_runs && args.run_depth.is_some() {
+        return Err(Error::Usage(
+            "--no-runs writes no run files, so --run-depth has nothing to cut; drop one of them"
+                .into(),
+        ));
+    }
     Ok(RunSettings {
         run: RunSpec {
             configurations,
@@ -281,6 +303,9 @@ pub fn resolve(
             .or_else(|| file.relative(&file.output_dir))
             .unwrap_or_else(|| PathBuf::from("reports")),
         write_reports: !args.no_report,
+        write_runs: !args.no_report && !args.no_runs,
+        run_depth: args.run_depth,
+        force: args.force,
         html: args.html,
         threads: args.threads,
         quiet: args.quiet,
