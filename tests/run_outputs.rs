@@ -144,7 +144,10 @@ fn a_run_of_another_dataset_does_not_replace_a_report_without_force() {
     let other = run(&tiny, &reports, &args);
     assert_eq!(other.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&other.stderr);
-    assert!(stderr.contains("dataset \"fruit\", not \"tiny\""), "{stderr}");
+    assert!(
+        stderr.contains("dataset \"fruit\", not \"tiny\""),
+        "{stderr}"
+    );
     let forced = [&args[..], &["--force"]].concat();
     succeeded(&run(&tiny, &reports, &forced));
 }
@@ -184,7 +187,10 @@ fn bm25_run_files_carry_the_bm25_scores() {
     for ((query, fact, rank, score), (want_query, want_fact, want_rank, want_score)) in
         lines.iter().zip(expected)
     {
-        assert_eq!((query.as_str(), fact.as_str(), *rank), (want_query, want_fact, want_rank));
+        assert_eq!(
+            (query.as_str(), fact.as_str(), *rank),
+            (want_query, want_fact, want_rank)
+        );
         assert!(
             (score - want_score).abs() < 1e-12,
             "{query} {fact}: {score} != {want_score}"
@@ -244,7 +250,11 @@ fn run_depth_and_no_runs_leave_the_metrics_alone() {
 fn run_depth_zero_is_refused() {
     let work = tempfile::tempdir().unwrap();
     let dataset = write_fruit_dataset(&work.path().join("fruit"));
-    let output = run(&dataset, &work.path().join("reports"), &["--run-depth", "0"]);
+    let output = run(
+        &dataset,
+        &work.path().join("reports"),
+        &["--run-depth", "0"],
+    );
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--no-runs"), "{stderr}");

@@ -449,3 +449,142 @@ fn bad_sweep_arguments_exit_2_with_a_hint() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// Splits a printed command line into words: plain words and '...' single-quoted ones
+/// (the two forms the sweep prints).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        if let Some(quoted) = rest.strip_prefix('\'') {
+            let end = quoted.find('\'').unwrap();
+            words.push(quoted[..end].to_owned());
+            rest = quoted[end + 1..].trim_start();
+        } else {
+            let end = rest.find(' ').unwrap_or(rest.len());
+            words.push(rest[..end].to_owned());
+            rest = rest[end..].trim_start();
+        }
+    }
+    words
+}
+
+/// The printed block of `configuration`: its `--set` words and its config-file table.
+fn printed_best_point(stdout: &str, configuration: &str) -> (Vec<String>, String) {
+    let mut lines = stdout
+        .lines()
+        .skip_while(|line| !line.starts_with(&format!("{configuration}: best ")));
+    lines.next().expect("a best point is printed");
+    let flags = lines.next().unwrap().strip_prefix("  run flags:").unwrap();
+    assert_eq!(lines.next().unwrap(), "  config file:");
+    let table: Vec<&str> = lines
+        .take_while(|line| line.starts_with("    "))
+        .map(str::trim)
+        .collect();
+    (shell_words(flags), table.join("\n") + "\n")
+}
+
+/// `run --configurations NAME` with `extra` arguments into a fresh directory: the
+/// macro value of `metric` in its results.json.
+fn run_metric(configuration: &str, extra: &[String], metric: &str) -> f64 {
+    let output_dir = tempfile::tempdir().unwrap();
+    let output = common::command()
+        .args(["run", "--quiet", "--configurations", configuration])
+        .args(extra)
+        .arg("--output-dir")
+        .arg(output_dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{extra:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(output_dir.path().join("devmem/results.json")).unwrap(),
+    )
+    .unwrap();
+    results["configurations"][0]["macro"][metric]
+        .as_f64()
+        .unwrap()
+}
+
+/// What the sweep prints to apply its best point, given to `run` (as `--set` flags, and
+/// as a config file), reproduces the best point's value exactly: for the blend weights
+/// (a point away from the configuration's own weights) and for a parameter sweep.
+#[test]
+fn printed_best_point_settings_reproduce_the_best_value_in_run() {
+    let output_dir = tempfile::tempdir().unwrap();
+    let sweep = |args: &[&str]| {
+        let output = common::command()
+            .arg("sweep")
+            .args(args)
+            .args(["--quiet", "--output-dir"])
+            .arg(output_dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let cases = [
+        (
+            "hyde-3b-hyp",
+            "map",
+            vec!["--configurations", "hyde-3b-hyp", "--metrics", "map"],
+            "devmem-sweep",
+        ),
+        (
+            "bm25",
+            "mrr",
+            vec![
+                "--configurations",
+                "bm25",
+                "--metrics",
+                "mrr",
+                "--param",
+                "bm25_k1=0.3:2.1:0.3",
+            ],
+            "devmem-sweep-bm25_k1",
+        ),
+    ];
+    for (configuration, metric, args, directory) in cases {
+        let stdout = sweep(&args);
+        let results: SweepResults = serde_json::from_slice(
+            &std::fs::read(output_dir.path().join(directory).join("sweep.json")).unwrap(),
+        )
+        .unwrap();
+        let swept = &results.configurations[0];
+        let summary = &swept.summaries[0];
+        assert_ne!(
+            summary.best_points[0], swept.default.at,
+            "{configuration}: the best point should not be the configuration's own"
+        );
+        let (flags, table) = printed_best_point(&stdout, configuration);
+        assert!(
+            flags.iter().step_by(2).all(|flag| flag == "--set"),
+            "{flags:?}"
+        );
+        assert_eq!(
+            run_metric(configuration, &flags, metric),
+            summary.best,
+            "{configuration} with {flags:?}"
+        );
+        let config = output_dir.path().join(format!("{configuration}.toml"));
+        std::fs::write(&config, &table).unwrap();
+        assert_eq!(
+            run_metric(
+                configuration,
+                &["--config".into(), config.to_str().unwrap().into()],
+                metric
+            ),
+            summary.best,
+            "{configuration} with\n{table}"
+        );
+    }
+}

@@ -102,6 +102,13 @@ fn sweep_in_pool(
     let results = execute_sweep(dataset, settings, sweep_settings)?;
     let document = Document::Sweep(&results);
     print_line(&render(Format::Table, &document)?)?;
+    let best = report::sweep::best_point_settings(&results);
+    if !best.is_empty() {
+        print_line(&format!(
+            "To run a best point: add its flags to this sweep's options in `hyde-eval run`, or put its table in the config file (merged into an existing one of that name).\n{}",
+            best.trim_end()
+        ))?;
+    }
     if !settings.write_reports {
         return Ok(crate::error::exit_code::OK);
     }

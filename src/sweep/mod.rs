@@ -317,9 +317,16 @@ fn plan_points(
                     for (axis, &coordinate) in spec.weight_axes.iter().zip(&point) {
                         (axis.set)(&mut params, weight(coordinate, *steps));
                     }
+                    let at = coordinates(&spec, kind, &params);
+                    // Blend weights as `run` would take them from `--set weights=...`:
+                    // normalized, which moves a few grid points by a unit in the last
+                    // place. The point keeps its grid coordinates.
+                    if params.weights != base.weights {
+                        params.weights = params.weights.normalized();
+                    }
                     PlannedPoint {
                         tables: default_tables,
-                        at: coordinates(&spec, kind, &params),
+                        at,
                         params,
                     }
                 })

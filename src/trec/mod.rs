@@ -242,6 +242,9 @@ mod tests {
         assert!(text.contains("q1 Q0 c 3 1e-9 t\nq1 Q0 d 4 0 t\nq1 Q0 e 5 -5e-324 t\n"));
         let back = read_trec_run(Path::new("r"), &text).unwrap();
         let scores: Vec<f64> = back[0].results.iter().map(|(_, score)| *score).collect();
-        assert_eq!(scores, vec![12.75, 1.0 / 3.0, 1e-9, 0.0, -(2f64.powi(-1074))]);
+        assert_eq!(
+            scores,
+            vec![12.75, 1.0 / 3.0, 1e-9, 0.0, -(2f64.powi(-1074))]
+        );
     }
 }
