@@ -47,7 +47,7 @@ impl<'a> IndexedCorpus<'a> {
         let vectors = match embedder {
             Some(embedder) => {
                 crate::progress::stage(progress, &format!("embedding {} facts", texts.len()));
-                let bar = progress_bar(progress && texts.len() > 2000, texts.len(), "embedding");
+                let bar = progress_bar(progress, texts.len() > 2000, texts.len(), "embedding");
                 // Each chunk's vectors go straight into the matrix: the corpus' vectors
                 // are never held twice. The matrix is made after the first answer, when
                 // an HTTP provider knows its dimension.

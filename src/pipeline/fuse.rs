@@ -30,7 +30,8 @@ impl Prepared<'_> {
     /// tables per parameter point instead of recomputing signals.
     pub fn candidate_tables(&mut self) -> Result<Vec<ConfigurationTables>, Error> {
         let bar = progress_bar(
-            self.progress && self.queries.len() * self.configurations.len() > 5000,
+            self.progress,
+            self.queries.len() * self.configurations.len() > 5000,
             self.queries.len(),
             "signals",
         );

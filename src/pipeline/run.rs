@@ -485,7 +485,8 @@ impl Prepared<'_> {
             ),
         );
         let bar = progress_bar(
-            self.progress && query_count * configurations.len() > 5000,
+            self.progress,
+            query_count * configurations.len() > 5000,
             query_count,
             "retrieving",
         );

@@ -14,8 +14,8 @@ use crate::engine::SearchEngine;
 use crate::error::Error;
 use crate::generate::{GenerationFailure, HypothesisGenerator};
 use crate::index::{FactIndex, FlatIndex, LexicalIndex};
+use crate::progress::Counted;
 use crate::results::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -102,18 +102,15 @@ pub(super) fn elapsed_ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
-/// A progress bar on stderr, hidden unless `enabled`.
-pub(super) fn progress_bar(enabled: bool, length: usize, message: &'static str) -> ProgressBar {
-    if !enabled {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(length as u64), ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} ({eta})")
-        .expect("static template")
-        .progress_chars("=> ");
-    bar.set_style(style);
-    bar.set_message(message);
-    bar
+/// The progress of a counted stage when `progress` (see [`crate::progress::counted`]),
+/// with a bar on a terminal when the stage is `large`.
+pub(super) fn progress_bar(
+    progress: bool,
+    large: bool,
+    length: usize,
+    message: &'static str,
+) -> Counted {
+    crate::progress::counted(progress, large, length, message)
 }
 
 /// The shared stages that read the facts themselves (corpus order, lexical index,

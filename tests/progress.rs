@@ -1,0 +1,73 @@
+//! Progress on a stderr that is not a terminal (a CI log): stage lines from the start,
+//! then a plain heartbeat line per interval naming the stage and its elapsed time. The
+//! interval is shortened with `HYDE_EVAL_PROGRESS_INTERVAL_MS` instead of waiting.
+
+mod common;
+
+/// `run` on datasets/devmem with stderr piped and a 1 ms heartbeat: its stderr.
+fn run_stderr(extra: &[&str]) -> String {
+    let output_dir = tempfile::tempdir().unwrap();
+    let output = common::command()
+        .args(["run", "--output-dir"])
+        .arg(output_dir.path())
+        .args(extra)
+        .env("HYDE_EVAL_PROGRESS_INTERVAL_MS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stderr).unwrap()
+}
+
+/// Every heartbeat line names a stage whose line came before it, with the time in the
+/// stage and since the start; a counted stage (retrieval) gives done/total and the time
+/// left once something is done.
+#[test]
+fn heartbeat_lines_appear_on_a_non_terminal_stderr() {
+    let stderr = run_stderr(&[]);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("hyde-eval: loading datasets/devmem ("),
+        "{stderr}"
+    );
+    let mut stages: Vec<&str> = Vec::new();
+    let mut heartbeats = 0;
+    for line in &lines {
+        let Some(text) = line.strip_prefix("hyde-eval: ") else {
+            continue;
+        };
+        match stages.iter().find(|stage| text.starts_with(&format!("{stage}: "))) {
+            Some(stage) => {
+                heartbeats += 1;
+                let progress = &text[stage.len() + 2..];
+                assert!(progress.ends_with(" s)"), "{line}");
+                assert!(progress.contains(" s in stage"), "{line}");
+                if stage.starts_with("retrieving 90 queries") && !progress.starts_with("0/90 ") {
+                    let (count, _) = progress.split_once(' ').unwrap();
+                    let (done, total) = count.split_once('/').unwrap();
+                    assert_eq!(total, "90", "{line}");
+                    assert!(done.parse::<u64>().unwrap() <= 90, "{line}");
+                    assert!(progress.contains(" left ("), "{line}");
+                }
+            }
+            None => {
+                let (stage, elapsed) = text.rsplit_once(" (").unwrap();
+                assert!(elapsed.ends_with(" s)"), "{line}");
+                stages.push(stage);
+            }
+        }
+    }
+    assert!(stages.iter().any(|stage| stage.starts_with("indexing ")), "{stderr}");
+    assert!(heartbeats > 0, "no heartbeat line in\n{stderr}");
+}
+
+/// `--quiet` prints no stage and no heartbeat line.
+#[test]
+fn quiet_prints_no_progress() {
+    let stderr = run_stderr(&["--quiet"]);
+    assert!(!stderr.contains("hyde-eval:"), "{stderr}");
+}
