@@ -40,7 +40,10 @@ fn heartbeat_lines_appear_on_a_non_terminal_stderr() {
         let Some(text) = line.strip_prefix("hyde-eval: ") else {
             continue;
         };
-        match stages.iter().find(|stage| text.starts_with(&format!("{stage}: "))) {
+        match stages
+            .iter()
+            .find(|stage| text.starts_with(&format!("{stage}: ")))
+        {
             Some(stage) => {
                 heartbeats += 1;
                 let progress = &text[stage.len() + 2..];
@@ -61,7 +64,10 @@ fn heartbeat_lines_appear_on_a_non_terminal_stderr() {
             }
         }
     }
-    assert!(stages.iter().any(|stage| stage.starts_with("indexing ")), "{stderr}");
+    assert!(
+        stages.iter().any(|stage| stage.starts_with("indexing ")),
+        "{stderr}"
+    );
     assert!(heartbeats > 0, "no heartbeat line in\n{stderr}");
 }
 

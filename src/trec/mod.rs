@@ -4,13 +4,13 @@
 //! the TREC collection importer (`dataset::trec`) read through `parse`.
 //!
 //! Run lines are `qid Q0 docno rank score tag`. The score is the configuration's fused
-//! score, so other tools can fuse the runs. trec_eval re-sorts each query's lines by
-//! score descending, then docno descending, ignoring the rank column, while hyde-eval
-//! ranks ties by fact id ascending; so within a run of tied scores each later line's
-//! score is the previous line's lowered by the smallest step a double allows
-//! ([`f64::next_down`]). trec_eval then sees exactly hyde-eval's order, scoring the file
-//! reproduces hyde-eval's numbers, and every score is its fused score to within a few
-//! units in the last place (exactly, where nothing ties).
+//! score, so other tools can fuse the runs. trec_eval keeps scores as 32-bit floats and
+//! re-sorts each query's lines by score descending, then docno descending, ignoring the
+//! rank column, while hyde-eval ranks ties by fact id ascending. So a line whose score
+//! would not be below the line above's as a 32-bit float (a tie, or a difference finer
+//! than a float's 7 digits) is written one float step below it instead ([`run_scores`]):
+//! trec_eval then sees exactly hyde-eval's order, and scoring the file reproduces
+//! hyde-eval's numbers. Every other score is the fused score, exactly.
 //!
 //! Qrels lines are `qid iteration docno grade`, whitespace-separated. Both readers use
 //! the line parsers of [`crate::trec::parse`], so every TREC file is read by one set
@@ -46,20 +46,19 @@ pub fn write_trec_run_to_depth(
         let kept = depth.map_or(ranking.results.len(), |depth| {
             depth.min(ranking.results.len())
         });
-        let mut previous: Option<f64> = None;
-        for (position, (fact, fused)) in ranking.results[..kept].iter().enumerate() {
-            let score = match previous {
-                Some(previous) if *fused >= previous => previous.next_down(),
-                _ => *fused,
-            };
-            previous = Some(score);
+        let results = &ranking.results[..kept];
+        for (position, ((fact, _), score)) in results
+            .iter()
+            .zip(run_scores(results.iter().map(|(_, fused)| *fused)))
+            .enumerate()
+        {
             writeln!(
                 out,
                 "{} Q0 {} {} {} {}",
                 ranking.query,
                 fact,
                 position + 1,
-                RunScore(score),
+                score,
                 tag
             )?;
         }
@@ -67,17 +66,43 @@ pub fn write_trec_run_to_depth(
     Ok(())
 }
 
-/// A run file's score: the shortest decimal that reads back as the same double, in
-/// exponent notation when plain notation would be very long or very small.
-struct RunScore(f64);
+/// The scores a run file gives a ranking's fused scores (best first): each fused score,
+/// unless as a 32-bit float (trec_eval's score type) it is not below the score written
+/// above it; then that score's float one step down.
+pub fn run_scores(fused: impl Iterator<Item = f64>) -> impl Iterator<Item = RunScore> {
+    let mut above: Option<f32> = None;
+    fused.map(move |fused| {
+        let score = match above {
+            Some(above) if fused as f32 >= above => RunScore::Float(above.next_down()),
+            _ => RunScore::Double(fused),
+        };
+        above = Some(match score {
+            RunScore::Double(value) => value as f32,
+            RunScore::Float(value) => value,
+        });
+        score
+    })
+}
+
+/// A run file's score: the fused score, or the float one step below the score above it.
+/// Written as the shortest decimal that reads back as the same number, in exponent
+/// notation when plain notation would be very long or very small.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RunScore {
+    Double(f64),
+    Float(f32),
+}
 
 impl std::fmt::Display for RunScore {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let magnitude = self.0.abs();
-        if magnitude == 0.0 || (1e-4..1e15).contains(&magnitude) {
-            write!(formatter, "{}", self.0)
-        } else {
-            write!(formatter, "{:e}", self.0)
+        let plain = |magnitude: f64| magnitude == 0.0 || (1e-4..1e15).contains(&magnitude);
+        match *self {
+            RunScore::Double(value) if plain(value.abs()) => write!(formatter, "{value}"),
+            RunScore::Double(value) => write!(formatter, "{value:e}"),
+            RunScore::Float(value) if plain(f64::from(value).abs()) => {
+                write!(formatter, "{value}")
+            }
+            RunScore::Float(value) => write!(formatter, "{value:e}"),
         }
     }
 }
@@ -177,12 +202,13 @@ mod tests {
         let mut out = Vec::new();
         write_trec_run(&mut out, &rankings, "keyword").unwrap();
         let text = String::from_utf8(out).unwrap();
-        // b ties with a: one step below 0.5 (0.5 - 2^-54), so trec_eval keeps a first.
+        // b ties with a: one float step below 0.5 (0.5 - 2^-25), so trec_eval keeps a
+        // first.
         assert_eq!(
             text,
-            "q1 Q0 a 1 0.5 keyword\nq1 Q0 b 2 0.49999999999999994 keyword\nq1 Q0 c 3 0.1 keyword\n"
+            "q1 Q0 a 1 0.5 keyword\nq1 Q0 b 2 0.49999997 keyword\nq1 Q0 c 3 0.1 keyword\n"
         );
-        assert_eq!(0.49999999999999994f64, 0.5 - 2f64.powi(-54));
+        assert_eq!(0.49999997f32, 0.5 - 2f32.powi(-25));
         let back = read_trec_run(Path::new("r"), &text).unwrap();
         let order: Vec<&str> = back[0]
             .results
@@ -238,13 +264,31 @@ mod tests {
         let mut out = Vec::new();
         write_trec_run(&mut out, &rankings, "t").unwrap();
         let text = String::from_utf8(out).unwrap();
-        // The tie at 0 goes one step below it: the smallest negative double, -2^-1074.
-        assert!(text.contains("q1 Q0 c 3 1e-9 t\nq1 Q0 d 4 0 t\nq1 Q0 e 5 -5e-324 t\n"));
+        // The tie at 0 goes one float step below it: -2^-149, shortest "-1e-45".
+        assert!(text.contains("q1 Q0 c 3 1e-9 t\nq1 Q0 d 4 0 t\nq1 Q0 e 5 -1e-45 t\n"));
+        assert_eq!("-1e-45".parse::<f32>().unwrap(), -(2f32.powi(-149)));
         let back = read_trec_run(Path::new("r"), &text).unwrap();
         let scores: Vec<f64> = back[0].results.iter().map(|(_, score)| *score).collect();
+        assert_eq!(scores, vec![12.75, 1.0 / 3.0, 1e-9, 0.0, -1e-45]);
+    }
+
+    /// Doubles a float cannot tell apart are set a float step apart, as a tie is; the
+    /// next score a float can tell from the one written above is exact again.
+    #[test]
+    fn scores_closer_than_a_float_are_set_a_float_step_apart() {
+        let scores: Vec<RunScore> =
+            run_scores([2.0, 2.0 - 1e-12, 2.0 - 2e-12, 1.5].into_iter()).collect();
+        // The float below 2 is 2 - 2^-23; the one below that 2 - 2^-22.
         assert_eq!(
             scores,
-            vec![12.75, 1.0 / 3.0, 1e-9, 0.0, -(2f64.powi(-1074))]
+            vec![
+                RunScore::Double(2.0),
+                RunScore::Float(2.0 - 2f32.powi(-23)),
+                RunScore::Float(2.0 - 2f32.powi(-22)),
+                RunScore::Double(1.5),
+            ]
         );
+        let text: Vec<String> = scores.iter().map(ToString::to_string).collect();
+        assert_eq!(text, ["2", "1.9999999", "1.9999998", "1.5"]);
     }
 }
