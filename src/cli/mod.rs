@@ -49,8 +49,11 @@ Precedence, lowest first: preset defaults, config [params], config
 
 Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
 byte-identical for identical inputs at any thread count), per_query.csv, timings.json,
-qrels.trec and runs/<configuration>.run (score them with `trec_eval -c`); with --html
-also report.html, charts/*.png, metrics.md and metrics.csv (see `hyde-eval report`).
+qrels.trec and runs/<configuration>.run (the fused scores, --run-depth N lines per
+query, none with --no-runs; score them with `trec_eval -c`); with --html also
+report.html, charts/*.png, metrics.md and metrics.csv (see `hyde-eval report`). A run
+that would drop results the report holds (other configurations or another dataset) is
+refused: name it with --run-name, or replace the report with --force.
 
 Regression gate (CI):
   hyde-eval baseline update                      writes reports/baseline.json deliberately
