@@ -141,11 +141,12 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
         progress,
         &format!("loading {} facts into {}", facts.len(), label),
     );
-    let bar = if progress && facts.len() > args.batch_size {
-        indicatif::ProgressBar::new(facts.len() as u64)
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = crate::progress::counted(
+        progress,
+        facts.len() > args.batch_size,
+        facts.len(),
+        "loading",
+    );
     let mut upserted = 0;
     for (number, batch) in facts.chunks(args.batch_size).enumerate() {
         let pending: Vec<usize> = (0..batch.len())
