@@ -56,12 +56,11 @@ pub fn stage(enabled: bool, stage: &str) {
         "hyde-eval: {stage} ({:.1} s)",
         started.elapsed().as_secs_f64()
     );
+    let mut current = lock_current();
     TOTAL.store(0, Ordering::Relaxed);
     DONE.store(0, Ordering::Relaxed);
-    *CURRENT
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner()) =
-        Some((stage.to_owned(), Instant::now()));
+    *current = Some((stage.to_owned(), Instant::now()));
+    drop(current);
     HEARTBEAT.get_or_init(|| {
         let interval = interval(std::env::var(INTERVAL_VARIABLE).ok().as_deref());
         let terminal = std::io::stderr().is_terminal();
@@ -86,12 +85,17 @@ fn interval(value: Option<&str>) -> Duration {
         .map_or(DEFAULT_INTERVAL, Duration::from_millis)
 }
 
-/// The heartbeat's line for the current stage, if one runs.
-fn heartbeat_line() -> Option<String> {
-    let (stage, stage_started) = CURRENT
+/// The current stage; the stage and its count change together under this lock.
+fn lock_current() -> std::sync::MutexGuard<'static, Option<(String, Instant)>> {
+    CURRENT
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .clone()?;
+}
+
+/// The heartbeat's line for the current stage, if one runs.
+fn heartbeat_line() -> Option<String> {
+    let current = lock_current();
+    let (stage, stage_started) = current.as_ref()?;
     let total_elapsed = STARTED
         .get()
         .map_or(0.0, |started| started.elapsed().as_secs_f64());
@@ -165,8 +169,11 @@ pub fn counted(enabled: bool, draw: bool, length: usize, message: &'static str) 
             counting: false,
         };
     }
-    DONE.store(0, Ordering::Relaxed);
-    TOTAL.store(length as u64, Ordering::Relaxed);
+    {
+        let _current = lock_current();
+        DONE.store(0, Ordering::Relaxed);
+        TOTAL.store(length as u64, Ordering::Relaxed);
+    }
     let bar = if draw && std::io::stderr().is_terminal() {
         DRAWING.store(true, Ordering::Relaxed);
         let bar = ProgressBar::with_draw_target(Some(length as u64), ProgressDrawTarget::stderr());
@@ -207,6 +214,7 @@ impl Counted {
     pub fn finish_and_clear(&self) {
         self.bar.finish_and_clear();
         if self.counting {
+            let _current = lock_current();
             TOTAL.store(0, Ordering::Relaxed);
             DRAWING.store(false, Ordering::Relaxed);
         }

@@ -119,6 +119,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
             qrels,
             run_files,
             extra,
+            keep_other_results: false,
         };
         write_report(&output_dir, &results, parts)
     });

@@ -119,8 +119,9 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
                 parts.run_files.clear();
             }
             parts.extra = extra;
-            // Again, in case another run wrote the report meanwhile.
-            check_replacement()?;
+            // Checked again under the output directory's lock, in case another run
+            // wrote the report meanwhile.
+            parts.keep_other_results = !settings.force;
             write_report(&settings.output_dir, &results, parts)
         });
         (settings.output_dir.as_path(), write)

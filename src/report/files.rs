@@ -339,7 +339,19 @@ pub fn write_directory<'a, F: Into<ReportFile<'a>>>(
     name: &str,
     files: impl IntoIterator<Item = (String, F)>,
 ) -> Result<PathBuf, Error> {
+    write_directory_checked(output_dir, name, files, &|| Ok(()))
+}
+
+/// [`write_directory`], with `check` run with [`check_destination`] before the build and
+/// again under the lock, just before the swap.
+fn write_directory_checked<'a, F: Into<ReportFile<'a>>>(
+    output_dir: &Path,
+    name: &str,
+    files: impl IntoIterator<Item = (String, F)>,
+    check: &dyn Fn() -> Result<(), Error>,
+) -> Result<PathBuf, Error> {
     check_destination(output_dir, name)?;
+    check()?;
     std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
     {
         let _lock = DirectoryLock::acquire(output_dir)?;
@@ -390,6 +402,7 @@ pub fn write_directory<'a, F: Into<ReportFile<'a>>>(
     // last one left it, checks it again and swaps in a complete directory.
     let _lock = DirectoryLock::acquire(output_dir)?;
     check_destination(output_dir, name)?;
+    check()?;
     critical(|| {
         if destination.exists() {
             std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
@@ -436,6 +449,9 @@ pub struct ReportParts<'a> {
     /// `(configuration, content)`, written as `runs/<configuration>.run`.
     pub run_files: Vec<(String, ReportFile<'a>)>,
     pub extra: Vec<(String, Vec<u8>)>,
+    /// Refuse to replace a report whose results this one would not write again (see
+    /// [`check_report_replacement`]); `run` without `--force`.
+    pub keep_other_results: bool,
 }
 
 impl ReportParts<'_> {
@@ -468,6 +484,7 @@ impl ReportParts<'_> {
                 })
                 .collect(),
             extra: Vec::new(),
+            keep_other_results: false,
         }
     }
 }
@@ -564,7 +581,8 @@ fn judged_qrels(dataset: &Dataset, relevance_level: Grade) -> Vec<u8> {
 }
 
 /// Writes the report for `results` (`results.json`, `per_query.csv` and `parts`) into
-/// `output_dir/<run name>`, replacing any previous one. Returns the report directory.
+/// `output_dir/<run name>`, replacing a previous one (unless
+/// [`ReportParts::keep_other_results`] keeps it). Returns the report directory.
 pub fn write_report(
     output_dir: &Path,
     results: &Results,
@@ -579,10 +597,28 @@ pub fn write_report(
             })),
         ),
     ];
-    write_directory(
+    let configurations: Vec<String> = results
+        .configurations
+        .iter()
+        .map(|configuration| configuration.name.clone())
+        .collect();
+    let keep_other_results = parts.keep_other_results;
+    let check = || {
+        if !keep_other_results {
+            return Ok(());
+        }
+        check_report_replacement(
+            output_dir,
+            &results.run_name,
+            &results.dataset.name,
+            &configurations,
+        )
+    };
+    write_directory_checked(
         output_dir,
         &results.run_name,
         files.into_iter().chain(parts.into_files()),
+        &check,
     )
 }
 
