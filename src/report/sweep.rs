@@ -218,4 +218,16 @@ mod tests {
         assert_eq!(file_slug("ndcg@10"), "ndcg-10");
         assert_eq!(file_slug("hyde-3b"), "hyde-3b");
     }
+
+    #[test]
+    fn shell_words_and_toml_keys() {
+        assert_eq!(shell_word("bm25.bm25_k1=0.9"), "bm25.bm25_k1=0.9");
+        assert_eq!(
+            shell_word("b.weights={ semantic = 1, lexical = 0, temporal = 0 }"),
+            "'b.weights={ semantic = 1, lexical = 0, temporal = 0 }'"
+        );
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(toml_key("hyde-3b"), "hyde-3b");
+        assert_eq!(toml_key("my blend"), "\"my blend\"");
+    }
 }
