@@ -59,27 +59,23 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
     let gate_settings = settings::resolve_gate(&command.gate.options(), &file)?;
     // Read the baseline before the (possibly long) run, so a bad path fails fast.
     let baseline = load_baseline(gate_settings.as_ref())?;
-    let configuration_names: Vec<String> = settings
-        .run
-        .configurations
-        .iter()
-        .map(|configuration| configuration.name.clone())
-        .collect();
-    let dataset_name = dataset.manifest.name.clone();
-    let check_replacement = || {
-        if settings.force {
-            return Ok(());
-        }
-        check_report_replacement(
-            &settings.output_dir,
-            &settings.run.run_name,
-            &dataset_name,
-            &configuration_names,
-        )
-    };
     // Run files are written as the rankings stream by, beside the report they join.
     let run_files = if settings.write_reports {
-        check_replacement()?;
+        // Before the (possibly long) run, so a report it may not replace fails fast.
+        if !settings.force {
+            let configurations: Vec<String> = settings
+                .run
+                .configurations
+                .iter()
+                .map(|configuration| configuration.name.clone())
+                .collect();
+            check_report_replacement(
+                &settings.output_dir,
+                &settings.run.run_name,
+                &dataset.manifest.name,
+                &configurations,
+            )?;
+        }
         Some(RunSpool::create(
             &settings.output_dir,
             &settings.run.run_name,
