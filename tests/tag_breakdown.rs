@@ -111,3 +111,59 @@ fn tag_metrics_match_the_hand_computation() {
     assert!(page.contains("<h2 id=\"tags\">By query tag</h2>"), "{page}");
     assert!(page.contains("<th>cache (2)</th><th>exact (2)</th>"));
 }
+
+#[test]
+fn devmem_tags_count_their_queries_and_average_their_per_query_values() {
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(common::repo_path("reports/baseline.json")).unwrap())
+            .unwrap();
+    // Counted by hand in datasets/devmem/queries.jsonl: nine queries carry a second
+    // tag, `pt`, besides their kind.
+    let expected_counts = [
+        ("exact", 20),
+        ("general", 10),
+        ("multi-concept", 16),
+        ("pt", 9),
+        ("synonym", 28),
+        ("temporal", 16),
+    ];
+    let tags_of = |query: &str| -> Vec<String> {
+        results["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|detail| detail["id"] == query)
+            .map(|detail| serde_json::from_value(detail["tags"].clone()).unwrap())
+            .unwrap()
+    };
+    for configuration in results["configurations"].as_array().unwrap() {
+        let by_tag = configuration["by_tag"].as_array().unwrap();
+        let counts: Vec<(&str, u64)> = by_tag
+            .iter()
+            .map(|entry| {
+                (
+                    entry["tag"].as_str().unwrap(),
+                    entry["queries"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(counts, expected_counts);
+        for entry in by_tag {
+            let tag = entry["tag"].as_str().unwrap();
+            let values: Vec<f64> = configuration["per_query"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|record| {
+                    tags_of(record["query"].as_str().unwrap())
+                        .iter()
+                        .any(|t| t == tag)
+                })
+                .map(|record| record["metrics"]["ndcg@10"].as_f64().unwrap())
+                .collect();
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            let stored = entry["macro"]["ndcg@10"].as_f64().unwrap();
+            assert!((mean - stored).abs() < 1e-12, "{tag}: {mean} vs {stored}");
+        }
+    }
+}
