@@ -1,6 +1,6 @@
 //! Terminal tables: a run's configurations x metrics with the best value per column
-//! marked, then tag, HyDE, backend, scenario and gate sections; a comparison's runs side by
-//! side; a sweep's summary. Pure: returns strings; the commands print them.
+//! marked, then tag, engine, HyDE, backend, scenario and gate sections; a comparison's
+//! runs side by side; a sweep's summary. Pure: returns strings; the commands print them.
 
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
 
@@ -37,8 +37,8 @@ impl Exporter for Terminal {
 }
 
 /// The terminal rendering of a run, section by section: the summary line, the metric
-/// table, then (when they have anything to say) the breakdown by query tag, engine, HyDE, backend, abstention, scenario,
-/// expectation and gate sections.
+/// table, then (when they have anything to say) the breakdown by query tag, engine, HyDE,
+/// backend, abstention, scenario, expectation and gate sections.
 pub fn run_sections(
     results: &Results,
     columns: &[String],
