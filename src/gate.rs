@@ -22,6 +22,10 @@ use crate::compare::paired::{compare, correct, PairedComparison, SignificanceSet
 use crate::error::{Error, Problem, Problems};
 use crate::results::stored::StoredResults;
 
+/// The version of `gate.json` (`schemas/gate.schema.json`); bumped whenever a field
+/// changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// A metric and the largest drop the gate tolerates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Threshold {
@@ -131,6 +135,8 @@ pub struct TargetCheck {
 /// The gate's verdict and everything behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     pub passed: bool,
     /// The baseline's path; `None` when only absolute targets were checked.
     pub baseline: Option<String>,
@@ -193,6 +199,7 @@ pub fn run_gate(
         checks.iter().any(|check| check.failed) || target_checks.iter().any(|check| check.failed);
     let passed = made_checks && !any_failed && counted_expectations == 0;
     Ok(GateReport {
+        schema_version: SCHEMA_VERSION,
         passed,
         baseline: baseline.map(|(_, path)| path.display().to_string()),
         options: GateOptions {

@@ -48,6 +48,8 @@ fn main() -> ExitCode {
         Command::Cache {
             action: CacheAction::Clear(args),
         } => commands::cache_clear(args),
+        Command::Completions(args) => commands::completions(args),
+        Command::Man(args) => commands::man(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -8,6 +8,7 @@ mod engine;
 mod eval;
 mod merge;
 mod run;
+mod shell;
 mod tools;
 
 pub use dataset::*;
@@ -15,6 +16,7 @@ pub use engine::*;
 pub use eval::*;
 pub use merge::*;
 pub use run::*;
+pub use shell::*;
 pub use tools::*;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -132,6 +134,12 @@ pub enum Command {
         #[command(subcommand)]
         action: CacheAction,
     },
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell.
+    #[command(after_long_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the man page hyde-eval(1), or write it with a page per subcommand.
+    #[command(after_long_help = MAN_EXAMPLES)]
+    Man(ManArgs),
 }
 
 /// A value parser for a domain enum: its `choices` (each value with a line of help),

@@ -15,6 +15,7 @@ mod models;
 mod record;
 mod report;
 mod run;
+mod shell;
 mod sweep;
 
 pub use baseline::baseline_update;
@@ -29,6 +30,7 @@ pub use models::models_fetch;
 pub use record::record;
 pub use report::report;
 pub use run::run;
+pub use shell::{completions, man};
 pub use sweep::{execute_sweep, sweep};
 
 use std::io::Write;

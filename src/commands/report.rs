@@ -54,6 +54,17 @@ pub(super) fn write_html_report(
     let mut sweeps = Vec::new();
     for path in sweep_paths {
         let sweep: SweepResults = read_json(path, "sweep.json")?;
+        if sweep.schema_version != crate::sweep::SCHEMA_VERSION {
+            return Err(Error::problem(Problem::new(
+                path,
+                None,
+                format!(
+                    "schema version {} is not the {} this hyde-eval reads",
+                    sweep.schema_version,
+                    crate::sweep::SCHEMA_VERSION
+                ),
+            )));
+        }
         if sweep.dataset.content_hash != results.dataset.content_hash {
             return Err(Error::problem(
                 Problem::new(

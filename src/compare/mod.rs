@@ -11,6 +11,10 @@ use crate::error::Error;
 use crate::results::stored::StoredResults;
 use paired::{compare, correct, significance_mark, PairedComparison, SignificanceSettings};
 
+/// The version of `compare.json` (`schemas/compare.schema.json`); bumped whenever a
+/// field changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// What a run cost; `None` fields were not recorded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Accounting {
@@ -40,6 +44,8 @@ pub struct CompareRow {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompareReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     pub dataset: String,
     pub content_hash: String,
     pub metric: String,
@@ -143,6 +149,7 @@ pub fn build(
         rows[row].comparisons[column - 1] = Some(comparison);
     }
     Ok(CompareReport {
+        schema_version: SCHEMA_VERSION,
         dataset: reference.dataset.name.clone(),
         content_hash: reference.dataset.content_hash.clone(),
         metric,

@@ -401,6 +401,8 @@ pub fn build_results(
                 plan: configuration.plan(),
                 params: configuration.params.clone(),
                 macro_metrics,
+                // Filled below from the document's queries (`add_tag_breakdowns`).
+                by_tag: Vec::new(),
                 counts: Counts {
                     queries: digest.queries,
                     evaluated,
@@ -451,6 +453,7 @@ pub fn build_results(
         facts: Vec::new(),
     };
     results.facts = details::fact_details(dataset, &results);
+    crate::results::by_tag::add_tag_breakdowns(&mut results);
     results
 }
 

@@ -200,6 +200,10 @@ pub fn report_files(
         sweep_sections.push(sweep_section(sweep, &pngs, index + 1));
     }
 
+    let has_tags = results
+        .configurations
+        .first()
+        .is_some_and(|configuration| !configuration.by_tag.is_empty());
     let page = html! {
         (DOCTYPE)
         html lang="en" {
@@ -221,6 +225,7 @@ pub fn report_files(
                 nav.muted {
                     a href="#dataset" { "Dataset" } " · "
                     a href="#metrics" { "Metrics" } " · "
+                    @if has_tags { a href="#tags" { "By query tag" } " · " }
                     a href="#configurations" { "Configurations" } " · "
                     a href="#accounting" { "Accounting" } " · "
                     @if !sweep_sections.is_empty() { a href="#sweep-1" { "Sweeps" } " · " }
@@ -233,6 +238,7 @@ pub fn report_files(
                 (metric_table(results))
                 (chart(&bars, "bar chart of the headline metrics per configuration"))
                 (chart(&curves, "recall@k and nDCG@k over the cut-offs"))
+                @if let Some(tags) = tag_section(results, &metric) { (tags) }
                 (configuration_table(results))
                 @if let Some(engine) = engine_section(results, &metric) { (engine) }
                 (accounting_table(results))
@@ -334,6 +340,64 @@ fn metric_table(results: &Results) -> Markup {
             }
         } }
     }
+}
+
+/// The headline metric of each configuration on the evaluated queries of each tag;
+/// `None` when no query has a tag.
+fn tag_section(results: &Results, headline: &str) -> Option<Markup> {
+    let tags = &results.configurations.first()?.by_tag;
+    if tags.is_empty() {
+        return None;
+    }
+    let value = |configuration: &ConfigurationResult, tag: &str| {
+        configuration
+            .by_tag
+            .iter()
+            .find(|entry| entry.tag == tag)
+            .and_then(|entry| entry.macro_metrics.get(headline))
+            .and_then(serde_json::Value::as_f64)
+    };
+    let best: Vec<Option<String>> = tags
+        .iter()
+        .map(|tag| {
+            results
+                .configurations
+                .iter()
+                .filter_map(|configuration| value(configuration, &tag.tag))
+                .reduce(f64::max)
+                .map(|top| format!("{top:.4}"))
+        })
+        .collect();
+    let many = results.configurations.len() > 1;
+    Some(html! {
+        h2 #tags { "By query tag" }
+        p.muted {
+            (headline) " averaged over the evaluated queries of each tag (their number in brackets); "
+            "a query with several tags counts in each. Green = best in column. Every metric is in "
+            code { "results.json" } " (" code { "configurations[].by_tag" } ")."
+        }
+        div.scroll { table {
+            thead { tr {
+                th { "configuration" }
+                @for tag in tags { th { (tag.tag) " (" (tag.queries) ")" } }
+            } }
+            tbody {
+                @for configuration in &results.configurations {
+                    tr {
+                        td { (configuration.name) }
+                        @for (tag, best) in tags.iter().zip(&best) {
+                            @let shown = value(configuration, &tag.tag).map_or("-".to_owned(), |v| format!("{v:.4}"));
+                            @if many && Some(&shown) == best.as_ref() {
+                                td.num.best title="best in column" { (shown) }
+                            } @else {
+                                td.num { (shown) }
+                            }
+                        }
+                    }
+                }
+            }
+        } }
+    })
 }
 
 fn configuration_table(results: &Results) -> Markup {

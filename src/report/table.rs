@@ -1,6 +1,6 @@
 //! Terminal tables: a run's configurations x metrics with the best value per column
-//! marked, then HyDE, backend, scenario and gate sections; a comparison's runs side by
-//! side; a sweep's summary. Pure: returns strings; the commands print them.
+//! marked, then tag, engine, HyDE, backend, scenario and gate sections; a comparison's
+//! runs side by side; a sweep's summary. Pure: returns strings; the commands print them.
 
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
 
@@ -10,7 +10,7 @@ use crate::compare::paired::significance_mark;
 use crate::compare::{cell_text, legend, optional, CompareReport};
 use crate::error::Error;
 use crate::gate::{GateCheck, GateReport};
-use crate::results::Results;
+use crate::results::{ConfigurationResult, Results};
 use crate::sweep::{ConfigurationSweep, SweepDescription, SweepResults};
 
 /// The terminal exporter (comfy-table).
@@ -37,8 +37,8 @@ impl Exporter for Terminal {
 }
 
 /// The terminal rendering of a run, section by section: the summary line, the metric
-/// table, then (when they have anything to say) HyDE, backend, abstention, scenario,
-/// expectation and gate sections.
+/// table, then (when they have anything to say) the breakdown by query tag, engine, HyDE,
+/// backend, abstention, scenario, expectation and gate sections.
 pub fn run_sections(
     results: &Results,
     columns: &[String],
@@ -47,6 +47,7 @@ pub fn run_sections(
     let mut sections = vec![summary_line(results), metric_table(results, columns)];
     sections.extend(
         [
+            tag_table(results, columns),
             engine_table(results, columns),
             hyde_table(results),
             backend_table(results),
@@ -99,28 +100,40 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
             .map(|metric| Cell::new(header(metric)).set_alignment(CellAlignment::Right)),
     );
     table.set_header(headers);
-    let value = |configuration: &crate::results::ConfigurationResult, metric: &str| {
+    let value = |configuration: &ConfigurationResult, metric: &str| {
         configuration
             .macro_metrics
             .get(metric)
             .and_then(|value| value.as_f64())
             .unwrap_or(0.0)
     };
-    let best: Vec<String> = metrics
+    add_starred_rows(&mut table, results, metrics, |c, metric| value(c, metric));
+    table.to_string()
+}
+
+/// One row per configuration with `value(configuration, column)` for each of `columns`;
+/// the best value of each column (ties included, as shown) is bold and starred.
+fn add_starred_rows<C>(
+    table: &mut Table,
+    results: &Results,
+    columns: &[C],
+    value: impl Fn(&ConfigurationResult, &C) -> f64,
+) {
+    let best: Vec<String> = columns
         .iter()
-        .map(|metric| {
+        .map(|column| {
             let top = results
                 .configurations
                 .iter()
-                .map(|c| value(c, metric))
+                .map(|c| value(c, column))
                 .fold(f64::NEG_INFINITY, f64::max);
             format!("{top:.4}")
         })
         .collect();
     for configuration in &results.configurations {
         let mut row = vec![Cell::new(&configuration.name)];
-        for (metric, best) in metrics.iter().zip(&best) {
-            let shown = format!("{:.4}", value(configuration, metric));
+        for (column, best) in columns.iter().zip(&best) {
+            let shown = format!("{:.4}", value(configuration, column));
             let cell = if shown == *best && results.configurations.len() > 1 {
                 Cell::new(format!("{shown}*")).add_attribute(Attribute::Bold)
             } else {
@@ -130,14 +143,12 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
         }
         table.add_row(row);
     }
-    table.to_string()
 }
 
-/// The metric an engine section headlines (nDCG@10, else the deepest nDCG column,
-/// else the first column) and the ANN recall cut-off beside it (the metric's own, else the deepest).
-pub fn engine_headline(results: &Results, columns: &[String]) -> Option<(String, String)> {
-    let engine = results.engine.as_ref()?;
-    let metric = columns
+/// The metric a one-metric section headlines: nDCG@10, else the deepest nDCG column,
+/// else the first column.
+pub fn headline_metric(columns: &[String]) -> Option<&String> {
+    columns
         .iter()
         .find(|column| *column == "ndcg@10")
         .or_else(|| {
@@ -146,8 +157,41 @@ pub fn engine_headline(results: &Results, columns: &[String]) -> Option<(String,
                 .rev()
                 .find(|column| column.starts_with("ndcg@"))
         })
-        .or(columns.first())?
-        .clone();
+        .or(columns.first())
+}
+
+/// The headline metric of each configuration (rows) on the queries of each tag
+/// (columns, headed `tag (evaluated queries)`), the best of each column starred; `None`
+/// when no query has a tag.
+pub fn tag_table(results: &Results, columns: &[String]) -> Option<String> {
+    let metric = headline_metric(columns)?;
+    let tags = &results.configurations.first()?.by_tag;
+    if tags.is_empty() {
+        return None;
+    }
+    let mut table = new_table();
+    let mut headers = vec![Cell::new(format!("{} by query tag", header(metric)))];
+    headers.extend(tags.iter().map(|tag| {
+        Cell::new(format!("{} ({})", tag.tag, tag.queries)).set_alignment(CellAlignment::Right)
+    }));
+    table.set_header(headers);
+    add_starred_rows(&mut table, results, tags, |configuration, tag| {
+        configuration
+            .by_tag
+            .iter()
+            .find(|entry| entry.tag == tag.tag)
+            .and_then(|entry| entry.macro_metrics.get(metric))
+            .and_then(|value| value.as_f64())
+            .unwrap_or(0.0)
+    });
+    Some(table.to_string())
+}
+
+/// The metric an engine section headlines ([`headline_metric`]) and the ANN recall
+/// cut-off beside it (the metric's own, else the deepest).
+pub fn engine_headline(results: &Results, columns: &[String]) -> Option<(String, String)> {
+    let engine = results.engine.as_ref()?;
+    let metric = headline_metric(columns)?.clone();
     let recalls = &engine.configurations.first()?.ann_recall;
     let recall = metric
         .split_once('@')

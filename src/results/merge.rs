@@ -84,7 +84,7 @@ pub fn merge(shards: &[ShardResults], run_name: &str) -> Result<Results, Error> 
     facts.sort_by_key(|(position, _)| **position);
     facts.dedup_by_key(|(position, _)| **position);
 
-    Ok(Results {
+    let mut merged = Results {
         schema_version: first.schema_version,
         tool: first.tool.clone(),
         run_name: run_name.to_owned(),
@@ -109,7 +109,10 @@ pub fn merge(shards: &[ShardResults], run_name: &str) -> Result<Results, Error> 
         backend: sum_options(shards.iter().map(|shard| &shard.results.backend), add_run),
         queries,
         facts: facts.into_iter().map(|(_, fact)| fact.clone()).collect(),
-    })
+    };
+    // Over the merged records, in dataset order, as an unsharded run computes it.
+    super::by_tag::add_tag_breakdowns(&mut merged);
+    Ok(merged)
 }
 
 /// One configuration of the merged document from its part in each shard.

@@ -1,12 +1,14 @@
 //! The results document: [`Results`] is the contract, a versioned, deterministic JSON
 //! document (`results.json`) that the gate, comparisons, sweeps and reports read, and
 //! that another tool can read without hyde-eval's code. This module owns its types and
-//! nothing that renders or computes them: the pipeline's run assembles a document
-//! (`pipeline::run`), `digest` reduces the rankings streaming out of the pipeline to its
-//! per-query records, `stored` is the read model of a file on disk, `shard` and `merge`
-//! split a run across machines and put it back together, and `report` renders it.
+//! nothing that renders them: the pipeline's run assembles a document (`pipeline::run`),
+//! `digest` reduces the rankings streaming out of the pipeline to its per-query records,
+//! `by_tag` breaks the macro averages down by query tag, `stored` is the read model of a
+//! file on disk, `shard` and `merge` split a run across machines and put it back
+//! together, and `report` renders it.
 
 pub mod accounting;
+pub mod by_tag;
 pub mod details;
 pub mod digest;
 pub mod engine;
@@ -101,6 +103,10 @@ pub struct ConfigurationResult {
     /// Macro averages over evaluated queries, in metric order.
     #[serde(rename = "macro")]
     pub macro_metrics: Map<String, Value>,
+    /// The macro averages of the evaluated queries of each tag, in tag order; absent
+    /// when no query has a tag.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_tag: Vec<by_tag::TagMetrics>,
     pub counts: Counts,
     /// HyDE accounting; `null` for configurations that use no hypotheses.
     pub hyde: Option<HydeSummary>,
