@@ -10,7 +10,7 @@
 //! A shape it cannot use (llama.cpp's per-token vectors from a model served without
 //! pooling, base64 strings) is named plainly.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
@@ -451,11 +451,21 @@ impl EmbeddingProvider for RemoteProvider {
         let prefix = self.prefix(input_type);
         let prepared: Vec<String> = texts.iter().map(|text| format!("{prefix}{text}")).collect();
         let batches: Vec<&[String]> = prepared.chunks(self.settings.batch_size.max(1)).collect();
+        // After rejected credentials no further batch is sent (`None`): every one would
+        // be refused the same way (Titan on Bedrock sends a request per text).
+        let refused = AtomicBool::new(false);
         let answers = map_in_parallel(&batches, self.client.settings().max_in_flight, |batch| {
-            self.embed_batch(batch, input_type)
+            if refused.load(Ordering::Relaxed) {
+                return None;
+            }
+            let answer = self.embed_batch(batch, input_type);
+            if matches!(answer, Err(Error::BackendFatal(_))) {
+                refused.store(true, Ordering::Relaxed);
+            }
+            Some(answer)
         });
         let mut vectors = Vec::with_capacity(texts.len());
-        for answer in answers {
+        for answer in answers.into_iter().flatten() {
             vectors.extend(answer?);
         }
         Ok(vectors)
