@@ -364,15 +364,14 @@ fn bedrock_server(
             };
             return bedrock_error(403, error_type, &problem);
         }
-        let token = request.header("x-amz-security-token");
-        if token.is_some() && token == expired_token {
+        if let Some(token) = request
+            .header("x-amz-security-token")
+            .filter(|token| Some(*token) == expired_token)
+        {
             return bedrock_error(
                 403,
                 "ExpiredTokenException",
-                &format!(
-                    "The security token included in the request is expired: {}",
-                    token.unwrap()
-                ),
+                &format!("The security token included in the request is expired: {token}"),
             );
         }
         if number < throttled {

@@ -1,15 +1,13 @@
-//! Amazon Bedrock's embedding models, as the `bedrock` protocol of [`super::remote`]
+//! Amazon Bedrock's embedding models, as the `bedrock` protocol of `remote.rs`
 //! speaks them through `POST /model/{modelId}/invoke`: Titan Text Embeddings v2 (one
 //! text per request, `dimensions` 256, 512 or 1024, normalized), Titan v1 (one text,
 //! 1536 dimensions) and Cohere Embed v3 (up to 96 texts, `search_query` /
 //! `search_document`).
 //!
 //! This file knows the models' request bodies, answers and limits, and the hints for
-//! Bedrock's errors; signing is [`super::sigv4`]'s, transport the shared HTTP client's.
+//! Bedrock's errors; signing is `sigv4.rs`'s, transport the shared HTTP client's.
 
 use serde_json::{json, Value};
-
-use super::remote::InputType;
 
 /// The Bedrock embedding model families hyde-eval speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,13 +114,9 @@ impl BedrockModel {
         }
     }
 
-    /// The body of one invoke request (Titan: exactly one text).
-    pub fn request(
-        self,
-        texts: &[String],
-        input_type: InputType,
-        dimensions: Option<usize>,
-    ) -> Value {
+    /// The body of one invoke request (Titan: exactly one text); `as_queries` tells
+    /// Cohere the texts are search queries rather than documents.
+    pub fn request(self, texts: &[String], as_queries: bool, dimensions: Option<usize>) -> Value {
         match self {
             BedrockModel::TitanV2 => {
                 let mut body = json!({"inputText": texts[0], "normalize": true});
@@ -134,10 +128,7 @@ impl BedrockModel {
             BedrockModel::TitanV1 => json!({"inputText": texts[0]}),
             BedrockModel::CohereV3 => json!({
                 "texts": texts,
-                "input_type": match input_type {
-                    InputType::Query => "search_query",
-                    InputType::Document => "search_document",
-                },
+                "input_type": if as_queries { "search_query" } else { "search_document" },
                 "truncate": "END",
             }),
         }
@@ -206,16 +197,16 @@ mod tests {
     fn bodies_follow_each_models_schema() {
         let one = vec!["a".to_owned()];
         assert_eq!(
-            BedrockModel::TitanV2.request(&one, InputType::Query, Some(256)),
+            BedrockModel::TitanV2.request(&one, true, Some(256)),
             json!({"inputText": "a", "dimensions": 256, "normalize": true})
         );
         assert_eq!(
-            BedrockModel::TitanV1.request(&one, InputType::Query, None),
+            BedrockModel::TitanV1.request(&one, true, None),
             json!({"inputText": "a"})
         );
         let two = vec!["a".to_owned(), "b".to_owned()];
         assert_eq!(
-            BedrockModel::CohereV3.request(&two, InputType::Document, None),
+            BedrockModel::CohereV3.request(&two, false, None),
             json!({"texts": ["a", "b"], "input_type": "search_document", "truncate": "END"})
         );
     }

@@ -110,7 +110,9 @@ impl Protocol {
                 json!({"model": model, "texts": texts, "embedding_types": ["float"], "truncate": "END"}),
                 "output_dimension",
             ),
-            Protocol::Bedrock(family) => return family.request(texts, input_type, dimensions),
+            Protocol::Bedrock(family) => {
+                return family.request(texts, input_type == InputType::Query, dimensions)
+            }
         };
         let object = body.as_object_mut().expect("an object");
         if let Some(input_type) = self.input_type(input_type) {

@@ -2,31 +2,36 @@
 //! (`POST /model/{modelId}/converse`), one user message per request, answered with the
 //! assistant message's text and its token usage.
 //!
-//! The generator itself (cache, samples, fallbacks) is [`super::openai_chat`]'s; this
+//! The generator itself (cache, samples, fallbacks) is `openai_chat.rs`'s; this
 //! file knows only the request body and the answer. Converse has no `n` and no seed, so
 //! every sample is a request of its own.
 
 use serde_json::{json, Value};
-
-use super::openai_chat::ChatSettings;
 
 /// `/model/{modelId}/converse`.
 pub fn path(model: &str) -> String {
     crate::embed::bedrock::model_path(model, "converse")
 }
 
-/// The Converse body for `prompt` under `settings`.
-pub fn request_body(settings: &ChatSettings, prompt: &str) -> Value {
-    let mut inference = json!({
-        "maxTokens": settings.max_tokens,
-        "temperature": settings.temperature,
+/// How a Converse request samples: `inferenceConfig`.
+pub struct Inference<'a> {
+    pub max_tokens: u32,
+    pub temperature: f64,
+    pub stop: &'a [String],
+}
+
+/// The Converse body for `prompt`.
+pub fn request_body(prompt: &str, inference: &Inference<'_>) -> Value {
+    let mut config = json!({
+        "maxTokens": inference.max_tokens,
+        "temperature": inference.temperature,
     });
-    if !settings.stop.is_empty() {
-        inference["stopSequences"] = json!(settings.stop);
+    if !inference.stop.is_empty() {
+        config["stopSequences"] = json!(inference.stop);
     }
     json!({
         "messages": [{"role": "user", "content": [{"text": prompt}]}],
-        "inferenceConfig": inference,
+        "inferenceConfig": config,
     })
 }
 
@@ -57,28 +62,22 @@ pub fn parse(answer: &Value) -> Result<(String, u64, u64), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::{ChatApi, PromptTemplate};
 
     #[test]
     fn the_body_carries_the_prompt_and_the_inference_settings() {
-        let settings = ChatSettings {
-            api: ChatApi::BedrockConverse {
-                region: "us-east-1".into(),
-            },
-            model: "anthropic.claude-3-haiku-20240307-v1:0".into(),
-            prompt: PromptTemplate::builtin("chatcli-3a").unwrap(),
-            temperature: 0.5,
+        let stop = vec!["\n\n".to_owned()];
+        let inference = Inference {
             max_tokens: 120,
-            use_n_parameter: false,
-            stop: vec!["\n\n".into()],
+            temperature: 0.5,
+            stop: &stop,
         };
         assert_eq!(
-            request_body(&settings, "Question: x"),
+            request_body("Question: x", &inference),
             json!({"messages": [{"role": "user", "content": [{"text": "Question: x"}]}],
                    "inferenceConfig": {"maxTokens": 120, "temperature": 0.5, "stopSequences": ["\n\n"]}})
         );
         assert_eq!(
-            path(&settings.model),
+            path("anthropic.claude-3-haiku-20240307-v1:0"),
             "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse"
         );
     }

@@ -155,7 +155,14 @@ impl ChatGenerator {
         if let ChatApi::BedrockConverse { .. } = settings.api {
             let answer = self.client.post_json(
                 &bedrock_converse::path(&settings.model),
-                &bedrock_converse::request_body(settings, prompt),
+                &bedrock_converse::request_body(
+                    prompt,
+                    &bedrock_converse::Inference {
+                        max_tokens: settings.max_tokens,
+                        temperature: settings.temperature,
+                        stop: &settings.stop,
+                    },
+                ),
             )?;
             let (text, prompt_tokens, completion_tokens) =
                 bedrock_converse::parse(&answer).map_err(HttpFailure::Malformed)?;
