@@ -437,9 +437,10 @@ impl Workspace {
             .arg(self.path("hyde-eval.toml"))
             .arg("--cache-dir")
             .arg(self.path("cache"))
-            .arg("--output-dir")
-            .arg(self.path("reports"))
             .env("HOME", self.directory.path());
+        if args.first() == Some(&"run") {
+            command.arg("--output-dir").arg(self.path("reports"));
+        }
         for variable in AWS_VARIABLES {
             command.env_remove(variable);
         }
@@ -845,5 +846,37 @@ fn converse_writes_hypotheses_signed_and_replays_them_from_the_cache() {
         workspace.results()["backend"]["generation"]["hypotheses_from_cache"],
         270
     );
-    assert_no_secret(&[&first, &second], workspace.directory.path());
+
+    // `record` writes them with their provenance, from the cache.
+    let copy = workspace.path("devmem");
+    std::fs::create_dir_all(&copy).unwrap();
+    for file in ["dataset.toml", "facts.jsonl", "queries.jsonl", "qrels.tsv"] {
+        std::fs::copy(
+            common::repo_path("datasets/devmem").join(file),
+            copy.join(file),
+        )
+        .unwrap();
+    }
+    let record = workspace.run(
+        &[
+            "record",
+            "--generator",
+            "claude",
+            "--dataset",
+            copy.to_str().unwrap(),
+            "--configurations",
+            "hyde-3a,multi-hyde",
+        ],
+        &ENV_CREDENTIALS,
+    );
+    assert_success(&record);
+    assert_eq!(server.request_count(), 270);
+    let recorded = std::fs::read_to_string(copy.join("hypotheses.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(recorded.lines().next().unwrap()).unwrap();
+    assert_eq!(line["source"]["generator"], "bedrock-converse (claude)");
+    assert_eq!(
+        line["source"]["model"],
+        "anthropic.claude-3-haiku-20240307-v1:0"
+    );
+    assert_no_secret(&[&first, &second, &record], workspace.directory.path());
 }
