@@ -6,7 +6,9 @@
 //!
 //! API keys are read from the environment variable a backend names, sent only in the
 //! `Authorization` (or provider-specific) header, and redacted from anything a server
-//! echoes back: no error, log line or cache entry built here can contain one.
+//! echoes back: no error, log line or cache entry built here can contain one. Backends
+//! that sign each request instead (AWS Signature Version 4) give the client a
+//! [`RequestSigner`], asked for fresh headers on every attempt, retries included.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -153,6 +155,14 @@ impl Method {
     }
 }
 
+/// Signs one attempt of a request: the headers to add (`Authorization` and whatever the
+/// signature covers), from the method, the full URL and the exact body bytes sent.
+pub trait RequestSigner: Send + Sync {
+    fn headers(&self, method: Method, url: &str, payload: &[u8]) -> Vec<(String, String)>;
+    /// `text` with every secret the signer holds replaced.
+    fn redact(&self, text: &str) -> String;
+}
+
 /// Request counts of one client.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HttpCounts {
@@ -168,6 +178,7 @@ pub struct HttpClient {
     secret: Option<Secret>,
     /// A header that carries the bare secret beside the bearer token (`x-chroma-token`).
     token_header: Option<&'static str>,
+    signer: Option<Box<dyn RequestSigner>>,
     in_flight: Mutex<usize>,
     slot_freed: Condvar,
     /// The earliest start of the next request under the requests-per-minute limit.
@@ -198,6 +209,7 @@ impl HttpClient {
             settings,
             secret,
             token_header: None,
+            signer: None,
             in_flight: Mutex::new(0),
             slot_freed: Condvar::new(),
             next_start: Mutex::new(Instant::now()),
@@ -213,6 +225,12 @@ impl HttpClient {
         self
     }
 
+    /// Signs every attempt with `signer` (in addition to any secret).
+    pub fn with_signer(mut self, signer: Box<dyn RequestSigner>) -> HttpClient {
+        self.signer = Some(signer);
+        self
+    }
+
     pub fn settings(&self) -> &HttpSettings {
         &self.settings
     }
@@ -224,11 +242,15 @@ impl HttpClient {
         }
     }
 
-    /// `text` with the API key redacted.
+    /// `text` with the API key (and the signer's secrets) redacted.
     pub fn redact(&self, text: &str) -> String {
-        match &self.secret {
+        let text = match &self.secret {
             Some(secret) => secret.redact(text),
             None => text.to_owned(),
+        };
+        match &self.signer {
+            Some(signer) => signer.redact(&text),
+            None => text,
         }
     }
 
@@ -328,14 +350,14 @@ impl HttpClient {
         payload: Option<&[u8]>,
     ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
         let with_body = |builder: ureq::RequestBuilder<ureq::typestate::WithBody>| {
-            self.authorize(builder)
+            self.authorize(builder, method, url, payload.unwrap_or_default())
                 .header("Content-Type", "application/json")
                 .send(payload.unwrap_or_default())
         };
         let without_body =
             |builder: ureq::RequestBuilder<ureq::typestate::WithoutBody>| match payload {
                 Some(_) => with_body(builder.force_send_body()),
-                None => self.authorize(builder).call(),
+                None => self.authorize(builder, method, url, &[]).call(),
             };
         match method {
             Method::Get => without_body(self.agent.get(url)),
@@ -345,8 +367,19 @@ impl HttpClient {
         }
     }
 
-    /// `builder` with the secret's headers, when there is a secret.
-    fn authorize<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+    /// `builder` with the signer's headers and the secret's, when there are any.
+    fn authorize<B>(
+        &self,
+        mut builder: ureq::RequestBuilder<B>,
+        method: Method,
+        url: &str,
+        payload: &[u8],
+    ) -> ureq::RequestBuilder<B> {
+        if let Some(signer) = &self.signer {
+            for (name, value) in signer.headers(method, url, payload) {
+                builder = builder.header(name, value);
+            }
+        }
         let Some(secret) = &self.secret else {
             return builder;
         };

@@ -33,7 +33,7 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         generator.generate_all(&dataset.queries, n)
     })??;
     let source = choice.chat.source(
-        &format!("openai-chat ({})", choice.name),
+        &format!("{} ({})", choice.chat.api.kind(), choice.name),
         Some(chrono::Utc::now().format("%Y-%m-%d").to_string()),
     );
     let mut lines = Vec::new();

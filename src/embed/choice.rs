@@ -65,15 +65,17 @@ pub fn build(
         },
         EmbedderChoice::Local { model_dir } => cached(Box::new(LocalProvider::load(model_dir)?), cache),
         EmbedderChoice::Remote(choice) => {
-            let secret = Secret::for_backend(
-                &format!("[embedders.{}]", choice.name),
-                &choice.http,
-                cache.offline,
-            )?;
-            let provider = RemoteProvider::new(
-                choice.remote.clone(),
-                HttpClient::new(choice.http.clone(), secret),
-            );
+            let table = format!("[embedders.{}]", choice.name);
+            let client = match &choice.remote.aws_region {
+                Some(region) => {
+                    super::sigv4::bedrock_client(&table, &choice.http, region, cache.offline)?
+                }
+                None => HttpClient::new(
+                    choice.http.clone(),
+                    Secret::for_backend(&table, &choice.http, cache.offline)?,
+                ),
+            };
+            let provider = RemoteProvider::new(choice.remote.clone(), client);
             cached(Box::new(provider), cache)
         }
     }

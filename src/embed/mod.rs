@@ -4,8 +4,12 @@
 //! the same trait. [`embed_checked`] is the one place that validates what a provider
 //! returns (count, dimension, finiteness), so no stage above it sees a malformed vector.
 //! `local` runs a sentence-transformers model in-process; `remote` speaks the OpenAI,
-//! Voyage and Cohere embedding APIs; `cached` puts the on-disk cache in front of either.
+//! Voyage, Cohere and Amazon Bedrock embedding APIs (`bedrock`, signed by `sigv4` with
+//! the credentials of `aws_credentials`); `cached` puts the on-disk cache in front of
+//! either.
 
+pub mod aws_credentials;
+pub mod bedrock;
 pub mod cached;
 pub mod choice;
 mod concept;
@@ -13,6 +17,7 @@ mod hash;
 pub mod local;
 pub mod remote;
 pub mod segment;
+pub mod sigv4;
 
 use serde::Serialize;
 

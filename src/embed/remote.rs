@@ -1,5 +1,6 @@
 //! HTTP embedding providers: `openai` (any OpenAI-compatible `/embeddings` endpoint:
-//! OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio, TEI), `voyage` and `cohere`.
+//! OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio, TEI), `voyage`, `cohere` and
+//! `bedrock` (Amazon Bedrock's Titan and Cohere models, [`super::bedrock`]).
 //!
 //! One [`RemoteProvider`] sends texts in batches of `batch_size` over the shared
 //! [`HttpClient`] (timeouts, retries, requests in flight, rate limit); the wire format of
@@ -9,11 +10,12 @@
 //! A shape it cannot use (llama.cpp's per-token vectors from a model served without
 //! pooling, base64 strings) is named plainly.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
+use super::bedrock::{self, BedrockModel};
 use super::{EmbeddingProvider, ProviderIdentity, TextKind};
 use crate::error::Error;
 use crate::http::{map_in_parallel, HttpClient, HttpFailure};
@@ -24,6 +26,8 @@ pub enum Protocol {
     OpenAi,
     Voyage,
     Cohere,
+    /// Amazon Bedrock's invoke API, one model family's body per request.
+    Bedrock(BedrockModel),
 }
 
 impl Protocol {
@@ -32,9 +36,11 @@ impl Protocol {
             Protocol::OpenAi => "openai",
             Protocol::Voyage => "voyage",
             Protocol::Cohere => "cohere",
+            Protocol::Bedrock(_) => "bedrock",
         }
     }
 
+    /// The protocols whose only setting is their name (Bedrock's needs the model).
     pub fn from_name(name: &str) -> Option<Protocol> {
         match name {
             "openai" => Some(Protocol::OpenAi),
@@ -44,12 +50,14 @@ impl Protocol {
         }
     }
 
-    /// The vendor's endpoint, used when the config names none.
-    pub fn default_base_url(self) -> &'static str {
+    /// The vendor's endpoint, used when the config names none (Bedrock's depends on
+    /// the region: [`bedrock::default_endpoint`]).
+    pub fn default_base_url(self) -> Option<&'static str> {
         match self {
-            Protocol::OpenAi => "https://api.openai.com/v1",
-            Protocol::Voyage => "https://api.voyageai.com/v1",
-            Protocol::Cohere => "https://api.cohere.com/v2",
+            Protocol::OpenAi => Some("https://api.openai.com/v1"),
+            Protocol::Voyage => Some("https://api.voyageai.com/v1"),
+            Protocol::Cohere => Some("https://api.cohere.com/v2"),
+            Protocol::Bedrock(_) => None,
         }
     }
 
@@ -61,13 +69,15 @@ impl Protocol {
             Protocol::OpenAi => None,
             Protocol::Voyage => Some("VOYAGE_API_KEY"),
             Protocol::Cohere => Some("CO_API_KEY"),
+            Protocol::Bedrock(_) => None,
         }
     }
 
-    /// The API's name for the input type (`None`: the API has none).
+    /// The API's name for the input type (`None`: the API has none, or Bedrock's model
+    /// body places it).
     pub fn input_type(self, kind: InputType) -> Option<&'static str> {
         match (self, kind) {
-            (Protocol::OpenAi, _) => None,
+            (Protocol::OpenAi | Protocol::Bedrock(_), _) => None,
             (Protocol::Voyage, InputType::Query) => Some("query"),
             (Protocol::Voyage, InputType::Document) => Some("document"),
             (Protocol::Cohere, InputType::Query) => Some("search_query"),
@@ -75,10 +85,11 @@ impl Protocol {
         }
     }
 
-    fn path(self) -> &'static str {
+    fn path(self, model: &str) -> String {
         match self {
-            Protocol::OpenAi | Protocol::Voyage => "/embeddings",
-            Protocol::Cohere => "/embed",
+            Protocol::OpenAi | Protocol::Voyage => "/embeddings".into(),
+            Protocol::Cohere => "/embed".into(),
+            Protocol::Bedrock(_) => bedrock::model_path(model, "invoke"),
         }
     }
 
@@ -89,11 +100,18 @@ impl Protocol {
         input_type: InputType,
         dimensions: Option<usize>,
     ) -> Value {
-        let mut body = match self {
-            Protocol::OpenAi => json!({"model": model, "input": texts, "encoding_format": "float"}),
-            Protocol::Voyage => json!({"model": model, "input": texts}),
-            Protocol::Cohere => {
-                json!({"model": model, "texts": texts, "embedding_types": ["float"], "truncate": "END"})
+        let (mut body, dimension_field) = match self {
+            Protocol::OpenAi => (
+                json!({"model": model, "input": texts, "encoding_format": "float"}),
+                "dimensions",
+            ),
+            Protocol::Voyage => (json!({"model": model, "input": texts}), "output_dimension"),
+            Protocol::Cohere => (
+                json!({"model": model, "texts": texts, "embedding_types": ["float"], "truncate": "END"}),
+                "output_dimension",
+            ),
+            Protocol::Bedrock(family) => {
+                return family.request(texts, input_type == InputType::Query, dimensions)
             }
         };
         let object = body.as_object_mut().expect("an object");
@@ -101,11 +119,7 @@ impl Protocol {
             object.insert("input_type".into(), json!(input_type));
         }
         if let Some(dimensions) = dimensions {
-            let field = match self {
-                Protocol::OpenAi => "dimensions",
-                Protocol::Voyage | Protocol::Cohere => "output_dimension",
-            };
-            object.insert(field.into(), json!(dimensions));
+            object.insert(dimension_field.into(), json!(dimensions));
         }
         body
     }
@@ -173,6 +187,7 @@ impl Protocol {
                     .unwrap_or(0);
                 (list.iter().collect(), tokens)
             }
+            Protocol::Bedrock(_) => bedrock::answer_items(answer)?,
         };
         let vectors = items
             .into_iter()
@@ -252,6 +267,8 @@ pub struct RemoteSettings {
     /// Prepended to every query / document text (e.g. nomic's `search_query: `).
     pub query_prefix: String,
     pub document_prefix: String,
+    /// The AWS region requests are signed for (`bedrock` only).
+    pub aws_region: Option<String>,
 }
 
 /// Tokens and texts of one provider (requests are the client's).
@@ -321,9 +338,14 @@ impl RemoteProvider {
     fn failure(&self, what: &str, failure: &HttpFailure) -> Error {
         let message = format!("{}: {what}: {failure}", self.describe());
         if failure.is_fatal() {
-            Error::BackendFatal(format!(
-                "{message}\n    hint: the server rejected the credentials; check the API key's environment variable"
-            ))
+            let hint = match &self.settings.aws_region {
+                Some(region) => bedrock::credentials_hint(&failure.to_string(), region),
+                None => {
+                    "the server rejected the credentials; check the API key's environment variable"
+                        .into()
+                }
+            };
+            Error::BackendFatal(format!("{message}\n    hint: {hint}"))
         } else {
             Error::Backend(message)
         }
@@ -340,7 +362,7 @@ impl RemoteProvider {
         let what = format!("embedding {} texts", texts.len());
         let answer = self
             .client
-            .post_json(protocol.path(), &body)
+            .post_json(&protocol.path(&self.settings.model), &body)
             .map_err(|failure| self.failure(&what, &failure))?;
         let unusable = |problem: String| {
             Error::Backend(format!(
@@ -431,11 +453,21 @@ impl EmbeddingProvider for RemoteProvider {
         let prefix = self.prefix(input_type);
         let prepared: Vec<String> = texts.iter().map(|text| format!("{prefix}{text}")).collect();
         let batches: Vec<&[String]> = prepared.chunks(self.settings.batch_size.max(1)).collect();
+        // After rejected credentials no further batch is sent (`None`): every one would
+        // be refused the same way (Titan on Bedrock sends a request per text).
+        let refused = AtomicBool::new(false);
         let answers = map_in_parallel(&batches, self.client.settings().max_in_flight, |batch| {
-            self.embed_batch(batch, input_type)
+            if refused.load(Ordering::Relaxed) {
+                return None;
+            }
+            let answer = self.embed_batch(batch, input_type);
+            if matches!(answer, Err(Error::BackendFatal(_))) {
+                refused.store(true, Ordering::Relaxed);
+            }
+            Some(answer)
         });
         let mut vectors = Vec::with_capacity(texts.len());
-        for answer in answers {
+        for answer in answers.into_iter().flatten() {
             vectors.extend(answer?);
         }
         Ok(vectors)

@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 
-use super::{ChatGenerator, ChatSettings, HypothesisGenerator, RecordedGenerator};
+use super::{ChatApi, ChatGenerator, ChatSettings, HypothesisGenerator, RecordedGenerator};
 use crate::dataset::{Query, QueryId, RecordedHypotheses};
 use crate::embed::choice::CacheAccess;
+use crate::embed::sigv4::bedrock_client;
 use crate::error::Error;
 use crate::http::{HttpClient, HttpSettings, Secret};
 
@@ -17,7 +18,7 @@ pub enum GeneratorChoice {
     Chat(Box<ChatChoice>),
 }
 
-/// An OpenAI-compatible chat generator, resolved.
+/// A chat generator (OpenAI-compatible or Bedrock Converse), resolved.
 #[derive(Debug, Clone)]
 pub struct ChatChoice {
     /// The table's name (`[generators.NAME]`).
@@ -37,14 +38,19 @@ pub fn build<'a>(
     match choice {
         GeneratorChoice::Recorded => Ok(Box::new(RecordedGenerator::new(queries, hypotheses))),
         GeneratorChoice::Chat(choice) => {
-            let secret = Secret::for_backend(
-                &format!("[generators.{}]", choice.name),
-                &choice.http,
-                cache.offline,
-            )?;
+            let table = format!("[generators.{}]", choice.name);
+            let client = match &choice.chat.api {
+                ChatApi::BedrockConverse { region } => {
+                    bedrock_client(&table, &choice.http, region, cache.offline)?
+                }
+                ChatApi::OpenAiChat => HttpClient::new(
+                    choice.http.clone(),
+                    Secret::for_backend(&table, &choice.http, cache.offline)?,
+                ),
+            };
             Ok(Box::new(ChatGenerator::new(
                 choice.chat.clone(),
-                HttpClient::new(choice.http.clone(), secret),
+                client,
                 &(cache.root)()?,
                 cache.offline,
             )?))

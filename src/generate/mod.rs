@@ -1,12 +1,14 @@
 //! The hypothesis-generator seam: anything that writes hypothetical answers (HyDE) for a
 //! query: the dataset's recorded hypotheses, or an LLM behind an OpenAI-compatible chat
-//! endpoint ([`openai_chat`], with the prompt templates of [`prompts`]).
+//! endpoint or Amazon Bedrock's Converse API ([`openai_chat`], [`bedrock_converse`],
+//! with the prompt templates of [`prompts`]).
 //!
 //! A generator that cannot produce a usable hypothesis returns a [`GenerationFailure`];
 //! the pipeline then falls back the way the seeds do (3a: original keywords; 3b: direct
 //! query embedding) and counts the fallback. Such a failure never aborts a run; only
 //! rejected credentials and `--offline` cache misses do (as errors).
 
+pub mod bedrock_converse;
 pub mod choice;
 pub mod openai_chat;
 pub mod prompts;
@@ -18,7 +20,7 @@ use serde::Serialize;
 use crate::dataset::{Dataset, HypothesisSource, Query, QueryId, RecordedHypotheses};
 use crate::error::Error;
 
-pub use openai_chat::{ChatGenerator, ChatSettings};
+pub use openai_chat::{ChatApi, ChatGenerator, ChatSettings};
 pub use prompts::PromptTemplate;
 
 /// Why a query got no hypothesis.

@@ -1,6 +1,7 @@
-//! The `openai-chat` generator: hypotheses from any OpenAI-compatible
-//! `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio),
-//! through the on-disk cache.
+//! The chat generators: hypotheses from any OpenAI-compatible `/chat/completions`
+//! endpoint (`openai-chat`: OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio) or from
+//! Amazon Bedrock's Converse API (`bedrock-converse`, its wire format in
+//! [`super::bedrock_converse`]), through the on-disk cache.
 //!
 //! Each hypothesis is a sample with its own cache entry, keyed by endpoint, model, the
 //! rendered prompt, temperature, n, max tokens, stop sequences and the sample's index.
@@ -17,6 +18,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::bedrock_converse;
 use super::prompts::PromptTemplate;
 use super::{
     Generation, GenerationCost, GenerationFailure, GeneratorIdentity, HypothesisGenerator,
@@ -26,9 +28,29 @@ use crate::dataset::{HypothesisSource, Query};
 use crate::error::Error;
 use crate::http::{map_in_parallel, HttpClient, HttpFailure};
 
+/// The chat API a generator speaks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatApi {
+    /// OpenAI's `/chat/completions`.
+    OpenAiChat,
+    /// Amazon Bedrock's Converse, requests signed for `region`.
+    BedrockConverse { region: String },
+}
+
+impl ChatApi {
+    /// The generator kind, as config tables, results and the cache name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ChatApi::OpenAiChat => "openai-chat",
+            ChatApi::BedrockConverse { .. } => "bedrock-converse",
+        }
+    }
+}
+
 /// A configured chat generator.
 #[derive(Debug, Clone)]
 pub struct ChatSettings {
+    pub api: ChatApi,
     pub model: String,
     pub prompt: PromptTemplate,
     pub temperature: f64,
@@ -59,7 +81,7 @@ struct CachedSample {
     completion_tokens: u64,
 }
 
-/// Hypotheses from an OpenAI-compatible chat endpoint.
+/// Hypotheses from a chat endpoint.
 pub struct ChatGenerator {
     settings: ChatSettings,
     client: HttpClient,
@@ -85,7 +107,7 @@ impl ChatGenerator {
             cache_root,
             &NamespaceDescription {
                 family: "hypotheses".into(),
-                kind: "openai-chat".into(),
+                kind: settings.api.kind().into(),
                 endpoint: client.settings().base_url.clone(),
                 model: settings.model.clone(),
                 dimension: None,
@@ -101,7 +123,8 @@ impl ChatGenerator {
 
     fn describe(&self) -> String {
         format!(
-            "generator openai-chat ({} at {})",
+            "generator {} ({} at {})",
+            self.settings.api.kind(),
             self.settings.model,
             self.client.settings().base_url
         )
@@ -129,6 +152,26 @@ impl ChatGenerator {
         seed: Option<usize>,
     ) -> Result<ChatAnswer, HttpFailure> {
         let settings = &self.settings;
+        if let ChatApi::BedrockConverse { .. } = settings.api {
+            let answer = self.client.post_json(
+                &bedrock_converse::path(&settings.model),
+                &bedrock_converse::request_body(
+                    prompt,
+                    &bedrock_converse::Inference {
+                        max_tokens: settings.max_tokens,
+                        temperature: settings.temperature,
+                        stop: &settings.stop,
+                    },
+                ),
+            )?;
+            let (text, prompt_tokens, completion_tokens) =
+                bedrock_converse::parse(&answer).map_err(HttpFailure::Malformed)?;
+            return Ok(ChatAnswer {
+                texts: vec![text],
+                prompt_tokens,
+                completion_tokens,
+            });
+        }
         let mut body = json!({
             "model": settings.model,
             "messages": [{"role": "user", "content": prompt}],
@@ -199,8 +242,17 @@ impl ChatGenerator {
     /// Records a failed request, or stops the run when retrying elsewhere cannot help.
     fn note_failure(&self, failure: HttpFailure, problems: &mut Vec<String>) -> Result<(), Error> {
         if failure.is_fatal() {
+            let hint = match &self.settings.api {
+                ChatApi::BedrockConverse { region } => {
+                    crate::embed::bedrock::credentials_hint(&failure.to_string(), region)
+                }
+                ChatApi::OpenAiChat => {
+                    "the server rejected the credentials; check the API key's environment variable"
+                        .into()
+                }
+            };
             return Err(Error::BackendFatal(format!(
-                "{}: {failure}\n    hint: the server rejected the credentials; check the API key's environment variable",
+                "{}: {failure}\n    hint: {hint}",
                 self.describe()
             )));
         }
@@ -288,9 +340,10 @@ impl ChatGenerator {
 
 impl HypothesisGenerator for ChatGenerator {
     fn identity(&self) -> GeneratorIdentity {
+        let kind = self.settings.api.kind();
         GeneratorIdentity {
-            kind: "openai-chat".into(),
-            sources: vec![self.settings.source("openai-chat", None)],
+            kind: kind.into(),
+            sources: vec![self.settings.source(kind, None)],
         }
     }
 

@@ -12,6 +12,12 @@
 //! batch_size = 128
 //! hypothesis_input = "document"        # how hypotheses are presented (query | document)
 //!
+//! [embedders.titan]
+//! kind = "bedrock"                     # Amazon Bedrock, signed with AWS credentials
+//! model = "amazon.titan-embed-text-v2:0"
+//! dimensions = 512                     # Titan v2 only: 256, 512 or 1024
+//! region = "eu-central-1"              # else BEDROCK_REGION, else AWS_REGION
+//!
 //! [generators.gpt]
 //! kind = "openai-chat"
 //! model = "gpt-4o-mini"
@@ -22,6 +28,9 @@
 //!
 //! Every HTTP backend also takes `timeout_seconds` (60), `max_retries` (4),
 //! `initial_backoff_seconds` (0.5), `max_in_flight` (4) and `requests_per_minute`.
+//! Bedrock tables (`bedrock`, `bedrock-converse`) take `region` and no `api_key_env`;
+//! their endpoint is `base_url`, else `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, else the
+//! region's `https://bedrock-runtime.REGION.amazonaws.com`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,17 +38,18 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::embed::bedrock::{self, BedrockModel};
 use crate::embed::choice::RemoteChoice;
 use crate::embed::remote::{InputType, Protocol, RemoteSettings};
 use crate::error::{Error, Problem};
 use crate::generate::choice::{ChatChoice, GeneratorChoice};
 use crate::generate::prompts::{PromptTemplate, BUILTIN_PROMPTS};
-use crate::generate::ChatSettings;
+use crate::generate::{ChatApi, ChatSettings};
 use crate::http::HttpSettings;
 
 /// Every field of the backend tables, for "did you mean" hints (serde's message for a
 /// flattened table does not list them).
-const BACKEND_FIELDS: [&str; 22] = [
+const BACKEND_FIELDS: [&str; 23] = [
     "kind",
     "model",
     "dimensions",
@@ -62,6 +72,7 @@ const BACKEND_FIELDS: [&str; 22] = [
     "initial_backoff_seconds",
     "max_in_flight",
     "requests_per_minute",
+    "region",
 ];
 
 /// For serde's "unknown field `x`" inside a backend table: the closest field name.
@@ -97,6 +108,8 @@ pub struct ConnectionTable {
     initial_backoff_seconds: Option<f64>,
     max_in_flight: Option<usize>,
     requests_per_minute: Option<u32>,
+    /// Bedrock: the AWS region requests are signed for.
+    region: Option<String>,
 }
 
 /// One `[embedders.NAME]` table.
@@ -198,6 +211,13 @@ fn http_settings(
     default_base_url: &str,
     default_key_env: impl Fn(&str) -> Option<&'static str>,
 ) -> Result<HttpSettings, Error> {
+    if connection.region.is_some() {
+        return Err(table_problem(
+            config,
+            table,
+            "region applies to the Bedrock kinds (bedrock, bedrock-converse) only".into(),
+        ));
+    }
     let base_url = connection
         .base_url
         .clone()
@@ -237,6 +257,102 @@ fn http_settings(
     Ok(settings)
 }
 
+/// A non-empty environment variable.
+fn environment(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|value| value.trim().to_owned())
+        .filter(|value| !value.is_empty())
+}
+
+/// The region and HTTP settings of a Bedrock table: the region from the table, else
+/// `BEDROCK_REGION`, else `AWS_REGION`; the endpoint from `base_url`, else
+/// `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, else the region's.
+fn bedrock_connection(
+    config: &Path,
+    table: &str,
+    connection: &ConnectionTable,
+) -> Result<(String, HttpSettings), Error> {
+    if connection.api_key_env.is_some() {
+        return Err(table_problem(
+            config,
+            table,
+            "api_key_env does not apply to Bedrock: requests are signed with AWS credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, or AWS_PROFILE)".into(),
+        ));
+    }
+    let (region, source) = match (
+        &connection.region,
+        environment("BEDROCK_REGION"),
+        environment("AWS_REGION"),
+    ) {
+        (Some(region), _, _) => (region.clone(), "region"),
+        (None, Some(region), _) => (region, "BEDROCK_REGION"),
+        (None, None, Some(region)) => (region, "AWS_REGION"),
+        (None, None, None) => {
+            return Err(table_problem(
+                config,
+                table,
+                "no AWS region: set region = \"us-east-1\" (or the region to use) in the table, or BEDROCK_REGION or AWS_REGION".into(),
+            ))
+        }
+    };
+    if !bedrock::is_region_name(&region) {
+        return Err(table_problem(
+            config,
+            table,
+            format!("{source} {region:?} is not an AWS region name (like us-east-1)"),
+        ));
+    }
+    let mut connection = connection.clone();
+    connection.region = None;
+    if connection.base_url.is_none() {
+        connection.base_url = environment("AWS_ENDPOINT_URL_BEDROCK_RUNTIME");
+    }
+    let http = http_settings(
+        config,
+        table,
+        &connection,
+        &bedrock::default_endpoint(&region),
+        |_| None,
+    )?;
+    Ok((region, http))
+}
+
+/// The model family of a `bedrock` embedder and its checked batch size.
+fn bedrock_model(
+    config: &Path,
+    table_label: &str,
+    table: &EmbedderTable,
+    model: &str,
+) -> Result<(BedrockModel, usize), Error> {
+    let family = BedrockModel::of(model).ok_or_else(|| {
+        table_problem(
+            config,
+            table_label,
+            format!("model {model:?} is not a Bedrock embedding model hyde-eval speaks; models: amazon.titan-embed-text-v2:0, amazon.titan-embed-text-v1, cohere.embed-english-v3, cohere.embed-multilingual-v3"),
+        )
+    })?;
+    if let Some(problem) = table
+        .dimensions
+        .and_then(|dimensions| family.refuses_dimensions(dimensions))
+    {
+        return Err(table_problem(config, table_label, problem));
+    }
+    let batch_size = table.batch_size.unwrap_or(family.max_batch());
+    if batch_size > family.max_batch() {
+        return Err(table_problem(
+            config,
+            table_label,
+            format!(
+                "batch_size {batch_size} is more than {} takes per request ({}); requests run max_in_flight at a time",
+                family.description(),
+                family.max_batch()
+            ),
+        ));
+    }
+    Ok((family, batch_size))
+}
+
 /// Resolves `[embedders.NAME]` of the config file at `config`.
 pub fn embedder_choice(
     config: &Path,
@@ -250,7 +366,7 @@ pub fn embedder_choice(
         return Err(table_problem(
             config,
             &label,
-            format!("model and base_url apply to HTTP providers (openai, voyage, cohere), not to kind {:?}", table.kind),
+            format!("model and base_url apply to HTTP providers (openai, voyage, cohere, bedrock), not to kind {:?}", table.kind),
         ));
     }
     match table.kind.as_str() {
@@ -270,16 +386,21 @@ pub fn embedder_choice(
                 .map(|path| relative(directory, path)),
         }),
         kind => {
-            let Some(protocol) = Protocol::from_name(kind) else {
+            let kinds = [
+                "openai", "voyage", "cohere", "bedrock", "local", "hash", "concept",
+            ];
+            let classic = Protocol::from_name(kind);
+            if classic.is_none() && kind != "bedrock" {
                 return Err(table_problem(
                     config,
                     &label,
                     format!(
-                        "unknown kind {kind:?}{}; kinds: openai, voyage, cohere, local, hash, concept",
-                        crate::hints::suggestion(kind, &["openai", "voyage", "cohere", "local", "hash", "concept"])
+                        "unknown kind {kind:?}{}; kinds: {}",
+                        crate::hints::suggestion(kind, &kinds),
+                        kinds.join(", ")
                     ),
                 ));
-            };
+            }
             if table.model_dir.is_some() || table.lexicon.is_some() {
                 return Err(table_problem(
                     config,
@@ -287,7 +408,11 @@ pub fn embedder_choice(
                     "model_dir and lexicon apply to kind local and concept only".into(),
                 ));
             }
-            let model = required_model(config, &label, &table.model, "text-embedding-3-small")?;
+            let example = match classic {
+                Some(_) => "text-embedding-3-small",
+                None => "amazon.titan-embed-text-v2:0",
+            };
+            let model = required_model(config, &label, &table.model, example)?;
             if table.dimensions == Some(0) || table.batch_size == Some(0) {
                 return Err(table_problem(
                     config,
@@ -308,26 +433,39 @@ pub fn embedder_choice(
                     ),
                 ));
             }
-            let http = http_settings(
-                config,
-                &label,
-                &table.connection,
-                protocol.default_base_url(),
-                |base| protocol.default_api_key_env(base),
-            )?;
+            let (protocol, batch_size, aws_region, http) = match classic {
+                Some(protocol) => (
+                    protocol,
+                    table.batch_size.unwrap_or(match protocol {
+                        Protocol::Cohere => 96,
+                        _ => 128,
+                    }),
+                    None,
+                    http_settings(
+                        config,
+                        &label,
+                        &table.connection,
+                        protocol.default_base_url().unwrap_or_default(),
+                        |base| protocol.default_api_key_env(base),
+                    )?,
+                ),
+                None => {
+                    let (family, batch_size) = bedrock_model(config, &label, table, &model)?;
+                    let (region, http) = bedrock_connection(config, &label, &table.connection)?;
+                    (Protocol::Bedrock(family), batch_size, Some(region), http)
+                }
+            };
             Ok(EmbedderTableChoice::Remote(Box::new(RemoteChoice {
                 name: name.to_owned(),
                 remote: RemoteSettings {
                     protocol,
                     model,
                     dimensions: table.dimensions,
-                    batch_size: table.batch_size.unwrap_or(match protocol {
-                        Protocol::Cohere => 96,
-                        Protocol::OpenAi | Protocol::Voyage => 128,
-                    }),
+                    batch_size,
                     hypothesis_input: table.hypothesis_input.unwrap_or(InputType::Document),
                     query_prefix: table.query_prefix.clone().unwrap_or_default(),
                     document_prefix: table.document_prefix.clone().unwrap_or_default(),
+                    aws_region,
                 },
                 http,
             })))
@@ -342,14 +480,30 @@ pub fn generator_choice(
     table: &GeneratorTable,
 ) -> Result<GeneratorChoice, Error> {
     let label = format!("generators.{name}");
-    if table.kind != "openai-chat" {
+    let bedrock = match table.kind.as_str() {
+        "openai-chat" => false,
+        "bedrock-converse" => true,
+        kind => {
+            return Err(table_problem(
+                config,
+                &label,
+                format!("unknown kind {kind:?}; kinds: openai-chat, bedrock-converse"),
+            ))
+        }
+    };
+    if bedrock && table.use_n_parameter == Some(true) {
         return Err(table_problem(
             config,
             &label,
-            format!("unknown kind {:?}; kinds: openai-chat", table.kind),
+            "use_n_parameter does not apply to bedrock-converse: Converse returns one answer per request".into(),
         ));
     }
-    let model = required_model(config, &label, &table.model, "gpt-4o-mini")?;
+    let example = if bedrock {
+        "anthropic.claude-3-haiku-20240307-v1:0"
+    } else {
+        "gpt-4o-mini"
+    };
+    let model = required_model(config, &label, &table.model, example)?;
     let prompt = match (&table.prompt, &table.prompt_file) {
         (Some(_), Some(_)) => {
             return Err(table_problem(
@@ -392,21 +546,28 @@ pub fn generator_choice(
             "max_tokens must be at least 1".into(),
         ));
     }
-    let http = http_settings(
-        config,
-        &label,
-        &table.connection,
-        "https://api.openai.com/v1",
-        |base| base.contains("api.openai.com").then_some("OPENAI_API_KEY"),
-    )?;
+    let (api, http) = if bedrock {
+        let (region, http) = bedrock_connection(config, &label, &table.connection)?;
+        (ChatApi::BedrockConverse { region }, http)
+    } else {
+        let http = http_settings(
+            config,
+            &label,
+            &table.connection,
+            "https://api.openai.com/v1",
+            |base| base.contains("api.openai.com").then_some("OPENAI_API_KEY"),
+        )?;
+        (ChatApi::OpenAiChat, http)
+    };
     Ok(GeneratorChoice::Chat(Box::new(ChatChoice {
         name: name.to_owned(),
         chat: ChatSettings {
+            api,
             model,
             prompt,
             temperature,
             max_tokens,
-            use_n_parameter: table.use_n_parameter.unwrap_or(true),
+            use_n_parameter: !bedrock && table.use_n_parameter.unwrap_or(true),
             stop: table.stop.clone(),
         },
         http,

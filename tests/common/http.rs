@@ -17,6 +17,8 @@ pub struct Request {
     /// Header names lower-cased.
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The body's bytes as sent (what a request signature covers).
+    pub raw_body: Vec<u8>,
 }
 
 impl Request {
@@ -144,6 +146,7 @@ fn serve(stream: TcpStream, handler: &Handler, recorded: &Mutex<Vec<Request>>) {
             path,
             headers,
             body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            raw_body: body,
         };
         let number = {
             let mut all = recorded.lock().unwrap();
