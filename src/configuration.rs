@@ -98,6 +98,129 @@ pub struct Params {
     pub skip_code_mentions: bool,
     /// Results kept per query (trec_eval's -M): metrics and run files see this many.
     pub depth: usize,
+    /// How a configuration that fuses ranked lists combines them; absent for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lists: Option<ListFusion>,
+}
+
+/// A run-fusion method, as ranx defines it (`ranx.fusion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ListMethod {
+    /// Reciprocal rank fusion: the sum of `1 / (k + rank)`, ranks from 1.
+    Rrf,
+    /// CombSUM: the sum of the (normalized) scores.
+    Combsum,
+    /// CombMNZ: CombSUM times the number of lists holding the document.
+    Combmnz,
+    /// The weighted sum of the (normalized) scores.
+    Wsum,
+    /// BordaFuse: each list gives `candidates - position` points, and
+    /// `(candidates - length + 1) / 2` to every candidate it does not hold.
+    Borda,
+}
+
+impl ListMethod {
+    pub const ALL: [ListMethod; 5] = [
+        ListMethod::Rrf,
+        ListMethod::Combsum,
+        ListMethod::Combmnz,
+        ListMethod::Wsum,
+        ListMethod::Borda,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ListMethod::Rrf => "rrf",
+            ListMethod::Combsum => "combsum",
+            ListMethod::Combmnz => "combmnz",
+            ListMethod::Wsum => "wsum",
+            ListMethod::Borda => "borda",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ListMethod> {
+        ListMethod::ALL
+            .into_iter()
+            .find(|method| method.name() == name)
+    }
+
+    /// True for the methods that read only each list's order (RRF, Borda), so a
+    /// normalization of the scores cannot change them.
+    pub fn reads_ranks_only(self) -> bool {
+        matches!(self, ListMethod::Rrf | ListMethod::Borda)
+    }
+}
+
+/// How each list's scores are rescaled before a score-based fusion, as ranx's
+/// `ranx.normalization` does it (a denominator below 1e-9 is raised to 1e-9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Normalization {
+    /// The scores as they are.
+    None,
+    /// `(s - min) / (max - min)`.
+    MinMax,
+    /// `s / max`.
+    Max,
+    /// `(s - min) / (sum - min x n)`.
+    Sum,
+    /// Zero mean, unit variance (z-score): `(s - mean) / std` (population std).
+    Zmuv,
+}
+
+impl Normalization {
+    pub const ALL: [Normalization; 5] = [
+        Normalization::None,
+        Normalization::MinMax,
+        Normalization::Max,
+        Normalization::Sum,
+        Normalization::Zmuv,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Normalization::None => "none",
+            Normalization::MinMax => "min-max",
+            Normalization::Max => "max",
+            Normalization::Sum => "sum",
+            Normalization::Zmuv => "zmuv",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Normalization> {
+        Normalization::ALL
+            .into_iter()
+            .find(|normalization| normalization.name() == name)
+    }
+}
+
+/// RRF's k when none is given (Cormack et al. 2009, and ranx's default).
+pub const DEFAULT_RRF_K: usize = 60;
+
+/// The parameters of a configuration that fuses ranked lists (its vector search's and
+/// BM25's): the method, the normalization before a score-based method, RRF's k and the
+/// weights of the weighted sum.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListFusion {
+    pub method: ListMethod,
+    pub normalization: Normalization,
+    pub rrf_k: usize,
+    pub vector_weight: f64,
+    pub text_weight: f64,
+}
+
+impl Default for ListFusion {
+    fn default() -> ListFusion {
+        ListFusion {
+            method: ListMethod::Rrf,
+            normalization: Normalization::MinMax,
+            rrf_k: DEFAULT_RRF_K,
+            vector_weight: 0.5,
+            text_weight: 0.5,
+        }
+    }
 }
 
 impl Default for Params {
@@ -122,6 +245,7 @@ impl Default for Params {
             skip_short_queries: 0,
             skip_code_mentions: false,
             depth: 1000,
+            lists: None,
         }
     }
 }
@@ -149,7 +273,21 @@ pub struct ParamOverrides {
     pub skip_short_queries: Option<usize>,
     pub skip_code_mentions: Option<bool>,
     pub depth: Option<usize>,
+    pub fusion: Option<ListMethod>,
+    pub normalization: Option<Normalization>,
+    pub rrf_k: Option<usize>,
+    pub fusion_vector_weight: Option<f64>,
+    pub fusion_text_weight: Option<f64>,
 }
+
+/// The parameters only a configuration that fuses ranked lists reads (see [`ListFusion`]).
+pub const LIST_FUSION_PARAMS: [&str; 5] = [
+    "fusion",
+    "normalization",
+    "rrf_k",
+    "fusion_vector_weight",
+    "fusion_text_weight",
+];
 
 /// Names of every parameter, for help text and error hints.
 pub const PARAM_NAMES: &[&str] = &[
@@ -172,6 +310,11 @@ pub const PARAM_NAMES: &[&str] = &[
     "skip_short_queries",
     "skip_code_mentions",
     "depth",
+    "fusion",
+    "normalization",
+    "rrf_k",
+    "fusion_vector_weight",
+    "fusion_text_weight",
 ];
 
 impl ParamOverrides {
@@ -217,6 +360,33 @@ impl ParamOverrides {
             skip_code_mentions,
             depth
         );
+        // The list-fusion parameters apply to configurations that fuse ranked lists.
+        if let Some(lists) = params.lists.as_mut() {
+            if let Some(method) = self.fusion {
+                lists.method = method;
+            }
+            if let Some(normalization) = self.normalization {
+                lists.normalization = normalization;
+            }
+            if let Some(rrf_k) = self.rrf_k {
+                lists.rrf_k = rrf_k;
+            }
+            if let Some(weight) = self.fusion_vector_weight {
+                lists.vector_weight = weight;
+            }
+            if let Some(weight) = self.fusion_text_weight {
+                lists.text_weight = weight;
+            }
+        }
+    }
+
+    /// True when any parameter only a configuration fusing ranked lists reads is set.
+    pub fn sets_list_fusion(&self) -> bool {
+        self.fusion.is_some()
+            || self.normalization.is_some()
+            || self.rrf_k.is_some()
+            || self.fusion_vector_weight.is_some()
+            || self.fusion_text_weight.is_some()
     }
 }
 
@@ -318,6 +488,28 @@ impl Params {
                 "overflows; the fused score must stay finite".into(),
             );
         }
+        if let Some(lists) = &self.lists {
+            for (name, value) in [
+                ("fusion_vector_weight", lists.vector_weight),
+                ("fusion_text_weight", lists.text_weight),
+            ] {
+                if !value.is_finite() || value < 0.0 {
+                    return fail(name, format!("must be finite and >= 0, got {value}"));
+                }
+            }
+            if !(lists.vector_weight + lists.text_weight).is_finite() {
+                return fail(
+                    "fusion_vector_weight + fusion_text_weight",
+                    "overflows; the fused score must stay finite".into(),
+                );
+            }
+            if lists.rrf_k > MAX_RESULTS {
+                return fail(
+                    "rrf_k",
+                    format!("must be at most {MAX_RESULTS}, got {}", lists.rrf_k),
+                );
+            }
+        }
         if self.adaptive_floor_start > 1.0 {
             return fail(
                 "adaptive_floor_start",
@@ -386,6 +578,9 @@ pub enum Fusion {
     Blend,
     /// Gimli hybrid: `w_v x cosine + w_t / (1 + BM25 rank)`, min score.
     Hybrid,
+    /// The vector search's and BM25's rankings fused by a run-fusion method (RRF,
+    /// CombSUM, CombMNZ, weighted sum, Borda), as ranx fuses runs.
+    RankedLists,
 }
 
 /// The structure of a configuration: which signals feed which fusion.
@@ -444,10 +639,12 @@ pub enum Preset {
     HydeMean,
     MultiHyde,
     Hybrid,
+    Bm25DenseRrf,
+    Bm25DenseWsum,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 10] = [
+    pub const ALL: [Preset; 12] = [
         Preset::Keyword,
         Preset::Bm25,
         Preset::Dense,
@@ -458,7 +655,15 @@ impl Preset {
         Preset::HydeMean,
         Preset::MultiHyde,
         Preset::Hybrid,
+        Preset::Bm25DenseRrf,
+        Preset::Bm25DenseWsum,
     ];
+
+    /// True for the presets a run evaluates when it names no configurations (every
+    /// preset but the list fusions, which are chosen by name).
+    pub fn runs_by_default(self) -> bool {
+        !matches!(self, Preset::Bm25DenseRrf | Preset::Bm25DenseWsum)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -472,6 +677,8 @@ impl Preset {
             Preset::HydeMean => "hyde-mean",
             Preset::MultiHyde => "multi-hyde",
             Preset::Hybrid => "hybrid",
+            Preset::Bm25DenseRrf => "bm25-dense-rrf",
+            Preset::Bm25DenseWsum => "bm25-dense-wsum",
         }
     }
 
@@ -506,6 +713,12 @@ impl Preset {
             Preset::Hybrid => {
                 "Gimli hybrid: 0.7 x cosine + 0.3 / (1 + BM25 rank), x4 candidates, min 0.35"
             }
+            Preset::Bm25DenseRrf => {
+                "BM25 and query-cosine rankings (top depth each) fused by RRF, k = 60"
+            }
+            Preset::Bm25DenseWsum => {
+                "BM25 and query-cosine rankings (top depth each), min-max, weighted sum 0.5/0.5"
+            }
         }
     }
 
@@ -528,6 +741,8 @@ impl Preset {
                 "multi-hypothesis retrieval seed (max-score union, adaptive floor)"
             }
             Preset::Hybrid => "Gimli hybrid search (vector + FTS rank fusion)",
+            Preset::Bm25DenseRrf => "Cormack et al. 2009, reciprocal rank fusion (ranx rrf)",
+            Preset::Bm25DenseWsum => "ranx fuse(norm=\"min-max\", method=\"wsum\")",
         }
     }
 
@@ -557,6 +772,9 @@ impl Preset {
             ),
             Preset::MultiHyde => (Some(K::Query), Some(V::EachHypothesis), Fusion::Blend),
             Preset::Hybrid => (None, Some(V::Query), Fusion::Hybrid),
+            Preset::Bm25DenseRrf | Preset::Bm25DenseWsum => {
+                (None, Some(V::Query), Fusion::RankedLists)
+            }
         };
         Plan {
             keywords,
@@ -570,6 +788,16 @@ impl Preset {
         let mut params = Params::default();
         if matches!(self, Preset::HydeMean | Preset::MultiHyde) {
             params.num_hypotheses = 3;
+        }
+        match self {
+            Preset::Bm25DenseRrf => params.lists = Some(ListFusion::default()),
+            Preset::Bm25DenseWsum => {
+                params.lists = Some(ListFusion {
+                    method: ListMethod::Wsum,
+                    ..ListFusion::default()
+                })
+            }
+            _ => {}
         }
         params
     }
