@@ -121,12 +121,25 @@ pub enum ListMethod {
 }
 
 impl ListMethod {
-    pub const ALL: [ListMethod; 5] = [
-        ListMethod::Rrf,
-        ListMethod::Combsum,
-        ListMethod::Combmnz,
-        ListMethod::Wsum,
-        ListMethod::Borda,
+    /// Every method, with a line on each (for help texts).
+    pub const CHOICES: [(ListMethod, &'static str); 5] = [
+        (
+            ListMethod::Rrf,
+            "reciprocal rank fusion: sum of 1/(k + rank)",
+        ),
+        (ListMethod::Combsum, "CombSUM: sum of the normalized scores"),
+        (
+            ListMethod::Combmnz,
+            "CombMNZ: CombSUM x number of runs holding the document",
+        ),
+        (
+            ListMethod::Wsum,
+            "weighted sum of the normalized scores (--weights)",
+        ),
+        (
+            ListMethod::Borda,
+            "BordaFuse: candidates - position points per run",
+        ),
     ];
 
     pub fn name(self) -> &'static str {
@@ -137,12 +150,6 @@ impl ListMethod {
             ListMethod::Wsum => "wsum",
             ListMethod::Borda => "borda",
         }
-    }
-
-    pub fn from_name(name: &str) -> Option<ListMethod> {
-        ListMethod::ALL
-            .into_iter()
-            .find(|method| method.name() == name)
     }
 
     /// True for the methods that read only each list's order (RRF, Borda), so a
@@ -170,12 +177,13 @@ pub enum Normalization {
 }
 
 impl Normalization {
-    pub const ALL: [Normalization; 5] = [
-        Normalization::None,
-        Normalization::MinMax,
-        Normalization::Max,
-        Normalization::Sum,
-        Normalization::Zmuv,
+    /// Every normalization, with a line on each (for help texts).
+    pub const CHOICES: [(Normalization, &'static str); 5] = [
+        (Normalization::None, "the scores as they are"),
+        (Normalization::MinMax, "(s - min) / (max - min)"),
+        (Normalization::Max, "s / max"),
+        (Normalization::Sum, "(s - min) / (sum - min x n)"),
+        (Normalization::Zmuv, "z-score: (s - mean) / std"),
     ];
 
     pub fn name(self) -> &'static str {
@@ -186,12 +194,6 @@ impl Normalization {
             Normalization::Sum => "sum",
             Normalization::Zmuv => "zmuv",
         }
-    }
-
-    pub fn from_name(name: &str) -> Option<Normalization> {
-        Normalization::ALL
-            .into_iter()
-            .find(|normalization| normalization.name() == name)
     }
 }
 
