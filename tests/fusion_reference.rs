@@ -270,3 +270,107 @@ fn fuse_command_refuses_what_it_cannot_fuse() {
         assert!(stderr.contains(message), "{arguments:?}: {stderr}");
     }
 }
+
+/// The default settings of a devmem run with `configurations` and the config `file`.
+fn devmem_settings(
+    dataset: &hyde_eval::dataset::Dataset,
+    configurations: &[&str],
+    file: &hyde_eval::settings::ConfigFile,
+) -> Result<hyde_eval::pipeline::run::RunSpec, hyde_eval::error::Error> {
+    Ok(hyde_eval::settings::resolve(
+        &hyde_eval::settings::RunOptions {
+            quiet: true,
+            configurations: configurations.iter().map(|name| name.to_string()).collect(),
+            ..hyde_eval::settings::RunOptions::default()
+        },
+        file,
+        &dataset.manifest,
+    )?
+    .run)
+}
+
+#[test]
+fn bm25_dense_rrf_on_devmem_is_rrf_of_the_bm25_and_dense_rankings() {
+    use hyde_eval::commands::{execute, RankingOutputs};
+    let mut dataset =
+        hyde_eval::dataset::Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    let settings = devmem_settings(
+        &dataset,
+        &["bm25", "dense", "bm25-dense-rrf"],
+        &hyde_eval::settings::ConfigFile::default(),
+    )
+    .unwrap();
+    let execution = execute(&mut dataset, &settings, RankingOutputs::kept()).unwrap();
+    let [bm25, dense, fused] = &execution.rankings[..] else {
+        panic!("three configurations");
+    };
+    let mut checked = 0;
+    for ((bm25, dense), fused) in bm25.iter().zip(dense).zip(fused) {
+        // By hand: 1/(60 + rank) from the dense ranking, then from the BM25 ranking
+        // (both hold every candidate of devmem's few facts, well under depth 1000).
+        let mut expected: BTreeMap<&str, f64> = BTreeMap::new();
+        for ranking in [&dense.results, &bm25.results] {
+            for (position, (fact, _)) in ranking.iter().enumerate() {
+                *expected.entry(fact.as_str()).or_insert(0.0) += 1.0 / (61.0 + position as f64);
+            }
+        }
+        let mut expected: Vec<(&str, f64)> = expected.into_iter().collect();
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let ours: Vec<(&str, f64)> = fused
+            .results
+            .iter()
+            .map(|(fact, score)| (fact.as_str(), *score))
+            .collect();
+        assert_eq!(ours, expected, "query {}", fused.query.0);
+        checked += 1;
+    }
+    assert_eq!(checked, 90);
+}
+
+#[test]
+fn a_configuration_table_picks_the_fusion_method() {
+    use hyde_eval::configuration::ListFusion;
+    let dataset =
+        hyde_eval::dataset::Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    let directory = tempfile::tempdir().unwrap();
+    let write = |text: &str| {
+        let path = directory.path().join("hyde-eval.toml");
+        std::fs::write(&path, text).unwrap();
+        hyde_eval::settings::ConfigFile::load(&path).unwrap()
+    };
+    let file = write(
+        "[configuration.zmuv-mix]\npreset = \"bm25-dense-rrf\"\nfusion = \"wsum\"\n\
+         normalization = \"zmuv\"\nfusion_vector_weight = 0.7\n\n\
+         [configuration.bm25-dense-rrf]\nrrf_k = 10\n",
+    );
+    // The default run: the ten presets, plus the table's new configuration; the list
+    // fusion presets run only when named.
+    let names: Vec<String> = devmem_settings(&dataset, &[], &file)
+        .unwrap()
+        .configurations
+        .into_iter()
+        .map(|configuration| configuration.name)
+        .collect();
+    assert_eq!(names.len(), 11);
+    assert_eq!(names.last().unwrap(), "zmuv-mix");
+    let settings = devmem_settings(&dataset, &["zmuv-mix", "bm25-dense-rrf"], &file).unwrap();
+    assert_eq!(
+        settings.configurations[0].params.lists,
+        Some(ListFusion {
+            method: ListMethod::Wsum,
+            normalization: Normalization::Zmuv,
+            rrf_k: 60,
+            vector_weight: 0.7,
+            text_weight: 0.5,
+        })
+    );
+    assert_eq!(settings.configurations[1].params.lists.unwrap().rrf_k, 10);
+
+    let file = write("[configuration.hyde-3b]\nfusion = \"rrf\"\n");
+    let error = devmem_settings(&dataset, &[], &file).unwrap_err().to_string();
+    assert!(
+        error.contains("[configuration.hyde-3b]")
+            && error.contains("apply to configurations that fuse ranked lists"),
+        "{error}"
+    );
+}
