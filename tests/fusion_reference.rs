@@ -330,8 +330,7 @@ fn bm25_dense_rrf_on_devmem_is_rrf_of_the_bm25_and_dense_rankings() {
 #[test]
 fn a_configuration_table_picks_the_fusion_method() {
     use hyde_eval::configuration::ListFusion;
-    let dataset =
-        hyde_eval::dataset::Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    let dataset = hyde_eval::dataset::Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
     let directory = tempfile::tempdir().unwrap();
     let write = |text: &str| {
         let path = directory.path().join("hyde-eval.toml");
@@ -367,7 +366,9 @@ fn a_configuration_table_picks_the_fusion_method() {
     assert_eq!(settings.configurations[1].params.lists.unwrap().rrf_k, 10);
 
     let file = write("[configuration.hyde-3b]\nfusion = \"rrf\"\n");
-    let error = devmem_settings(&dataset, &[], &file).unwrap_err().to_string();
+    let error = devmem_settings(&dataset, &[], &file)
+        .unwrap_err()
+        .to_string();
     assert!(
         error.contains("[configuration.hyde-3b]")
             && error.contains("apply to configurations that fuse ranked lists"),

@@ -285,7 +285,12 @@ fn list_fusion_sweeps_equal_runs_with_set() {
         run_value(&run, name, "ndcg@10")
     };
     let range = ParamRange::parse("rrf_k=1:61:30").unwrap();
-    let results = sweep(&dataset, &base, SweepKind::Param(range.clone()), &["ndcg@10"]);
+    let results = sweep(
+        &dataset,
+        &base,
+        SweepKind::Param(range.clone()),
+        &["ndcg@10"],
+    );
     let rrf = &results.configurations[0];
     assert_eq!(rrf.name, "bm25-dense-rrf");
     assert_eq!(rrf.points.len(), 3);
@@ -300,9 +305,17 @@ fn list_fusion_sweeps_equal_runs_with_set() {
         );
         values.push(point.value("ndcg@10"));
     }
-    assert!(values.windows(2).any(|pair| pair[0] != pair[1]), "k moves rankings: {values:?}");
+    assert!(
+        values.windows(2).any(|pair| pair[0] != pair[1]),
+        "k moves rankings: {values:?}"
+    );
 
-    let results = sweep(&dataset, &base, SweepKind::Weights { steps: 4 }, &["ndcg@10"]);
+    let results = sweep(
+        &dataset,
+        &base,
+        SweepKind::Weights { steps: 4 },
+        &["ndcg@10"],
+    );
     let wsum = results
         .configurations
         .iter()
