@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::text::Analyzer;
 
+mod list_fusion;
+pub use list_fusion::{ListFusion, ListMethod, Normalization, DEFAULT_RRF_K};
+
 /// Blend weights for chatcli's ranker: semantic, lexical, temporal.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,6 +101,9 @@ pub struct Params {
     pub skip_code_mentions: bool,
     /// Results kept per query (trec_eval's -M): metrics and run files see this many.
     pub depth: usize,
+    /// How a configuration that fuses ranked lists combines them; absent for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lists: Option<ListFusion>,
 }
 
 impl Default for Params {
@@ -122,6 +128,7 @@ impl Default for Params {
             skip_short_queries: 0,
             skip_code_mentions: false,
             depth: 1000,
+            lists: None,
         }
     }
 }
@@ -149,7 +156,21 @@ pub struct ParamOverrides {
     pub skip_short_queries: Option<usize>,
     pub skip_code_mentions: Option<bool>,
     pub depth: Option<usize>,
+    pub fusion: Option<ListMethod>,
+    pub normalization: Option<Normalization>,
+    pub rrf_k: Option<usize>,
+    pub fusion_vector_weight: Option<f64>,
+    pub fusion_text_weight: Option<f64>,
 }
+
+/// The parameters only a configuration that fuses ranked lists reads (see [`ListFusion`]).
+pub const LIST_FUSION_PARAMS: [&str; 5] = [
+    "fusion",
+    "normalization",
+    "rrf_k",
+    "fusion_vector_weight",
+    "fusion_text_weight",
+];
 
 /// Names of every parameter, for help text and error hints.
 pub const PARAM_NAMES: &[&str] = &[
@@ -172,6 +193,11 @@ pub const PARAM_NAMES: &[&str] = &[
     "skip_short_queries",
     "skip_code_mentions",
     "depth",
+    "fusion",
+    "normalization",
+    "rrf_k",
+    "fusion_vector_weight",
+    "fusion_text_weight",
 ];
 
 impl ParamOverrides {
@@ -217,6 +243,33 @@ impl ParamOverrides {
             skip_code_mentions,
             depth
         );
+        // The list-fusion parameters apply to configurations that fuse ranked lists.
+        if let Some(lists) = params.lists.as_mut() {
+            if let Some(method) = self.fusion {
+                lists.method = method;
+            }
+            if let Some(normalization) = self.normalization {
+                lists.normalization = normalization;
+            }
+            if let Some(rrf_k) = self.rrf_k {
+                lists.rrf_k = rrf_k;
+            }
+            if let Some(weight) = self.fusion_vector_weight {
+                lists.vector_weight = weight;
+            }
+            if let Some(weight) = self.fusion_text_weight {
+                lists.text_weight = weight;
+            }
+        }
+    }
+
+    /// True when any parameter only a configuration fusing ranked lists reads is set.
+    pub fn sets_list_fusion(&self) -> bool {
+        self.fusion.is_some()
+            || self.normalization.is_some()
+            || self.rrf_k.is_some()
+            || self.fusion_vector_weight.is_some()
+            || self.fusion_text_weight.is_some()
     }
 }
 
@@ -318,6 +371,28 @@ impl Params {
                 "overflows; the fused score must stay finite".into(),
             );
         }
+        if let Some(lists) = &self.lists {
+            for (name, value) in [
+                ("fusion_vector_weight", lists.vector_weight),
+                ("fusion_text_weight", lists.text_weight),
+            ] {
+                if !value.is_finite() || value < 0.0 {
+                    return fail(name, format!("must be finite and >= 0, got {value}"));
+                }
+            }
+            if !(lists.vector_weight + lists.text_weight).is_finite() {
+                return fail(
+                    "fusion_vector_weight + fusion_text_weight",
+                    "overflows; the fused score must stay finite".into(),
+                );
+            }
+            if lists.rrf_k > MAX_RESULTS {
+                return fail(
+                    "rrf_k",
+                    format!("must be at most {MAX_RESULTS}, got {}", lists.rrf_k),
+                );
+            }
+        }
         if self.adaptive_floor_start > 1.0 {
             return fail(
                 "adaptive_floor_start",
@@ -386,6 +461,9 @@ pub enum Fusion {
     Blend,
     /// Gimli hybrid: `w_v x cosine + w_t / (1 + BM25 rank)`, min score.
     Hybrid,
+    /// The vector search's and BM25's rankings fused by a run-fusion method (RRF,
+    /// CombSUM, CombMNZ, weighted sum, Borda), as ranx fuses runs.
+    RankedLists,
 }
 
 /// The structure of a configuration: which signals feed which fusion.
@@ -444,10 +522,12 @@ pub enum Preset {
     HydeMean,
     MultiHyde,
     Hybrid,
+    Bm25DenseRrf,
+    Bm25DenseWsum,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 10] = [
+    pub const ALL: [Preset; 12] = [
         Preset::Keyword,
         Preset::Bm25,
         Preset::Dense,
@@ -458,7 +538,15 @@ impl Preset {
         Preset::HydeMean,
         Preset::MultiHyde,
         Preset::Hybrid,
+        Preset::Bm25DenseRrf,
+        Preset::Bm25DenseWsum,
     ];
+
+    /// True for the presets a run evaluates when it names no configurations (every
+    /// preset but the list fusions, which are chosen by name).
+    pub fn runs_by_default(self) -> bool {
+        !matches!(self, Preset::Bm25DenseRrf | Preset::Bm25DenseWsum)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -472,6 +560,8 @@ impl Preset {
             Preset::HydeMean => "hyde-mean",
             Preset::MultiHyde => "multi-hyde",
             Preset::Hybrid => "hybrid",
+            Preset::Bm25DenseRrf => "bm25-dense-rrf",
+            Preset::Bm25DenseWsum => "bm25-dense-wsum",
         }
     }
 
@@ -506,6 +596,12 @@ impl Preset {
             Preset::Hybrid => {
                 "Gimli hybrid: 0.7 x cosine + 0.3 / (1 + BM25 rank), x4 candidates, min 0.35"
             }
+            Preset::Bm25DenseRrf => {
+                "BM25 and query-cosine rankings (top depth each) fused by RRF, k = 60"
+            }
+            Preset::Bm25DenseWsum => {
+                "BM25 and query-cosine rankings (top depth each), min-max, weighted sum 0.5/0.5"
+            }
         }
     }
 
@@ -528,6 +624,8 @@ impl Preset {
                 "multi-hypothesis retrieval seed (max-score union, adaptive floor)"
             }
             Preset::Hybrid => "Gimli hybrid search (vector + FTS rank fusion)",
+            Preset::Bm25DenseRrf => "Cormack et al. 2009, reciprocal rank fusion (ranx rrf)",
+            Preset::Bm25DenseWsum => "ranx fuse(norm=\"min-max\", method=\"wsum\")",
         }
     }
 
@@ -557,6 +655,9 @@ impl Preset {
             ),
             Preset::MultiHyde => (Some(K::Query), Some(V::EachHypothesis), Fusion::Blend),
             Preset::Hybrid => (None, Some(V::Query), Fusion::Hybrid),
+            Preset::Bm25DenseRrf | Preset::Bm25DenseWsum => {
+                (None, Some(V::Query), Fusion::RankedLists)
+            }
         };
         Plan {
             keywords,
@@ -570,6 +671,16 @@ impl Preset {
         let mut params = Params::default();
         if matches!(self, Preset::HydeMean | Preset::MultiHyde) {
             params.num_hypotheses = 3;
+        }
+        match self {
+            Preset::Bm25DenseRrf => params.lists = Some(ListFusion::default()),
+            Preset::Bm25DenseWsum => {
+                params.lists = Some(ListFusion {
+                    method: ListMethod::Wsum,
+                    ..ListFusion::default()
+                })
+            }
+            _ => {}
         }
         params
     }

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
             println!("{}", commands::list_configurations());
             Ok(hyde_eval::error::exit_code::OK)
         }
+        Command::Fuse(args) => commands::fuse(args),
         Command::Eval(args) => commands::eval(args),
         Command::Dataset(command) => commands::dataset(command),
         Command::Record(args) => commands::record(args),

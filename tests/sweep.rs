@@ -259,6 +259,83 @@ fn param_sweep_values_equal_runs_with_set() {
     }
 }
 
+/// The list fusions' parameters sweep like any other: each value of RRF's k, and each
+/// point of the weighted sum's (vector, text) weights, equals a run with `--set`.
+#[test]
+fn list_fusion_sweeps_equal_runs_with_set() {
+    let mut dataset = devmem();
+    let names = ["bm25-dense-rrf", "bm25-dense-wsum"];
+    let base = settings(
+        &dataset,
+        RunOptions {
+            configurations: names.iter().map(|name| name.to_string()).collect(),
+            ..RunOptions::default()
+        },
+    );
+    let run_with = |dataset: &mut Dataset, name: &str, set: Vec<String>| {
+        let run_settings = settings(
+            dataset,
+            RunOptions {
+                configurations: vec![name.to_owned()],
+                set,
+                ..RunOptions::default()
+            },
+        );
+        let run = execute(dataset, &run_settings.run, RankingOutputs::default()).unwrap();
+        run_value(&run, name, "ndcg@10")
+    };
+    let range = ParamRange::parse("rrf_k=1:61:30").unwrap();
+    let results = sweep(
+        &dataset,
+        &base,
+        SweepKind::Param(range.clone()),
+        &["ndcg@10"],
+    );
+    let rrf = &results.configurations[0];
+    assert_eq!(rrf.name, "bm25-dense-rrf");
+    assert_eq!(rrf.points.len(), 3);
+    let mut values = Vec::new();
+    for (point, value) in rrf.points.iter().zip(&range.values) {
+        let set = vec![format!("rrf_k={}", value.text)];
+        assert_eq!(
+            point.value("ndcg@10"),
+            run_with(&mut dataset, "bm25-dense-rrf", set),
+            "rrf_k={}",
+            value.text
+        );
+        values.push(point.value("ndcg@10"));
+    }
+    assert!(
+        values.windows(2).any(|pair| pair[0] != pair[1]),
+        "k moves rankings: {values:?}"
+    );
+
+    let results = sweep(
+        &dataset,
+        &base,
+        SweepKind::Weights { steps: 4 },
+        &["ndcg@10"],
+    );
+    let wsum = results
+        .configurations
+        .iter()
+        .find(|configuration| configuration.name == "bm25-dense-wsum")
+        .unwrap();
+    assert_eq!(wsum.points.len(), 5);
+    for point in &wsum.points {
+        let set = vec![
+            format!("fusion_vector_weight={}", point.at[0]),
+            format!("fusion_text_weight={}", point.at[1]),
+        ];
+        assert_eq!(
+            point.value("ndcg@10"),
+            run_with(&mut dataset, "bm25-dense-wsum", set),
+            "{:?}",
+            point.at
+        );
+    }
+}
+
 /// `fusion::plan_reads` decides which configurations a parameter sweep covers. It must never
 /// leave out a configuration the parameter affects: for every preset and every
 /// parameter it claims the preset ignores, changing the parameter leaves every ranking
@@ -289,13 +366,28 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         ("skip_short_queries", "6"),
         ("skip_code_mentions", "true"),
         ("depth", "4"),
+        ("fusion", "\"combmnz\""),
+        ("normalization", "\"zmuv\""),
+        ("rrf_k", "5"),
+        ("fusion_vector_weight", "0.9"),
+        ("fusion_text_weight", "0.1"),
     ];
     assert_eq!(
         perturbed.len(),
         PARAM_NAMES.len(),
         "every parameter is covered"
     );
-    let all = settings(&dataset, RunOptions::default());
+    let every_preset: Vec<String> = Preset::ALL
+        .iter()
+        .map(|preset| preset.name().to_owned())
+        .collect();
+    let all = settings(
+        &dataset,
+        RunOptions {
+            configurations: every_preset,
+            ..RunOptions::default()
+        },
+    );
     let reference = execute(&mut dataset, &all.run, RankingOutputs::kept()).unwrap();
     let mut checked = 0;
     for (name, value) in perturbed {

@@ -6,6 +6,7 @@
 mod dataset;
 mod engine;
 mod eval;
+mod fuse;
 mod merge;
 mod run;
 mod shell;
@@ -14,6 +15,7 @@ mod tools;
 pub use dataset::*;
 pub use engine::*;
 pub use eval::*;
+pub use fuse::*;
 pub use merge::*;
 pub use run::*;
 pub use shell::*;
@@ -45,7 +47,9 @@ Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
 [configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
 num_hypotheses, half_life_days, bm25_k1, bm25_b, bm25_analyzer, hybrid_vector_weight,
 hybrid_text_weight, hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit,
-adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth.
+adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth;
+for bm25-dense-rrf and bm25-dense-wsum also fusion, normalization, rrf_k,
+fusion_vector_weight, fusion_text_weight.
 Precedence, lowest first: preset defaults, config [params], config
 [configuration.NAME], command-line flags, --set.
 
@@ -113,6 +117,10 @@ pub enum Command {
     /// Write an HTML report, charts and Markdown/CSV metric tables from a results.json.
     #[command(after_long_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// Fuse TREC runs into one (RRF, CombSUM, CombMNZ, weighted sum, Borda), as ranx
+    /// fuses them; the fused run goes to stdout.
+    #[command(after_long_help = FUSE_EXAMPLES)]
+    Fuse(FuseArgs),
     /// Score TREC run files against TREC qrels with trec_eval's semantics.
     #[command(after_long_help = EVAL_HELP)]
     Eval(EvalArgs),

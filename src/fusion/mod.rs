@@ -1,6 +1,8 @@
 //! Fusion: how one configuration's signals for one query become its ranking. One file
 //! per method, each holding all of that method's knowledge: [`keyword_temporal`],
-//! [`bm25`], [`cosine`], [`blend`], [`hybrid`]. This file holds what they share: the
+//! [`bm25`], [`cosine`], [`blend`], [`hybrid`], [`ranked_lists`] (whose run-fusion
+//! methods, RRF, CombSUM, CombMNZ, weighted sum and Borda, are in [`runs`], one file
+//! each, shared with `hyde-eval fuse`). This file holds what they share: the
 //! candidates, the per-query inputs a method reads ([`SignalSources`]), the
 //! [`FusionMethod`] trait they implement, the two routes every method is run by, and
 //! [`method`], the dispatch keyed by [`Fusion`].
@@ -36,6 +38,8 @@ pub mod bm25;
 pub mod cosine;
 pub mod hybrid;
 pub mod keyword_temporal;
+pub mod ranked_lists;
+pub mod runs;
 
 use crate::configuration::{Fusion, Params, Plan};
 use crate::index::{select_top_by_score_then_id, FactIndex, LexicalIndex, ScoredFacts};
@@ -279,6 +283,7 @@ pub fn method(fusion: Fusion) -> &'static dyn Fuser {
         Fusion::Cosine => &cosine::Cosine,
         Fusion::Blend => &blend::Blend,
         Fusion::Hybrid => &hybrid::Hybrid,
+        Fusion::RankedLists => &ranked_lists::RankedLists,
     }
 }
 

@@ -16,7 +16,7 @@ use super::diagnostics::{self, Comparison, QueryDiagnosis};
 use super::markdown::{best_printed, metric_value};
 use super::sweep::{file_slug, point_label, sweep_charts};
 use super::table::{sweep_headline, SWEEP_NOTE};
-use crate::configuration::Fusion;
+use crate::configuration::{Fusion, ListMethod};
 use crate::results::details::{FactDetail, QueryDetail};
 use crate::results::{ConfigurationResult, Results};
 use crate::sweep::SweepResults;
@@ -462,6 +462,20 @@ fn parameter_summary(configuration: &ConfigurationResult) -> String {
         Fusion::Bm25 => format!("k1 {}, b {}", params.bm25_k1, params.bm25_b),
         Fusion::KeywordTimesTemporal => format!("half-life {} days", params.half_life_days),
         Fusion::Cosine => "all parameters".to_owned(),
+        Fusion::RankedLists => {
+            let lists = params.lists.unwrap_or_default();
+            match lists.method {
+                ListMethod::Rrf => format!("rrf, k {}", lists.rrf_k),
+                ListMethod::Borda => "borda".to_owned(),
+                ListMethod::Wsum => format!(
+                    "wsum, {}, vector {} / text {}",
+                    lists.normalization.name(),
+                    lists.vector_weight,
+                    lists.text_weight
+                ),
+                method => format!("{}, {}", method.name(), lists.normalization.name()),
+            }
+        }
     }
 }
 

@@ -2,7 +2,9 @@
 //! and the config file's `[configuration.NAME]` tables, then `[params]`, the dedicated
 //! flags and `--set`, lowest precedence first.
 
-use crate::configuration::{Configuration, ParamOverrides, Preset, Weights, PARAM_NAMES};
+use crate::configuration::{
+    Configuration, Fusion, ParamOverrides, Preset, Weights, LIST_FUSION_PARAMS, PARAM_NAMES,
+};
 use crate::error::{Error, Problem};
 use crate::metrics::MetricSettings;
 use crate::report::files::check_output_name;
@@ -115,6 +117,22 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
             .try_into()
             .map_err(|error: toml::de::Error| problem(error.message().trim().to_owned()))?;
         let preset_names: Vec<&str> = Preset::ALL.iter().map(|preset| preset.name()).collect();
+        let check_list_fusion = |preset: Preset| {
+            if overrides.sets_list_fusion() && preset.plan().fusion != Fusion::RankedLists {
+                return Err(problem(format!(
+                    "{} apply to configurations that fuse ranked lists (presets {}); preset {} fuses otherwise",
+                    LIST_FUSION_PARAMS.join(", "),
+                    Preset::ALL
+                        .iter()
+                        .filter(|preset| preset.plan().fusion == Fusion::RankedLists)
+                        .map(|preset| preset.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    preset.name()
+                )));
+            }
+            Ok(())
+        };
         match candidates
             .iter_mut()
             .find(|candidate| candidate.name == *name)
@@ -126,6 +144,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
                 {
                     return Err(problem("a built-in configuration keeps its own preset; pick a new name for a variant".into()));
                 }
+                check_list_fusion(builtin.preset)?;
                 builtin.file_overrides = overrides;
             }
             None => {
@@ -142,6 +161,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
                         preset_names.join(", ")
                     ))
                 })?;
+                check_list_fusion(preset)?;
                 candidates.push(Candidate {
                     name: name.clone(),
                     preset,
@@ -172,7 +192,15 @@ pub(super) fn resolve_configurations(
     } else if let Some(list) = &file.configurations {
         list.clone()
     } else {
-        names.iter().map(|name| name.to_string()).collect()
+        // Every configuration but the presets chosen only by name.
+        candidates
+            .iter()
+            .filter(|candidate| {
+                candidate.preset.runs_by_default()
+                    || Preset::from_name(&candidate.name) != Some(candidate.preset)
+            })
+            .map(|candidate| candidate.name.clone())
+            .collect()
     };
     for name in &selected {
         if !names.contains(&name.as_str()) {

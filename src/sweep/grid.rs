@@ -58,6 +58,7 @@ const INTEGER_PARAMS: &[&str] = &[
     "hybrid_limit",
     "skip_short_queries",
     "depth",
+    "rrf_k",
 ];
 
 /// Parameters that cannot be swept with `--param`, and why.
@@ -73,6 +74,14 @@ const NOT_SWEEPABLE: &[(&str, &str)] = &[
     (
         "bm25_analyzer",
         "it names an analyzer; compare runs with --bm25-analyzer chatcli and english",
+    ),
+    (
+        "fusion",
+        "it names a fusion method; compare configurations with fusion = \"rrf\", \"wsum\", ...",
+    ),
+    (
+        "normalization",
+        "it names a normalization; compare configurations with normalization = \"min-max\", \"zmuv\", ...",
     ),
 ];
 

@@ -1,0 +1,66 @@
+//! Options of `fuse`: the TREC runs to combine, the run-fusion method and its
+//! parameters, and where the fused run goes.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::choices;
+use crate::configuration::{ListMethod, Normalization, DEFAULT_RRF_K};
+
+pub(super) const FUSE_EXAMPLES: &str = "\
+Examples:
+  hyde-eval fuse --method rrf bm25.run dense.run > fused.run
+      reciprocal rank fusion, k = 60 (--k to change it)
+  hyde-eval fuse --method wsum --norm zmuv --weights 0.7,0.3 bm25.run dense.run -o fused.run
+  hyde-eval fuse --method combmnz --norm max a.run b.run c.run --depth 100
+
+Each method follows ranx's definition (ranx.fusion, ranx.normalization), checked by
+scripts/fusion_reference.py: a run's ranks are its order by score descending, then
+docno ascending; the fused run is ordered the same way and carries the fused scores
+(trec_eval orders equal scores by docno descending). Score-based methods (combsum,
+combmnz, wsum) normalize each run's scores per query first (--norm, default min-max;
+every denominator below 1e-9 is raised to 1e-9); rrf and borda read ranks only. A
+query missing from a run counts as an empty ranking there. See docs/fusion.md.";
+
+/// `hyde-eval fuse`.
+#[derive(Debug, Args)]
+pub struct FuseArgs {
+    /// TREC run files (`qid Q0 docno rank score tag`), two or more
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<PathBuf>,
+
+    /// The fusion method
+    #[arg(long, value_parser = choices(&ListMethod::CHOICES))]
+    pub method: ListMethod,
+
+    /// How each run's scores are normalized before combsum, combmnz or wsum
+    /// [default: min-max]
+    #[arg(long, value_parser = choices(&Normalization::CHOICES))]
+    pub norm: Option<Normalization>,
+
+    /// wsum's weights, one per run, in the order of the runs (e.g. 0.7,0.3)
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub weights: Vec<f64>,
+
+    /// RRF's k: a document at rank r earns 1/(k + r)
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_RRF_K)]
+    pub k: usize,
+
+    /// Results kept per query in the fused run
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub depth: usize,
+
+    /// The run tag of the fused run [default: the method's name]
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+
+    /// Write the fused run to FILE instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,134 @@
+//! `hyde-eval fuse`: TREC runs read with trec_eval's rules (`trec::parse`), each query's
+//! rankings fused by a run-fusion method of `fusion::runs`, the fused run written as a
+//! TREC run to stdout or `-o FILE`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::cli::FuseArgs;
+use crate::configuration::{Normalization, MAX_RESULTS};
+use crate::error::{exit_code, Error, Problem};
+use crate::fusion::runs::{fuse as fuse_lists, RunFusion};
+use crate::trec::parse;
+
+use super::print_to_stdout;
+
+/// One run: each query's (docno, score) list.
+type QueryLists = BTreeMap<String, Vec<(String, f64)>>;
+
+/// `hyde-eval fuse`: returns the process exit code.
+pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
+    if args.runs.len() < 2 {
+        return Err(Error::Usage(format!(
+            "fuse needs at least two runs, got {}",
+            args.runs.len()
+        )));
+    }
+    if args.method.reads_ranks_only() && args.norm.is_some() {
+        return Err(Error::Usage(format!(
+            "--norm: {} reads ranks only, so no normalization applies",
+            args.method.name()
+        )));
+    }
+    if !args.weights.is_empty() && args.method != crate::configuration::ListMethod::Wsum {
+        return Err(Error::Usage(format!(
+            "--weights: only wsum reads weights, not {}",
+            args.method.name()
+        )));
+    }
+    if args.depth == 0 || args.depth > MAX_RESULTS {
+        return Err(Error::Usage(format!(
+            "--depth must be between 1 and {MAX_RESULTS}, got {}",
+            args.depth
+        )));
+    }
+    let fusion = RunFusion {
+        method: args.method,
+        normalization: args.norm.unwrap_or(Normalization::MinMax),
+        rrf_k: args.k,
+        weights: &args.weights,
+    };
+    fusion
+        .check(args.runs.len())
+        .map_err(|message| Error::Usage(format!("--weights: {message}")))?;
+
+    let runs: Vec<QueryLists> = args
+        .runs
+        .iter()
+        .map(|path| read_run(path))
+        .collect::<Result<_, _>>()?;
+    let mut queries: Vec<&String> = runs.iter().flat_map(|run| run.keys()).collect();
+    queries.sort();
+    queries.dedup();
+
+    let tag = args.tag.as_deref().unwrap_or(args.method.name());
+    let mut text = String::new();
+    for query in queries {
+        let lists: Vec<Vec<(&str, f64)>> = runs
+            .iter()
+            .map(|run| {
+                run.get(query).map_or_else(Vec::new, |list| {
+                    list.iter()
+                        .map(|(document, score)| (document.as_str(), *score))
+                        .collect()
+                })
+            })
+            .collect();
+        for (position, (document, score)) in fuse_lists(&lists, &fusion, args.depth)
+            .into_iter()
+            .enumerate()
+        {
+            writeln!(text, "{query} Q0 {document} {} {score} {tag}", position + 1)
+                .expect("writing to a String cannot fail");
+        }
+    }
+    match &args.output {
+        Some(path) => std::fs::write(path, text).map_err(|source| Error::Write {
+            path: path.clone(),
+            source,
+        })?,
+        None => print_to_stdout(&text)?,
+    }
+    Ok(exit_code::OK)
+}
+
+/// Reads one run: every query's documents with their scores. A document twice in one
+/// query, or a score that is not finite, is an error naming the lines.
+fn read_run(path: &Path) -> Result<QueryLists, Error> {
+    let bytes = crate::input::read(path)?;
+    let run = parse::parse_run(path, &bytes)?;
+    let text = || String::from_utf8_lossy(&bytes).into_owned();
+    let mut lists = QueryLists::new();
+    for query in run.queries {
+        let mut seen = std::collections::HashSet::with_capacity(query.results.len());
+        for &(document, score) in &query.results {
+            let problem = |message: String| {
+                let lines = parse::lines_naming(&text(), query.query, document);
+                Error::problem(Problem::new(path, lines.first().copied(), message))
+            };
+            if !seen.insert(document) {
+                return Err(problem(format!(
+                    "document {document} appears twice for query {} (lines {:?})",
+                    query.query,
+                    parse::lines_naming(&text(), query.query, document)
+                )));
+            }
+            if !score.is_finite() {
+                return Err(problem(format!(
+                    "score {score} of document {document} for query {} is not finite; fusion needs finite scores",
+                    query.query
+                )));
+            }
+        }
+        lists.insert(
+            query.query.to_owned(),
+            query
+                .results
+                .iter()
+                .map(|&(document, score)| (document.to_owned(), score))
+                .collect(),
+        );
+    }
+    Ok(lists)
+}

@@ -1,0 +1,128 @@
+//! The parameters of a configuration that fuses ranked lists: the run-fusion method
+//! ([`ListMethod`]), the normalization before a score-based method ([`Normalization`]),
+//! and [`ListFusion`], what a configuration's `Params` carry. Data only: the methods
+//! themselves are `fusion::runs`.
+
+use serde::{Deserialize, Serialize};
+
+/// A run-fusion method, as ranx defines it (`ranx.fusion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ListMethod {
+    /// Reciprocal rank fusion: the sum of `1 / (k + rank)`, ranks from 1.
+    Rrf,
+    /// CombSUM: the sum of the (normalized) scores.
+    Combsum,
+    /// CombMNZ: CombSUM times the number of lists holding the document.
+    Combmnz,
+    /// The weighted sum of the (normalized) scores.
+    Wsum,
+    /// BordaFuse: each list gives `candidates - position` points, and
+    /// `(candidates - length + 1) / 2` to every candidate it does not hold.
+    Borda,
+}
+
+impl ListMethod {
+    /// Every method, with a line on each (for help texts).
+    pub const CHOICES: [(ListMethod, &'static str); 5] = [
+        (
+            ListMethod::Rrf,
+            "reciprocal rank fusion: sum of 1/(k + rank)",
+        ),
+        (ListMethod::Combsum, "CombSUM: sum of the normalized scores"),
+        (
+            ListMethod::Combmnz,
+            "CombMNZ: CombSUM x number of runs holding the document",
+        ),
+        (
+            ListMethod::Wsum,
+            "weighted sum of the normalized scores (--weights)",
+        ),
+        (
+            ListMethod::Borda,
+            "BordaFuse: candidates - position points per run",
+        ),
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ListMethod::Rrf => "rrf",
+            ListMethod::Combsum => "combsum",
+            ListMethod::Combmnz => "combmnz",
+            ListMethod::Wsum => "wsum",
+            ListMethod::Borda => "borda",
+        }
+    }
+
+    /// True for the methods that read only each list's order (RRF, Borda), so a
+    /// normalization of the scores cannot change them.
+    pub fn reads_ranks_only(self) -> bool {
+        matches!(self, ListMethod::Rrf | ListMethod::Borda)
+    }
+}
+
+/// How each list's scores are rescaled before a score-based fusion, as ranx's
+/// `ranx.normalization` does it (a denominator below 1e-9 is raised to 1e-9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Normalization {
+    /// The scores as they are.
+    None,
+    /// `(s - min) / (max - min)`.
+    MinMax,
+    /// `s / max`.
+    Max,
+    /// `(s - min) / (sum - min x n)`.
+    Sum,
+    /// Zero mean, unit variance (z-score): `(s - mean) / std` (population std).
+    Zmuv,
+}
+
+impl Normalization {
+    /// Every normalization, with a line on each (for help texts).
+    pub const CHOICES: [(Normalization, &'static str); 5] = [
+        (Normalization::None, "the scores as they are"),
+        (Normalization::MinMax, "(s - min) / (max - min)"),
+        (Normalization::Max, "s / max"),
+        (Normalization::Sum, "(s - min) / (sum - min x n)"),
+        (Normalization::Zmuv, "z-score: (s - mean) / std"),
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Normalization::None => "none",
+            Normalization::MinMax => "min-max",
+            Normalization::Max => "max",
+            Normalization::Sum => "sum",
+            Normalization::Zmuv => "zmuv",
+        }
+    }
+}
+
+/// RRF's k when none is given (Cormack et al. 2009, and ranx's default).
+pub const DEFAULT_RRF_K: usize = 60;
+
+/// The parameters of a configuration that fuses ranked lists (its vector search's and
+/// BM25's): the method, the normalization before a score-based method, RRF's k and the
+/// weights of the weighted sum.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListFusion {
+    pub method: ListMethod,
+    pub normalization: Normalization,
+    pub rrf_k: usize,
+    pub vector_weight: f64,
+    pub text_weight: f64,
+}
+
+impl Default for ListFusion {
+    fn default() -> ListFusion {
+        ListFusion {
+            method: ListMethod::Rrf,
+            normalization: Normalization::MinMax,
+            rrf_k: DEFAULT_RRF_K,
+            vector_weight: 0.5,
+            text_weight: 0.5,
+        }
+    }
+}
