@@ -7,7 +7,7 @@ use super::*;
 
 /// An input file's bytes: memory-mapped (large runs are read without a copy), or read
 /// when mapping is not possible (empty files, pipes).
-enum InputBytes {
+pub(super) enum InputBytes {
     Mapped(memmap2::Mmap),
     Read(Vec<u8>),
 }
@@ -23,17 +23,43 @@ impl std::ops::Deref for InputBytes {
     }
 }
 
+/// A file's bytes as read (standard input for `-`, gzip decompressed), mapped when it
+/// is a plain file.
 fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
-    let (file, length) = crate::input::open(path)?;
-    if length > 0 {
-        // SAFETY: the map is read-only and lives while the file is evaluated; like
-        // trec_eval (which maps its inputs too), we assume nobody truncates the file
-        // meanwhile.
-        if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
-            return Ok(InputBytes::Mapped(map));
+    if !crate::input::is_stdin(path) {
+        let (file, length) = crate::input::open(path)?;
+        if length > 0 {
+            // SAFETY: the map is read-only and lives while the file is evaluated; like
+            // trec_eval (which maps its inputs too), we assume nobody truncates the file
+            // meanwhile.
+            if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+                let named_gz = path.extension().is_some_and(|extension| extension == "gz");
+                if !crate::input::is_gzip(&map) && !named_gz {
+                    return Ok(InputBytes::Mapped(map));
+                }
+            }
         }
     }
     Ok(InputBytes::Read(crate::input::read(path)?))
+}
+
+/// A run file's bytes as TREC text (ranx JSON and ir_measures records rewritten).
+pub(super) fn read_run(path: &std::path::Path) -> Result<InputBytes, Error> {
+    let bytes = read_input(path)?;
+    Ok(match crate::trec::formats::run_as_trec(path, &bytes)? {
+        Some(rewritten) => InputBytes::Read(rewritten),
+        None => bytes,
+    })
+}
+
+/// A qrels file's bytes as TREC text (ranx JSON and ir_measures records rewritten; BEIR
+/// TSV is read as it is).
+pub(super) fn read_qrels(path: &std::path::Path) -> Result<InputBytes, Error> {
+    let bytes = read_input(path)?;
+    Ok(match crate::trec::formats::qrels_as_trec(path, &bytes)? {
+        Some(rewritten) => InputBytes::Read(rewritten),
+        None => bytes,
+    })
 }
 
 /// `hyde-eval eval`: scores TREC runs against TREC qrels (trec_eval semantics).
@@ -72,12 +98,12 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         .build()
         .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
     pool.install(|| {
-        let qrels_bytes = read_input(&args.qrels)?;
+        let qrels_bytes = read_qrels(&args.qrels)?;
         let qrels_text = parse::as_text(&args.qrels, &qrels_bytes)?;
         let qrels = parse::parse_qrels(&args.qrels, qrels_text)?;
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
-            let bytes = read_input(path)?;
+            let bytes = read_run(path)?;
             let run = parse::parse_run(path, &bytes)?;
             let evaluation = evaluate_run(&qrels, run, &options).map_err(|duplicate| {
                 let text = String::from_utf8_lossy(&bytes);
