@@ -160,8 +160,7 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
     let bytes = if is_stdin(path) {
         if STDIN_TAKEN.swap(true, Ordering::SeqCst) {
             return Err(Error::Usage(
-                "standard input (`-`) can be read only once: pass the other inputs as files"
-                    .into(),
+                "standard input (`-`) can be read only once: pass the other inputs as files".into(),
             ));
         }
         read_bounded(std::io::stdin().lock(), 0, limit, path)?
@@ -308,8 +307,7 @@ mod tests {
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {
         use std::io::Write;
-        let mut encoder =
-            flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
     }

@@ -3,13 +3,15 @@
 //! that another tool can read without hyde-eval's code. This module owns its types and
 //! nothing that renders or computes them: the pipeline's run assembles a document
 //! (`pipeline::run`), `digest` reduces the rankings streaming out of the pipeline to its
-//! per-query records, `stored` is the read model of a file on disk, `shard` and `merge`
+//! per-query records, `stored` is the read model of a file on disk, `external` builds it from
+//! runs of any system scored against qrels, `shard` and `merge`
 //! split a run across machines and put it back together, and `report` renders it.
 
 pub mod accounting;
 pub mod details;
 pub mod digest;
 pub mod engine;
+pub mod external;
 pub mod merge;
 pub mod per_query;
 pub mod shard;

@@ -196,11 +196,9 @@ fn json_lines_as_trec(
                 out.push('\n');
             }
             Err(message) => {
-                problems.push(
-                    Problem::new(path, Some(number), message).with_hint(format!(
-                        "each line is {{\"query_id\": ..., \"doc_id\": ..., \"{field_name}\": ...}}"
-                    )),
-                );
+                problems.push(Problem::new(path, Some(number), message).with_hint(format!(
+                    "each line is {{\"query_id\": ..., \"doc_id\": ..., \"{field_name}\": ...}}"
+                )));
                 out.push('\n');
             }
         }
@@ -233,17 +231,21 @@ pub fn run_as_trec(path: &Path, bytes: &[u8]) -> Result<Option<Vec<u8>>, Error> 
     let tag = tag_of(path);
     match shape_of(bytes) {
         Shape::Trec => Ok(None),
-        Shape::RanxJson => ranx_as_trec(path, bytes, "run", |text, query, document, score: &f64| {
-            let _ = writeln!(text, "{query} Q0 {document} 0 {score:?} {tag}");
-        })
-        .map(Some),
-        Shape::JsonLines => json_lines_as_trec(path, bytes, "run", "score", |query, document, record| {
-            record
-                .score
-                .filter(|score| score.is_finite())
-                .map(|score| format!("{query} Q0 {document} 0 {score:?} {tag}"))
-        })
-        .map(Some),
+        Shape::RanxJson => {
+            ranx_as_trec(path, bytes, "run", |text, query, document, score: &f64| {
+                let _ = writeln!(text, "{query} Q0 {document} 0 {score:?} {tag}");
+            })
+            .map(Some)
+        }
+        Shape::JsonLines => {
+            json_lines_as_trec(path, bytes, "run", "score", |query, document, record| {
+                record
+                    .score
+                    .filter(|score| score.is_finite())
+                    .map(|score| format!("{query} Q0 {document} 0 {score:?} {tag}"))
+            })
+            .map(Some)
+        }
     }
 }
 
@@ -252,16 +254,27 @@ pub fn run_as_trec(path: &Path, bytes: &[u8]) -> Result<Option<Vec<u8>>, Error> 
 pub fn qrels_as_trec(path: &Path, bytes: &[u8]) -> Result<Option<Vec<u8>>, Error> {
     match shape_of(bytes) {
         Shape::Trec => Ok(None),
-        Shape::RanxJson => ranx_as_trec(path, bytes, "qrels", |text, query, document, grade: &i32| {
-            let _ = writeln!(text, "{query} 0 {document} {grade}");
-        })
+        Shape::RanxJson => ranx_as_trec(
+            path,
+            bytes,
+            "qrels",
+            |text, query, document, grade: &i32| {
+                let _ = writeln!(text, "{query} 0 {document} {grade}");
+            },
+        )
         .map(Some),
-        Shape::JsonLines => json_lines_as_trec(path, bytes, "qrels", "relevance", |query, document, record| {
-            record
-                .relevance
-                .and_then(|grade| i32::try_from(grade).ok())
-                .map(|grade| format!("{query} 0 {document} {grade}"))
-        })
+        Shape::JsonLines => json_lines_as_trec(
+            path,
+            bytes,
+            "qrels",
+            "relevance",
+            |query, document, record| {
+                record
+                    .relevance
+                    .and_then(|grade| i32::try_from(grade).ok())
+                    .map(|grade| format!("{query} 0 {document} {grade}"))
+            },
+        )
         .map(Some),
     }
 }
@@ -286,7 +299,10 @@ mod tests {
             text(qrels_as_trec(Path::new("q.json"), qrels).unwrap()),
             "q1 0 d1 2\nq1 0 d2 0\n"
         );
-        assert_eq!(run_as_trec(Path::new("r"), b"q1 Q0 d1 1 2 t\n").unwrap(), None);
+        assert_eq!(
+            run_as_trec(Path::new("r"), b"q1 Q0 d1 1 2 t\n").unwrap(),
+            None
+        );
         assert_eq!(
             qrels_as_trec(Path::new("q"), b"query-id\tcorpus-id\tscore\nq1\td1\t1\n").unwrap(),
             None
@@ -300,7 +316,8 @@ mod tests {
             text(run_as_trec(Path::new("run.jsonl"), run.as_bytes()).unwrap()),
             "1 Q0 a 0 3.0 run\n\n2 Q0 b 0 -0.5 run\n"
         );
-        let qrels = "{\"query_id\": \"1\", \"doc_id\": \"a\", \"relevance\": 1, \"iteration\": \"0\"}\n";
+        let qrels =
+            "{\"query_id\": \"1\", \"doc_id\": \"a\", \"relevance\": 1, \"iteration\": \"0\"}\n";
         assert_eq!(
             text(qrels_as_trec(Path::new("q.jsonl"), qrels.as_bytes()).unwrap()),
             "1 0 a 1\n"
@@ -309,7 +326,10 @@ mod tests {
         let message = run_as_trec(Path::new("run.jsonl"), bad.as_bytes())
             .unwrap_err()
             .to_string();
-        assert!(message.contains("run.jsonl:2: missing numeric \"score\""), "{message}");
+        assert!(
+            message.contains("run.jsonl:2: missing numeric \"score\""),
+            "{message}"
+        );
     }
 
     #[test]
@@ -317,7 +337,10 @@ mod tests {
         let message = run_as_trec(Path::new("r.json"), br#"{"q1": {"d1": 1, "d1": 2}}"#)
             .unwrap_err()
             .to_string();
-        assert!(message.contains("document d1 appears twice for query q1"), "{message}");
+        assert!(
+            message.contains("document d1 appears twice for query q1"),
+            "{message}"
+        );
         let message = run_as_trec(Path::new("r.json"), br#"{"q 1": {"d1": 1}}"#)
             .unwrap_err()
             .to_string();

@@ -221,7 +221,14 @@ pub fn for_each_judgment<'a>(
                 );
                 continue;
             };
-            judge(path, problems, number, (query, document), grade_text, &mut visit);
+            judge(
+                path,
+                problems,
+                number,
+                (query, document),
+                grade_text,
+                &mut visit,
+            );
             continue;
         }
         let (Some(_iteration), Some(document), Some(grade_text), None) =
@@ -240,7 +247,14 @@ pub fn for_each_judgment<'a>(
             );
             continue;
         };
-        judge(path, problems, number, (query, document), grade_text, &mut visit);
+        judge(
+            path,
+            problems,
+            number,
+            (query, document),
+            grade_text,
+            &mut visit,
+        );
     }
 }
 
@@ -626,7 +640,8 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            message.contains("test.tsv:3: document d1 is judged twice for query q1 (first on line 2)"),
+            message
+                .contains("test.tsv:3: document d1 is judged twice for query q1 (first on line 2)"),
             "{message}"
         );
         assert!(
