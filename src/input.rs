@@ -9,11 +9,19 @@
 //!
 //! Every file opened here is remembered ([`read_so_far`]), so the writers can refuse to
 //! replace a directory that holds one of the run's own inputs.
+//!
+//! Two conveniences apply to every input read whole, whatever its format: the path `-`
+//! reads standard input (once per process), and gzip data (recognized by its magic
+//! bytes, whatever the name) is decompressed, the size bound then holding for the
+//! decompressed bytes. A file named `*.gz` that is not gzip, or gzip that is truncated or
+//! corrupt, is an error naming the file. Dataset loaders find `NAME.gz` when `NAME` is
+//! absent ([`or_gzipped`]).
 
 use std::fs::{File, Metadata};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use crate::error::{Error, Problem};
@@ -110,22 +118,104 @@ pub fn open(path: &Path) -> Result<(File, u64), Error> {
     }
 }
 
-/// Reads the regular file at `path` whole.
+/// Whether `path` names standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Set once standard input has been read: it can be read only once.
+static STDIN_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// The first bytes of gzip data.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether `bytes` start as gzip data does.
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&GZIP_MAGIC)
+}
+
+/// `path`, or `path.gz` when only that exists (a dataset file kept compressed).
+pub fn or_gzipped(path: &Path) -> PathBuf {
+    if entry(path) == Entry::Missing {
+        let mut gzipped = path.as_os_str().to_owned();
+        gzipped.push(".gz");
+        let gzipped = PathBuf::from(gzipped);
+        if entry(&gzipped) != Entry::Missing {
+            return gzipped;
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Reads the regular file at `path` (or standard input for `-`) whole, decompressed
+/// when it is gzip.
 pub fn read(path: &Path) -> Result<Vec<u8>, Error> {
     read_limited(path, u64::MAX)
 }
 
-/// Reads the regular file at `path` whole, refusing one larger than `limit` bytes (also
-/// if it grows past the limit while it is read).
+/// Reads the regular file at `path` (or standard input for `-`) whole, decompressed
+/// when it is gzip, refusing more than `limit` bytes (also if the file grows past the
+/// limit while it is read, and for gzip after decompression).
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
-    let (file, length) = open(path)?;
-    if length > limit {
-        return Err(too_large(path, limit));
+    let bytes = if is_stdin(path) {
+        if STDIN_TAKEN.swap(true, Ordering::SeqCst) {
+            return Err(Error::Usage(
+                "standard input (`-`) can be read only once: pass the other inputs as files".into(),
+            ));
+        }
+        read_bounded(std::io::stdin().lock(), 0, limit, path)?
+    } else {
+        let (file, length) = open(path)?;
+        if length > limit {
+            return Err(too_large(path, limit));
+        }
+        read_bounded(file, length, limit, path)?
+    };
+    let named_gz = path.extension().is_some_and(|extension| extension == "gz");
+    if is_gzip(&bytes) {
+        gunzip(path, &bytes, limit)
+    } else if named_gz {
+        Err(Error::problem(
+            Problem::new(path, None, "is named .gz but does not hold gzip data")
+                .with_hint("compress it with gzip, or drop the .gz from its name"),
+        ))
+    } else {
+        Ok(bytes)
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(length).unwrap_or(0));
-    file.take(limit.saturating_add(1))
+}
+
+/// Reads `reader` to its end, refusing more than `limit` bytes.
+fn read_bounded(
+    reader: impl Read,
+    expected: u64,
+    limit: u64,
+    path: &Path,
+) -> Result<Vec<u8>, Error> {
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+    reader
+        .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(read_error(path))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(path, limit));
+    }
+    Ok(bytes)
+}
+
+/// Decompresses the gzip data read from `path` (every member of a multi-member file),
+/// refusing more than `limit` decompressed bytes.
+fn gunzip(path: &Path, compressed: &[u8], limit: u64) -> Result<Vec<u8>, Error> {
+    let decoder = flate2::read::MultiGzDecoder::new(compressed);
+    let mut bytes = Vec::with_capacity(compressed.len().saturating_mul(4));
+    decoder
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|error| {
+            Error::problem(
+                Problem::new(path, None, format!("corrupt gzip data: {error}"))
+                    .with_hint("the file is truncated or damaged; compress the original again"),
+            )
+        })?;
     if bytes.len() as u64 > limit {
         return Err(too_large(path, limit));
     }
@@ -158,9 +248,10 @@ pub fn read_small_text(path: &Path) -> Result<String, Error> {
     })
 }
 
-/// Reads an optional file: `None` when nothing is there, an error when something other
-/// than a regular file is.
+/// Reads an optional file (or its `.gz`, see [`or_gzipped`]): `None` when nothing is
+/// there, an error when something other than a regular file is.
 pub fn read_optional(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
+    let path = &or_gzipped(path);
     match entry(path) {
         Entry::Missing => Ok(None),
         Entry::RegularFile => read_limited(path, limit).map(Some),
@@ -212,6 +303,64 @@ mod tests {
             None
         );
         assert!(read_optional(&fifo, 10).is_err());
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn gzip_is_decompressed_whatever_the_name_and_bounded_after_decompression() {
+        let directory = tempfile::tempdir().unwrap();
+        let named = directory.path().join("run.gz");
+        std::fs::write(&named, gzip(b"q1 Q0 d1 1 2.5 t\n")).unwrap();
+        assert_eq!(read(&named).unwrap(), b"q1 Q0 d1 1 2.5 t\n");
+        let unnamed = directory.path().join("run");
+        std::fs::write(&unnamed, gzip(b"abc")).unwrap();
+        assert_eq!(read(&unnamed).unwrap(), b"abc");
+        // 2 MiB of zeros compress to a few KiB: the bound holds for what they expand to.
+        let bomb = directory.path().join("bomb.gz");
+        std::fs::write(&bomb, gzip(&vec![0; 2 << 20])).unwrap();
+        let message = read_limited(&bomb, 1 << 20).unwrap_err().to_string();
+        assert!(message.contains("larger than 1 MiB"), "{message}");
+        // Two concatenated members read as one stream, as gunzip reads them.
+        let members = directory.path().join("members.gz");
+        std::fs::write(&members, [gzip(b"a\n"), gzip(b"b\n")].concat()).unwrap();
+        assert_eq!(read(&members).unwrap(), b"a\nb\n");
+    }
+
+    #[test]
+    fn corrupt_or_mislabelled_gzip_is_an_error_naming_the_file() {
+        let directory = tempfile::tempdir().unwrap();
+        let truncated = directory.path().join("qrels.gz");
+        let whole = gzip(&b"q1 0 d1 1\n".repeat(100));
+        std::fs::write(&truncated, &whole[..whole.len() / 2]).unwrap();
+        let error = read(&truncated).unwrap_err();
+        assert_eq!(error.exit_code(), crate::error::exit_code::INPUT);
+        let message = error.to_string();
+        assert!(message.contains("qrels.gz: corrupt gzip data"), "{message}");
+        let mislabelled = directory.path().join("plain.gz");
+        std::fs::write(&mislabelled, "q1 0 d1 1\n").unwrap();
+        let message = read(&mislabelled).unwrap_err().to_string();
+        assert!(
+            message.contains("plain.gz: is named .gz but does not hold gzip data"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_found_gzipped() {
+        let directory = tempfile::tempdir().unwrap();
+        let plain = directory.path().join("corpus.jsonl");
+        assert_eq!(or_gzipped(&plain), plain);
+        std::fs::write(directory.path().join("corpus.jsonl.gz"), gzip(b"{}\n")).unwrap();
+        assert_eq!(or_gzipped(&plain), directory.path().join("corpus.jsonl.gz"));
+        assert_eq!(read_optional(&plain, 1000).unwrap().unwrap(), b"{}\n");
+        std::fs::write(&plain, "[]").unwrap();
+        assert_eq!(or_gzipped(&plain), plain);
     }
 
     #[test]

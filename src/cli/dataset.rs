@@ -52,9 +52,10 @@ pub struct FormatOptions {
     #[arg(long, value_name = "FILE", default_value = "queries.tsv")]
     pub queries: PathBuf,
 
-    /// TREC format: qrels file in the directory
-    #[arg(long, value_name = "FILE", default_value = "qrels")]
-    pub qrels: PathBuf,
+    /// TREC format: qrels file in the directory [default: qrels]; `compare --qrels QRELS
+    /// RUN...` scores run files of any system against it
+    #[arg(long, value_name = "FILE")]
+    pub qrels: Option<PathBuf>,
 }
 
 /// `hyde-eval dataset ...`

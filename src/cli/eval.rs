@@ -30,8 +30,23 @@ Examples:
   hyde-eval eval qrels.test results.test
   hyde-eval eval -m all_trec -q -c -M100 qrels.test results.trunc
   hyde-eval eval -m map -m ndcg_cut.10 --format json qrels run-a run-b
+  zcat run.gz | hyde-eval eval qrels/test.tsv -
+  hyde-eval eval qrels.test new.run --baseline old.run --max-drop ndcg@10=0.01
 
-Exit codes: 0 success; 2 bad flag or input file (the message names the file and line).";
+Inputs: `-` reads standard input; gzip is decompressed (by content, .gz or not). Runs
+are TREC, ranx JSON ({\"q1\": {\"d1\": 1.5}}) or ir_measures JSON lines (query_id,
+doc_id, score); qrels are TREC, BEIR TSV (query-id corpus-id score header), ranx JSON or
+ir_measures JSON lines (query_id, doc_id, relevance). Detected by content.
+
+Regression gate: --baseline BASE.run [--max-drop ndcg@10=0.01,...] [--min ...]
+[--require-significant] gates every RUN against the baseline run with the metrics, paired
+tests and corrections of `run --baseline` (metric names recall@k precision@k ndcg@k hit@k
+mrr@k mrr map; cut-offs 1,3,5,10 plus those the thresholds name; -l is the relevance
+level, -M the depth). The verdict goes to stderr (stdout keeps the measures) and, with
+--summary-file, as Markdown to that file.
+
+Exit codes: 0 success (gate passed); 1 the gate failed; 2 bad flag or input file (the
+message names the file and line).";
 
 /// Output of `hyde-eval eval`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -87,4 +102,37 @@ pub struct EvalArgs {
     /// No notes on stderr
     #[arg(long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub gate: EvalGateArgs,
+}
+
+/// The regression gate of `eval`: every RUN against a baseline run (or absolute
+/// targets), with `run`'s metric names and statistics.
+#[derive(Debug, Args)]
+pub struct EvalGateArgs {
+    /// Gate every RUN against this baseline run (same formats as RUN) and exit 1 on a
+    /// regression, as `run --baseline` does
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<PathBuf>,
+
+    /// Tolerated drop per metric (`run`'s names), e.g. ndcg@10=0.01,map=0 [default:
+    /// every metric, 0]
+    #[arg(long, value_name = "METRIC=DROP,...")]
+    pub max_drop: Option<String>,
+
+    /// Absolute targets: fail when a RUN's macro value is below one, e.g. ndcg@10=0.5
+    #[arg(long, value_name = "METRIC=VALUE,...")]
+    pub min: Option<String>,
+
+    /// Fail only when a drop beyond its threshold is also significant after correction
+    #[arg(long)]
+    pub require_significant: bool,
+
+    #[command(flatten)]
+    pub significance: super::SignificanceArgs,
+
+    /// Also append the gate's Markdown summary to this file (e.g. "$GITHUB_STEP_SUMMARY")
+    #[arg(long, value_name = "FILE")]
+    pub summary_file: Option<PathBuf>,
 }

@@ -21,11 +21,16 @@ Examples:
       runs every configuration once per provider; the first is the reference
   hyde-eval compare reports/a/results.json reports/b/results.json --metric mrr
       compares stored runs of the same dataset without re-running
+  hyde-eval compare --qrels qrels.test bm25.run dense.run.gz splade.json --metric ndcg@10
+      runs of any system (TREC, ranx JSON, ir_measures JSON lines) scored against the
+      qrels with the metrics of `run`, one column each, the first the reference
 
 Each cell is the candidate's macro value with its difference from the reference run's
 same-named configuration; * and ** mark differences significant at alpha and alpha / 5
 after the correction over every cell. compare.json and compare.md are written to
-reports/<dataset>-compare/ (or --output-dir/--run-name).";
+reports/<dataset>-compare/ (reports/compare/ for stored results and run files; or
+--output-dir/--run-name). --configurations keeps those rows of stored results; --metrics
+and --html are refused (compare shows one --metric, in text, JSON and Markdown).";
 
 /// `hyde-eval run`: run options plus the gate and summary options.
 #[derive(Debug, Args)]
@@ -142,9 +147,11 @@ pub struct GateArgs {
 /// `hyde-eval compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Stored results.json files to compare (the first is the reference); without them,
-    /// the dataset is run once per --embedder
-    #[arg(value_name = "RESULTS")]
+    /// Stored results.json files to compare, or with --qrels QRELS run files of any system
+    /// (TREC, ranx JSON, ir_measures JSON lines; qrels also BEIR TSV) scored with `run`'s
+    /// metrics (-k, --relevance-level, --semantics, --depth); the first is the reference.
+    /// Without them, the dataset is run once per --embedder
+    #[arg(value_name = "FILE")]
     pub results: Vec<PathBuf>,
 
     /// The metric compared [default: ndcg at the largest cut-off]
@@ -324,6 +331,18 @@ pub struct RunArgs {
     /// No progress bars or notes on stderr
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+impl CompareArgs {
+    /// The qrels the FILEs are scored against (`--qrels` with FILEs): they are runs then.
+    pub fn external_qrels(&self) -> Option<&PathBuf> {
+        self.run
+            .source
+            .options
+            .qrels
+            .as_ref()
+            .filter(|_| !self.results.is_empty())
+    }
 }
 
 impl RunArgs {

@@ -1,5 +1,5 @@
-//! `hyde-eval compare`: several stored results, or one run per `--embedder`, side by side
-//! with paired significance tests.
+//! `hyde-eval compare`: several stored results, runs of any system scored against qrels
+//! (`--qrels`), or one run per `--embedder`, side by side with paired significance tests.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use crate::error::{exit_code, Error};
 use crate::report::files::{check_destination, write_directory};
 use crate::report::{render, Document, Format};
 use crate::results::stored::StoredResults;
-use crate::settings::{self};
+use crate::settings::{self, ConfigFile};
 
 use super::*;
 
@@ -43,10 +43,142 @@ fn stored_accounting(results_path: &Path) -> Accounting {
     }
 }
 
-/// `hyde-eval compare`: stored results, or one run per `--embedder`.
+/// The compared runs (label, read model, accounting), where the report goes and its name.
+type Compared = (Vec<(String, StoredResults, Accounting)>, PathBuf, String);
+
+/// Refuses, before any work, the run options that compare cannot honour in the mode
+/// chosen, rather than ignoring them.
+fn refuse_unhonoured(args: &CompareArgs) -> Result<(), Error> {
+    let run = &args.run;
+    if !run.metrics.is_empty() {
+        return Err(Error::Usage(
+            "compare compares one metric: name it with --metric (--metrics picks the columns of `run`'s table)".into(),
+        ));
+    }
+    if run.html {
+        return Err(Error::Usage(
+            "compare writes compare.json and compare.md, not an HTML page; for the HTML report of one run use `hyde-eval run --html` or `hyde-eval report RESULTS`".into(),
+        ));
+    }
+    if args.external_qrels().is_some() {
+        let dataset_options = [
+            (run.dataset.is_some(), "--dataset"),
+            (!run.embedder.is_empty(), "--embedder"),
+            (!run.configurations.is_empty(), "--configurations"),
+        ];
+        if let Some((_, flag)) = dataset_options.iter().find(|(given, _)| *given) {
+            return Err(Error::Usage(format!(
+                "{flag} selects what hyde-eval runs; with --qrels, compare scores the run files given (each is one column); drop {flag}"
+            )));
+        }
+        if args.results.len() < 2 {
+            return Err(Error::Usage(
+                "compare --qrels QRELS needs two or more run files: compare --qrels QRELS REFERENCE.run CANDIDATE.run...".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs of any system, scored against `qrels` with hyde-eval's metrics: one column each,
+/// holding one configuration named `run`.
+fn external(args: &CompareArgs, qrels: &Path) -> Result<Compared, Error> {
+    let file = match &args.run.config {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    let (metrics, depth) = settings::external_metrics(&args.run.options(), &file)?;
+    let judgments = super::eval::load_judgments(qrels)?;
+    let mut runs = Vec::new();
+    for path in &args.results {
+        let label = super::eval::run_label(path);
+        let scored = judgments.score(
+            EXTERNAL_CONFIGURATION,
+            super::eval::load_rankings(path)?,
+            &metrics,
+            depth,
+        )?;
+        if !args.run.quiet {
+            if scored.unanswered_queries > 0 {
+                eprintln!(
+                    "note: {label}: {} qrels quer{} without results, scored as empty rankings",
+                    scored.unanswered_queries,
+                    if scored.unanswered_queries == 1 {
+                        "y"
+                    } else {
+                        "ies"
+                    }
+                );
+            }
+            if scored.unjudged_queries > 0 {
+                eprintln!(
+                    "note: {label}: {} run quer{} without judgments ignored",
+                    scored.unjudged_queries,
+                    if scored.unjudged_queries == 1 {
+                        "y"
+                    } else {
+                        "ies"
+                    }
+                );
+            }
+        }
+        let results = judgments.results(&label, &metrics, vec![scored.configuration]);
+        runs.push((label, results, Accounting::default()));
+    }
+    Ok((
+        runs,
+        args.run
+            .output_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("reports")),
+        args.run
+            .run_name
+            .clone()
+            .unwrap_or_else(|| "compare".into()),
+    ))
+}
+
+/// The name of the one configuration each external run holds.
+const EXTERNAL_CONFIGURATION: &str = "run";
+
+/// Keeps the `--configurations` named (each must be in some run) of stored results.
+fn keep_configurations(
+    runs: &mut [(String, StoredResults, Accounting)],
+    wanted: &[String],
+) -> Result<(), Error> {
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let mut known: Vec<&str> = Vec::new();
+    for (_, results, _) in runs.iter() {
+        for configuration in &results.configurations {
+            if !known.contains(&configuration.name.as_str()) {
+                known.push(&configuration.name);
+            }
+        }
+    }
+    if let Some(unknown) = wanted.iter().find(|name| !known.contains(&name.as_str())) {
+        return Err(Error::Usage(format!(
+            "--configurations: no compared run holds {unknown:?}; they hold {}",
+            known.join(", ")
+        )));
+    }
+    for (_, results, _) in runs.iter_mut() {
+        results
+            .configurations
+            .retain(|configuration| wanted.contains(&configuration.name));
+    }
+    Ok(())
+}
+
+/// `hyde-eval compare`: stored results, runs of any system against qrels, or one run
+/// per `--embedder`.
 pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
+    refuse_unhonoured(args)?;
     let significance = settings::significance(&args.significance.options())?;
-    let (runs, output_dir, name) = if !args.results.is_empty() {
+    let (runs, output_dir, name) = if let Some(qrels) = args.external_qrels() {
+        external(args, qrels)?
+    } else if !args.results.is_empty() {
         let mut runs = Vec::new();
         for path in &args.results {
             runs.push((
@@ -55,6 +187,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 stored_accounting(path),
             ));
         }
+        keep_configurations(&mut runs, &args.run.configurations)?;
         let name = args
             .run
             .run_name
@@ -71,7 +204,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
     } else {
         if args.run.embedder.len() < 2 {
             return Err(Error::Usage(
-                "compare needs two or more --embedder options (e.g. --embedder hash --embedder concept) or two results.json files".into(),
+                "compare needs two or more --embedder options (e.g. --embedder hash --embedder concept), two results.json files, or --qrels QRELS and two run files".into(),
             ));
         }
         let (file, mut dataset) = load_inputs(&args.run)?;

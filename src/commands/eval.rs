@@ -7,7 +7,7 @@ use super::*;
 
 /// An input file's bytes: memory-mapped (large runs are read without a copy), or read
 /// when mapping is not possible (empty files, pipes).
-enum InputBytes {
+pub(super) enum InputBytes {
     Mapped(memmap2::Mmap),
     Read(Vec<u8>),
 }
@@ -23,17 +23,43 @@ impl std::ops::Deref for InputBytes {
     }
 }
 
+/// A file's bytes as read (standard input for `-`, gzip decompressed), mapped when it
+/// is a plain file.
 fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
-    let (file, length) = crate::input::open(path)?;
-    if length > 0 {
-        // SAFETY: the map is read-only and lives while the file is evaluated; like
-        // trec_eval (which maps its inputs too), we assume nobody truncates the file
-        // meanwhile.
-        if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
-            return Ok(InputBytes::Mapped(map));
+    if !crate::input::is_stdin(path) {
+        let (file, length) = crate::input::open(path)?;
+        if length > 0 {
+            // SAFETY: the map is read-only and lives while the file is evaluated; like
+            // trec_eval (which maps its inputs too), we assume nobody truncates the file
+            // meanwhile.
+            if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+                let named_gz = path.extension().is_some_and(|extension| extension == "gz");
+                if !crate::input::is_gzip(&map) && !named_gz {
+                    return Ok(InputBytes::Mapped(map));
+                }
+            }
         }
     }
     Ok(InputBytes::Read(crate::input::read(path)?))
+}
+
+/// A run file's bytes as TREC text (ranx JSON and ir_measures records rewritten).
+pub(super) fn read_run(path: &std::path::Path) -> Result<InputBytes, Error> {
+    let bytes = read_input(path)?;
+    Ok(match crate::trec::formats::run_as_trec(path, &bytes)? {
+        Some(rewritten) => InputBytes::Read(rewritten),
+        None => bytes,
+    })
+}
+
+/// A qrels file's bytes as TREC text (ranx JSON and ir_measures records rewritten; BEIR
+/// TSV is read as it is).
+pub(super) fn read_qrels(path: &std::path::Path) -> Result<InputBytes, Error> {
+    let bytes = read_input(path)?;
+    Ok(match crate::trec::formats::qrels_as_trec(path, &bytes)? {
+        Some(rewritten) => InputBytes::Read(rewritten),
+        None => bytes,
+    })
 }
 
 /// `hyde-eval eval`: scores TREC runs against TREC qrels (trec_eval semantics).
@@ -58,6 +84,7 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         return Err(Error::Usage("-M must be at least 1".into()));
     }
     settings::check_threads(args.threads)?;
+    let gate_settings = resolve_gate(args)?;
     let options = EvalOptions {
         relevance_level: args.relevance_level,
         complete: args.complete,
@@ -72,12 +99,12 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         .build()
         .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
     pool.install(|| {
-        let qrels_bytes = read_input(&args.qrels)?;
+        let qrels_bytes = read_qrels(&args.qrels)?;
         let qrels_text = parse::as_text(&args.qrels, &qrels_bytes)?;
         let qrels = parse::parse_qrels(&args.qrels, qrels_text)?;
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
-            let bytes = read_input(path)?;
+            let bytes = read_run(path)?;
             let run = parse::parse_run(path, &bytes)?;
             let evaluation = evaluate_run(&qrels, run, &options).map_err(|duplicate| {
                 let text = String::from_utf8_lossy(&bytes);
@@ -145,6 +172,156 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
             },
         )?;
         print_to_stdout(&text)?;
-        Ok(crate::error::exit_code::OK)
+        gate(args, gate_settings)
     })
+}
+
+/// The gate's baseline path and options, as `settings::resolve_gate` gives them.
+type GateSettings = (Option<std::path::PathBuf>, crate::gate::GateOptions);
+
+/// The gate `eval` was asked for, checked before anything is evaluated.
+fn resolve_gate(args: &crate::cli::EvalArgs) -> Result<Option<GateSettings>, Error> {
+    let gate_args = &args.gate;
+    let resolved = settings::resolve_gate(
+        &settings::GateOptions {
+            baseline: gate_args.baseline.clone(),
+            max_drop: gate_args.max_drop.clone(),
+            min: gate_args.min.clone(),
+            require_significant: gate_args.require_significant,
+            require_expectations: false,
+            significance: gate_args.significance.options(),
+        },
+        &settings::ConfigFile::default(),
+    )?;
+    if resolved.is_some() && args.relevance_level < 1 {
+        return Err(Error::Usage(
+            "the gate's metrics need -l 1 or more (grade 0 means judged not relevant)".into(),
+        ));
+    }
+    if resolved.is_none() && gate_args.summary_file.is_some() {
+        return Err(Error::Usage(
+            "--summary-file writes the gate's summary: give --baseline RUN or --min METRIC=VALUE,...".into(),
+        ));
+    }
+    Ok(resolved)
+}
+
+/// The cut-offs of the gate's metrics: 1, 3, 5, 10 and every `@k` the thresholds and
+/// targets name.
+fn gate_cutoffs(options: &crate::gate::GateOptions) -> Vec<usize> {
+    let named = options
+        .thresholds
+        .iter()
+        .map(|threshold| &threshold.metric)
+        .chain(options.targets.iter().map(|target| &target.metric))
+        .filter_map(|metric| metric.split_once('@'))
+        .filter_map(|(_, k)| k.parse::<usize>().ok())
+        .filter(|&k| k > 0);
+    let mut cutoffs: Vec<usize> = [1, 3, 5, 10].into_iter().chain(named).collect();
+    cutoffs.sort_unstable();
+    cutoffs.dedup();
+    cutoffs
+}
+
+/// `eval`'s regression gate (when asked): every run against the baseline run and the
+/// targets, with `run`'s metrics and the gate of `run --baseline`; returns the exit code.
+fn gate(args: &crate::cli::EvalArgs, gate_settings: Option<GateSettings>) -> Result<u8, Error> {
+    use crate::error::exit_code;
+    use crate::gate::run_gate;
+    use crate::metrics::{MetricSettings, Semantics};
+
+    let Some((baseline_path, options)) = gate_settings else {
+        return Ok(exit_code::OK);
+    };
+    let metrics = MetricSettings {
+        cutoffs: gate_cutoffs(&options),
+        relevance_level: args.relevance_level,
+        semantics: Semantics::Trec,
+    };
+    let depth = args.max_results.unwrap_or(usize::MAX);
+    let judgments = load_judgments(&args.qrels)?;
+    let mut current = Vec::new();
+    for path in &args.runs {
+        let label = run_label(path);
+        current.push(
+            judgments
+                .score(&label, load_rankings(path)?, &metrics, depth)?
+                .configuration,
+        );
+    }
+    let current = judgments.results("eval", &metrics, current);
+    let baseline = match &baseline_path {
+        Some(path) => {
+            let scored = judgments.score("baseline", load_rankings(path)?, &metrics, depth)?;
+            // The baseline under each run's name, so that every run is checked against it
+            // and all checks are corrected together.
+            let configurations = current
+                .configurations
+                .iter()
+                .map(|run| crate::results::stored::StoredConfiguration {
+                    name: run.name.clone(),
+                    ..scored.configuration.clone()
+                })
+                .collect();
+            Some(judgments.results(&run_label(path), &metrics, configurations))
+        }
+        None => None,
+    };
+    let report = run_gate(
+        &current,
+        baseline.as_ref().zip(baseline_path.as_deref()),
+        &options,
+        0,
+    )?;
+    let summary = crate::report::markdown::gate_section(&report);
+    eprintln!("{summary}");
+    if let Some(path) = &args.gate.summary_file {
+        append(path, &summary)?;
+    }
+    Ok(if report.passed {
+        exit_code::OK
+    } else {
+        exit_code::REGRESSION
+    })
+}
+
+/// How a run file is named in outputs: its path, `stdin` for `-`.
+pub(super) fn run_label(path: &std::path::Path) -> String {
+    if crate::input::is_stdin(path) {
+        "stdin".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// The qrels at `path` (TREC, BEIR TSV, ranx JSON or ir_measures records) as the
+/// judgments external runs are scored against.
+pub(super) fn load_judgments(
+    path: &std::path::Path,
+) -> Result<crate::results::external::Judgments, Error> {
+    let bytes = read_qrels(path)?;
+    let text = crate::trec::parse::as_text(path, &bytes)?;
+    let (qrels, order) = crate::trec::read_trec_qrels(path, text)?;
+    if qrels.is_empty() {
+        return Err(Error::problem(
+            Problem::new(path, None, "no judgments")
+                .with_hint("a qrels file has one `qid iteration docno grade` line per judgment"),
+        ));
+    }
+    Ok(crate::results::external::Judgments::new(
+        run_label(path),
+        text.as_bytes(),
+        qrels,
+        order,
+    ))
+}
+
+/// The rankings of the run at `path` (TREC, ranx JSON or ir_measures records), each
+/// query's results in trec_eval's order.
+pub(super) fn load_rankings(
+    path: &std::path::Path,
+) -> Result<Vec<crate::ranking::QueryRanking>, Error> {
+    let bytes = read_run(path)?;
+    let text = crate::trec::parse::as_text(path, &bytes)?;
+    crate::trec::read_trec_run(path, text)
 }

@@ -188,7 +188,7 @@ fn load_dataset(
             trec: crate::dataset::trec::TrecFiles {
                 docs: options.docs.clone(),
                 queries: options.queries.clone(),
-                qrels: options.qrels.clone(),
+                qrels: options.qrels.clone().unwrap_or_else(|| "qrels".into()),
             },
         },
     )

@@ -66,7 +66,7 @@ pub fn build(
         .ok_or_else(|| Error::Usage("nothing to compare".into()))?;
     if runs.len() < 2 {
         return Err(Error::Usage(
-            "compare needs at least two runs: two --embedder options or two results.json files"
+            "compare needs at least two runs: two --embedder options, two results.json files, or --qrels and two run files"
                 .into(),
         ));
     }

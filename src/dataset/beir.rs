@@ -40,7 +40,7 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned());
     let qrels_relative = Path::new("qrels").join(format!("{split}.tsv"));
-    if !root.join(&qrels_relative).is_file() {
+    if !crate::input::or_gzipped(&root.join(&qrels_relative)).is_file() {
         let available: Vec<String> = std::fs::read_dir(root.join("qrels"))
             .map(|entries| {
                 entries
@@ -49,6 +49,7 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
                         entry
                             .file_name()
                             .to_string_lossy()
+                            .trim_end_matches(".gz")
                             .strip_suffix(".tsv")
                             .map(str::to_owned)
                     })
@@ -68,7 +69,7 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
     }
     let mut problems = Problems::default();
 
-    let corpus_path = root.join("corpus.jsonl");
+    let corpus_path = crate::input::or_gzipped(&root.join("corpus.jsonl"));
     let corpus = collection.read(Path::new("corpus.jsonl"))?;
     for line in split_lines(&corpus_path, &corpus, &mut problems) {
         match serde_json::from_str::<CorpusRecord>(line.text) {
@@ -90,7 +91,7 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
         }
     }
 
-    let queries_path = root.join("queries.jsonl");
+    let queries_path = crate::input::or_gzipped(&root.join("queries.jsonl"));
     let queries = collection.read(Path::new("queries.jsonl"))?;
     for line in split_lines(&queries_path, &queries, &mut problems) {
         match serde_json::from_str::<QueryRecord>(line.text) {
@@ -105,7 +106,7 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
         }
     }
 
-    let qrels_path = root.join(&qrels_relative);
+    let qrels_path = crate::input::or_gzipped(&root.join(&qrels_relative));
     let qrels = collection.read(&qrels_relative)?;
     for (position, line) in split_lines(&qrels_path, &qrels, &mut problems)
         .into_iter()

@@ -61,9 +61,9 @@ impl Collection {
         }
     }
 
-    /// Reads a file of the collection, adding it to the content hash.
+    /// Reads a file of the collection (or its `.gz`), adding it to the content hash.
     pub fn read(&mut self, relative: &Path) -> Result<Vec<u8>, Error> {
-        let path = self.root.join(relative);
+        let path = crate::input::or_gzipped(&self.root.join(relative));
         if let crate::input::Entry::Other(what) = crate::input::entry(&path) {
             return Err(crate::input::not_a_file(&path, what));
         }

@@ -168,8 +168,8 @@ enum FactList {
 }
 
 fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, Error> {
-    let jsonl = root.join(FACTS_FILE);
-    let chatcli_file = root.join(chatcli::MEMORY_INDEX_FILE);
+    let jsonl = input::or_gzipped(&root.join(FACTS_FILE));
+    let chatcli_file = input::or_gzipped(&root.join(chatcli::MEMORY_INDEX_FILE));
     for candidate in [&jsonl, &chatcli_file] {
         if let Entry::Other(what) = input::entry(candidate) {
             return Err(input::not_a_file(candidate, what));
@@ -527,6 +527,7 @@ fn load_hypotheses(
 }
 
 fn read_required(path: &Path) -> Result<Vec<u8>, Error> {
+    let path = &input::or_gzipped(path);
     if let Entry::Other(what) = input::entry(path) {
         return Err(input::not_a_file(path, what));
     }

@@ -32,7 +32,7 @@ pub(super) fn format_value(column: &Column, value: f64) -> String {
 
 /// trec_eval's layout: `measure<pad to 22>\tquery\tvalue`, per-query blocks (with
 /// `per_query`) before the `all` block of each run; values to 4 decimals, counts as
-/// integers.
+/// integers. With several runs, each run's block opens with a `run all PATH` line.
 pub fn trec_text(runs: &[EvaluatedRun], options: &EvalOptions, per_query: bool) -> String {
     let mut out = String::new();
     let mut line = |name: &str, query: &str, value: &str| {
@@ -40,6 +40,10 @@ pub fn trec_text(runs: &[EvaluatedRun], options: &EvalOptions, per_query: bool) 
     };
     for run in runs {
         let evaluation = &run.evaluation;
+        if runs.len() > 1 {
+            // Several runs: each block opens with the file it scores, in the same layout.
+            line("run", "all", &run.path);
+        }
         if per_query {
             let relstring_name = options.measures.relstring().map(|(name, _)| name);
             for scores in &evaluation.per_query {

@@ -4,14 +4,16 @@
 //! nothing that renders them: the pipeline's run assembles a document (`pipeline::run`),
 //! `digest` reduces the rankings streaming out of the pipeline to its per-query records,
 //! `by_tag` breaks the macro averages down by query tag, `stored` is the read model of a
-//! file on disk, `shard` and `merge` split a run across machines and put it back
-//! together, and `report` renders it.
+//! file on disk, `external` builds it from runs of any system scored against qrels,
+//! `shard` and `merge` split a run across machines and put it back together, and
+//! `report` renders it.
 
 pub mod accounting;
 pub mod by_tag;
 pub mod details;
 pub mod digest;
 pub mod engine;
+pub mod external;
 pub mod merge;
 pub mod per_query;
 pub mod shard;

@@ -312,6 +312,25 @@ pub fn resolve(
     })
 }
 
+/// The metrics and depth runs of any system are scored with against qrels (`compare
+/// --qrels`): the command line's or config file's cut-offs, relevance level, semantics
+/// and depth, else the defaults a dataset without a manifest gets.
+pub fn external_metrics(
+    args: &RunOptions,
+    file: &ConfigFile,
+) -> Result<(MetricSettings, usize), Error> {
+    let metrics = resolve_metrics(args, file, &Manifest::defaults("qrels"))?;
+    let depth = args
+        .depth
+        .unwrap_or(crate::configuration::Params::default().depth);
+    if depth == 0 || depth > MAX_RESULTS {
+        return Err(Error::Usage(format!(
+            "--depth must be between 1 and {MAX_RESULTS}, got {depth}"
+        )));
+    }
+    Ok((metrics, depth))
+}
+
 /// The cut-offs, relevance level and semantics of the metrics.
 fn resolve_metrics(
     args: &RunOptions,

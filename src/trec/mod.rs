@@ -23,6 +23,7 @@ use std::path::Path;
 use crate::dataset::{FactId, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem, Problems};
 use crate::ranking::QueryRanking;
+pub mod formats;
 pub mod parse;
 
 /// Writes `rankings` as a TREC run with tag `tag` (queries with no results have no lines).

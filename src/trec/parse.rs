@@ -2,7 +2,8 @@
 //! field from the file's bytes: no allocation per line, runs parsed in parallel chunks.
 //!
 //! - Qrels lines: `qid iteration docno grade` (whitespace-separated; the iteration is
-//!   ignored). A negative grade marks a document as judged but unjudged (trec_eval's
+//!   ignored), or BEIR's TSV: a `query-id corpus-id score` header line, then
+//!   `qid docno grade` lines. A negative grade marks a document as judged but unjudged (trec_eval's
 //!   `RELVALUE_UNJUDGED`): it is never relevant and never counted. A (query, document)
 //!   pair judged twice is an error, as in trec_eval.
 //! - Run lines: `qid Q0 docno rank score tag`; the rank column is ignored and fields
@@ -197,11 +198,39 @@ pub fn for_each_judgment<'a>(
     problems: &mut Problems,
     mut visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
 ) {
-    for (number, line) in numbered_lines(text, 1) {
+    let beir = is_beir_qrels(text);
+    for (number, line) in numbered_lines(text, 1).skip(usize::from(beir)) {
         let mut fields = split_fields(line);
         let Some(query) = fields.next() else {
             continue;
         };
+        if beir {
+            let (Some(document), Some(grade_text), None) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                problems.push(
+                    Problem::new(
+                        path,
+                        Some(number),
+                        format!(
+                            "expected 3 fields (query-id corpus-id score) after the BEIR header, found {}",
+                            split_fields(line).count()
+                        ),
+                    )
+                    .with_hint("BEIR qrels lines look like `1\tdoc7\t1`"),
+                );
+                continue;
+            };
+            judge(
+                path,
+                problems,
+                number,
+                (query, document),
+                grade_text,
+                &mut visit,
+            );
+            continue;
+        }
         let (Some(_iteration), Some(document), Some(grade_text), None) =
             (fields.next(), fields.next(), fields.next(), fields.next())
         else {
@@ -218,19 +247,46 @@ pub fn for_each_judgment<'a>(
             );
             continue;
         };
-        let grade = match parse_grade(grade_text) {
-            Ok(grade) => grade,
-            Err(message) => {
-                problems.push(
-                    Problem::new(path, Some(number), message)
-                        .with_hint("grades are integers; negative means judged but unjudged"),
-                );
-                continue;
-            }
-        };
-        if let Err(message) = visit(number, query, document, grade) {
-            problems.push(Problem::new(path, Some(number), message));
+        judge(
+            path,
+            problems,
+            number,
+            (query, document),
+            grade_text,
+            &mut visit,
+        );
+    }
+}
+
+/// Whether qrels `text` is BEIR's TSV: a first line `query-id corpus-id score`, then
+/// `query document grade` lines.
+fn is_beir_qrels(text: &str) -> bool {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first = lines(text).next().unwrap_or_default();
+    split_fields(first).eq(["query-id", "corpus-id", "score"])
+}
+
+/// Parses one judgment's grade and hands it to `visit`; defects go to `problems`.
+fn judge<'a>(
+    path: &Path,
+    problems: &mut Problems,
+    number: usize,
+    (query, document): (&'a str, &'a str),
+    grade_text: &str,
+    visit: &mut impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
+) {
+    let grade = match parse_grade(grade_text) {
+        Ok(grade) => grade,
+        Err(message) => {
+            problems.push(
+                Problem::new(path, Some(number), message)
+                    .with_hint("grades are integers; negative means judged but unjudged"),
+            );
+            return;
         }
+    };
+    if let Err(message) = visit(number, query, document, grade) {
+        problems.push(Problem::new(path, Some(number), message));
     }
 }
 
@@ -446,10 +502,12 @@ pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error>
 /// Lines of a run or qrels `text` that name `document` for `query` (the docno is the
 /// third field of both), for duplicate reports.
 pub fn lines_naming(text: &str, query: &str, document: &str) -> Vec<usize> {
+    // BEIR's TSV qrels name the document in the second field.
+    let document_field = if is_beir_qrels(text) { 0 } else { 1 };
     numbered_lines(text, 1)
         .filter(|(_, line)| {
             let mut fields = split_fields(line);
-            fields.next() == Some(query) && fields.nth(1) == Some(document)
+            fields.next() == Some(query) && fields.nth(document_field) == Some(document)
         })
         .map(|(number, _)| number)
         .collect()
@@ -564,6 +622,32 @@ mod tests {
         // File order within a query survives chunking.
         let q0 = &run.queries[0].results;
         assert!(q0.windows(2).all(|pair| pair[0].1 < pair[1].1));
+    }
+
+    #[test]
+    fn beir_tsv_qrels_are_read_after_their_header() {
+        let text = "query-id\tcorpus-id\tscore\r\nq2\td1\t1\r\nq1\td2\t2\nq1\td3\t0\n";
+        let qrels = parse_qrels(Path::new("test.tsv"), text).unwrap();
+        let queries: Vec<&str> = qrels.queries.iter().map(|q| q.query).collect();
+        assert_eq!(queries, vec!["q1", "q2"]);
+        assert_eq!(qrels.queries[0].grades["d2"], 2);
+        assert_eq!(qrels.queries[0].grades["d3"], 0);
+        assert_eq!(qrels.queries[1].grades["d1"], 1);
+        let message = parse_qrels(
+            Path::new("test.tsv"),
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\nq2 0 d1 1\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            message
+                .contains("test.tsv:3: document d1 is judged twice for query q1 (first on line 2)"),
+            "{message}"
+        );
+        assert!(
+            message.contains("test.tsv:4: expected 3 fields (query-id corpus-id score)"),
+            "{message}"
+        );
     }
 
     #[test]
