@@ -493,7 +493,7 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
             "Beside each metric, the same configuration on the exact in-process index over the same vectors, and the "
             "overlap of the engine's vector top k with the exact top k (ANN recall@k)."
         }
-        table {
+        div.scroll { table {
             thead { tr {
                 th { "configuration" } th { "signals" }
                 @for recall in &recalls { th { (recall.replace("ann_recall", "ANN recall")) } }
@@ -514,7 +514,7 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
                     }
                 }
             }
-        }
+        } }
     })
 }
 
@@ -526,7 +526,7 @@ fn accounting_table(results: &Results) -> Markup {
         .collect();
     html! {
         h2 #accounting { "Accounting" }
-        table {
+        div.scroll { table {
             thead { tr { th { "configuration" } th { "returned nothing" } th { "abstained (no relevant facts)" }
                 th { "hypotheses used" } th { "usage" } th { "fallback (no hypothesis)" } th { "skipped (short)" } th { "skipped (code)" } } }
             tbody {
@@ -549,7 +549,7 @@ fn accounting_table(results: &Results) -> Markup {
                     }
                 }
             }
-        }
+        } }
     }
 }
 
@@ -557,7 +557,7 @@ fn sweep_section(sweep: &SweepResults, pngs: &[(String, Vec<u8>)], number: usize
     html! {
         h2 id=(format!("sweep-{number}")) { "Sweep " (number) }
         p { (sweep_headline(sweep)) }
-        table {
+        div.scroll { table {
             thead { tr { th { "configuration" } th { "metric" } th { "own" } th { "best" } th { "best at" }
                 th { "tied" } th { "cross-validated" } } }
             tbody {
@@ -575,7 +575,7 @@ fn sweep_section(sweep: &SweepResults, pngs: &[(String, Vec<u8>)], number: usize
                     }
                 }
             }
-        }
+        } }
         p.muted { (SWEEP_NOTE) }
         div.charts { @for (name, png) in pngs { (chart(png, name)) } }
     }
