@@ -63,7 +63,7 @@ fn style() -> String {
         r#"
 :root {{ --best: {best}; --best-tint: {best_tint}; --loss: {loss}; --loss-tint: {loss_tint}; }}
 body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif;
-       margin: 0 auto; max-width: 1180px; padding: 16px 24px; color: #1f2328; line-height: 1.45; }}
+       margin: 0 auto; max-width: 1280px; padding: 16px 24px; box-sizing: border-box; color: #1f2328; line-height: 1.45; }}
 h1 {{ font-size: 1.6em; margin-bottom: 0.2em; }}
 h2 {{ font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }}
 h3 {{ font-size: 1.05em; margin-top: 1.4em; }}
@@ -75,7 +75,7 @@ th {{ background: #f6f8fa; }}
 td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 td.best {{ font-weight: 700; background: var(--best-tint); box-shadow: inset 3px 0 0 var(--best); }}
 table.metrics {{ font-size: 0.82em; }}
-table.metrics th, table.metrics td {{ padding: 3px 6px; }}
+table.metrics th, table.metrics td {{ padding: 2px 5px; }}
 table.metrics th.sticky, table.metrics td.sticky {{ position: sticky; left: 0; z-index: 1;
        background: #fff; box-shadow: inset -1px 0 0 #d0d7de; white-space: nowrap; }}
 table.metrics th.sticky {{ background: #f6f8fa; }}
