@@ -356,6 +356,10 @@ fn html_uses_the_palette_embeds_2x_charts_and_folds_the_diagnostics() {
         let body = &section[..section.find("</summary>").unwrap()];
         assert!(body.contains(" vs ") && body.contains("better"), "{body}");
         assert!(section.contains("alt=\"per-query ndcg@10 of "));
+        assert!(
+            section.contains("paired randomization test p = "),
+            "{section}"
+        );
     }
 }
 

@@ -20,6 +20,7 @@ use super::table::{sweep_headline, SWEEP_NOTE};
 use crate::configuration::Fusion;
 use crate::results::details::{FactDetail, QueryDetail};
 use crate::results::{ConfigurationResult, Results};
+use crate::stats;
 use crate::sweep::SweepResults;
 
 /// The page's file name.
@@ -602,6 +603,40 @@ fn rank_text(rank: Option<usize>) -> String {
     rank.map_or_else(|| "not returned".to_owned(), |rank| rank.to_string())
 }
 
+/// Permutations of the diagnostics' randomization tests, as the gate's default.
+const PERMUTATIONS: usize = 10_000;
+
+/// The mean per-query difference of a comparison with its 95% bootstrap interval and
+/// the paired randomization test's p (uncorrected), as the gate computes them.
+fn significance_line(results: &Results, comparison: &Comparison) -> String {
+    let find = |name: &str| results.configurations.iter().find(|c| c.name == name);
+    let (Some(configuration), Some(baseline)) =
+        (find(&comparison.configuration), find(&comparison.baseline))
+    else {
+        return String::new();
+    };
+    let deltas = diagnostics::per_query_deltas(configuration, baseline, &comparison.metric);
+    if deltas.is_empty() {
+        return String::new();
+    }
+    let ours: Vec<f64> = deltas.iter().map(|delta| delta.value).collect();
+    let theirs: Vec<f64> = deltas.iter().map(|delta| delta.baseline).collect();
+    let mean = deltas.iter().map(|delta| delta.delta).sum::<f64>() / deltas.len() as f64;
+    let interval = stats::bootstrap_difference_interval(
+        &theirs,
+        &ours,
+        charts::BAR_INTERVAL_RESAMPLES,
+        0.95,
+        42,
+    );
+    let p_value = stats::randomization_test(&theirs, &ours, PERMUTATIONS, 42);
+    format!(
+        "Mean difference {mean:+.4} (95% bootstrap interval {:+.4} to {:+.4}); paired randomization test \
+         p = {p_value:.4} ({PERMUTATIONS} permutations; not corrected for multiple comparisons).",
+        interval.low, interval.high
+    )
+}
+
 /// One comparison, collapsible (the first one open): its counts in the summary, then
 /// the plot of per-query differences and the largest gains and losses.
 fn comparison_section(
@@ -618,6 +653,7 @@ fn comparison_section(
                 span.loss { (comparison.worse) " worse" } ", "
                 (comparison.tied) " tied"
             }
+            p.muted { (significance_line(results, comparison)) }
             (chart(png, &format!("per-query {} of {} minus {}", comparison.metric, comparison.configuration, comparison.baseline)))
             @if !comparison.wins.is_empty() {
                 p { b { "Largest gains" } }
