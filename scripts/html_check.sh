@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Opens an HTML report in headless Chromium and fails when the page logs anything to the
-# console (CSP violations, errors) or requests anything over the network; saves a
-# screenshot of the top of the page.
+# console (CSP violations, errors), requests anything over the network, or is wider than
+# the window at 1280 or 800 px (document.documentElement.scrollWidth > clientWidth: the
+# reader would have to scroll the whole page sideways; a wide table scrolling inside its
+# own box is fine). Saves screenshots of the top of the page at both widths.
 #
-#   scripts/html_check.sh REPORT.html SCREENSHOT.png
+#   scripts/html_check.sh REPORT.html SCREENSHOT.png    # also writes SCREENSHOT-800.png
+#
+# The width check loads a copy of the page whose Content-Security-Policy also allows one
+# inline script, which measures the layout after load and writes the result into the DOM
+# that chromium --dump-dom prints.
 #
 # Exit codes: 0 clean, 1 console output or network requests, 2 usage, 77 no chromium.
 # Chromium's own background traffic (component updates, time sync) is routed to a dead
@@ -36,7 +42,56 @@ timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no
   exit 1
 }
 
+narrow_screenshot="${screenshot%.png}-800.png"
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
+  --disable-background-networking --disable-component-update --disable-sync \
+  --proxy-server=http://127.0.0.1:9 --user-data-dir="$work/profile" \
+  --hide-scrollbars --window-size=800,1600 \
+  --screenshot="$narrow_screenshot" "file://$report" 2>/dev/null || {
+  echo "chromium failed on $report at 800 px" >&2
+  exit 1
+}
+
+python3 - "$report" "$work/probe.html" <<'PY'
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+probe = """<script>window.addEventListener('load', function () {
+  var root = document.documentElement, wide = [];
+  document.querySelectorAll('body *').forEach(function (element) {
+    var right = element.getBoundingClientRect().right;
+    if (right > root.clientWidth + 0.5 && wide.length < 5) {
+      wide.push(element.tagName.toLowerCase() + (element.className ? '.' + element.className : '') + ' to ' + Math.round(right) + ' px');
+    }
+  });
+  var out = document.createElement('pre');
+  out.id = 'width-probe';
+  out.textContent = 'WIDTH ' + root.scrollWidth + ' ' + root.clientWidth + ' ' + wide.join(', ');
+  document.body.appendChild(out);
+});</script>"""
+page = page.replace("default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
+index = page.rfind("</body>")
+page = page[:index] + probe + page[index:] if index >= 0 else page + probe
+open(sys.argv[2], "w", encoding="utf-8").write(page)
+PY
+
 failed=0
+for width in 1280 800; do
+  measured="$(timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --proxy-server=http://127.0.0.1:9 --user-data-dir="$work/profile" \
+    --hide-scrollbars --window-size="$width,1600" --virtual-time-budget=5000 \
+    --dump-dom "file://$work/probe.html" 2>/dev/null |
+    sed -n 's/.*<pre id="width-probe">WIDTH \([^<]*\)<.*/\1/p' || true)"
+  read -r scroll_width client_width rest <<< "$measured"
+  if [ -z "${scroll_width:-}" ]; then
+    echo "could not measure the page width at $width px" >&2
+    failed=1
+  elif [ "$scroll_width" -gt "$client_width" ]; then
+    echo "the page overflows sideways at $width px: scrollWidth $scroll_width > clientWidth $client_width (widest: $rest)" >&2
+    failed=1
+  fi
+done
+
 if grep -q 'CONSOLE' "$work/stderr"; then
   echo "console messages from $report:" >&2
   grep 'CONSOLE' "$work/stderr" >&2
@@ -65,11 +120,13 @@ PY
 then
   failed=1
 fi
-if [ ! -s "$screenshot" ]; then
-  echo "no screenshot written to $screenshot" >&2
-  failed=1
-fi
+for shot in "$screenshot" "$narrow_screenshot"; do
+  if [ ! -s "$shot" ]; then
+    echo "no screenshot written to $shot" >&2
+    failed=1
+  fi
+done
 if [ "$failed" -eq 0 ]; then
-  echo "html check passed: $report (no console messages, no network requests); screenshot $screenshot"
+  echo "html check passed: $report (no console messages, no network requests, no sideways overflow at 1280 or 800 px); screenshots $screenshot, $narrow_screenshot"
 fi
 exit "$failed"

@@ -8,6 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use hyde_eval::report::palette;
 use hyde_eval::results::Results;
 use hyde_eval::trec::read_trec_run;
 
@@ -276,6 +277,92 @@ fn report_input_errors_exit_2() {
     );
 }
 
+/// The pixel size and the pixels of a PNG (RGB).
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+fn has_pixel(pixels: &[u8], color: palette::Rgb) -> bool {
+    pixels
+        .chunks(3)
+        .any(|pixel| pixel == [color.0, color.1, color.2])
+}
+
+/// The page and the chart files speak the palette: the stylesheet's best and loss
+/// colours and the charts' best bars, gains and losses are the palette's constants
+/// (no red best bar any more); every embedded chart has twice the pixels of its
+/// displayed size; each per-query comparison sits in a <details> (the first open).
+#[test]
+fn html_uses_the_palette_embeds_2x_charts_and_folds_the_diagnostics() {
+    use base64::Engine;
+    let output_dir = run_with_html();
+    let directory = output_dir.path().join("devmem");
+    let page = std::fs::read_to_string(directory.join("report.html")).unwrap();
+    assert!(page.contains(&format!("--best: {};", palette::BEST.hex())));
+    assert!(page.contains(&format!("--loss: {};", palette::LOSS.hex())));
+    assert!(page.contains("--best: #0072b2;"), "Okabe-Ito blue");
+
+    let (_, _, bars) = decode_png(&std::fs::read(directory.join("charts/metrics.png")).unwrap());
+    assert!(has_pixel(&bars, palette::BEST) && has_pixel(&bars, palette::NEUTRAL));
+    assert!(
+        !has_pixel(&bars, palette::Rgb(214, 39, 40)),
+        "the old red best bar"
+    );
+    let (_, _, deltas) =
+        decode_png(&std::fs::read(directory.join("charts/delta-hyde-3b-vs-blend.png")).unwrap());
+    assert!(has_pixel(&deltas, palette::GAIN) && has_pixel(&deltas, palette::LOSS));
+
+    let images: Vec<&str> = page.split("<img ").skip(1).collect();
+    assert!(images.len() >= 7, "bars, curves and 5 delta plots");
+    for image in images {
+        let attribute = |name: &str| -> String {
+            let start = image.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            image[start..].split('"').next().unwrap().to_owned()
+        };
+        let data = attribute("src");
+        let encoded = data.strip_prefix("data:image/png;base64,").unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .unwrap();
+        let (width, height, _) = decode_png(&bytes);
+        let shown: (u32, u32) = (
+            attribute("width").parse().unwrap(),
+            attribute("height").parse().unwrap(),
+        );
+        assert!(shown.0 > 100 && shown.1 > 100, "{shown:?}");
+        assert_eq!((width, height), (2 * shown.0, 2 * shown.1));
+    }
+
+    let diagnostics = &page[page.find("id=\"diagnostics\"").unwrap()..];
+    let sections: Vec<&str> = diagnostics
+        .split("<details class=\"comparison\"")
+        .skip(1)
+        .collect();
+    // hyde-3a vs keyword and four HyDE configurations vs blend.
+    assert_eq!(sections.len(), 5);
+    for (index, section) in sections.iter().enumerate() {
+        assert_eq!(
+            section.starts_with(" open>"),
+            index == 0,
+            "{}",
+            &section[..40]
+        );
+        let body = &section[..section.find("</summary>").unwrap()];
+        assert!(body.contains(" vs ") && body.contains("better"), "{body}");
+        assert!(section.contains("alt=\"per-query ndcg@10 of "));
+        assert!(
+            section.contains("paired randomization test p = "),
+            "{section}"
+        );
+    }
+}
+
 /// The page opens in headless Chromium with no console message and no network
 /// request (scripts/html_check.sh), and the check itself fails on a page that loads
 /// a remote image. Skips when Chromium is not installed.
@@ -334,6 +421,11 @@ fn html_report_passes_the_headless_chromium_check() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
+    let narrow = output_dir.path().join("report-800.png");
+    assert!(std::fs::metadata(&narrow).unwrap().len() > 10_000);
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("no sideways overflow at 1280 or 800 px")
+    );
 
     // Markup in dataset text does not execute: each payload would log to the console
     // (which fails the check) if the page let it run.
@@ -374,4 +466,21 @@ fn html_report_passes_the_headless_chromium_check() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr)
         .contains("network request from the page: http://127.0.0.1:9/x.png"));
+
+    // A 1000 px wide block fits the 1280 px window, not the 800 px one.
+    let wide = output_dir.path().join("wide.html");
+    std::fs::write(
+        &wide,
+        "<!DOCTYPE html><body style=\"margin:0\"><div style=\"width:1000px\">x</div></body>",
+    )
+    .unwrap();
+    let output = check(&wide, &output_dir.path().join("wide.png"));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr
+            .contains("the page overflows sideways at 800 px: scrollWidth 1000 > clientWidth 800"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("at 1280 px"), "{stderr}");
 }

@@ -14,11 +14,13 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::charts::{self, ChartError};
 use super::diagnostics::{self, Comparison, QueryDiagnosis};
 use super::markdown::{best_printed, metric_value};
+use super::palette;
 use super::sweep::{file_slug, point_label, sweep_charts};
 use super::table::{sweep_headline, SWEEP_NOTE};
 use crate::configuration::{Fusion, ListMethod};
 use crate::results::details::{FactDetail, QueryDetail};
 use crate::results::{ConfigurationResult, Results};
+use crate::stats;
 use crate::sweep::SweepResults;
 
 /// The page's file name.
@@ -51,32 +53,51 @@ impl From<ChartError> for ReportError {
     }
 }
 
-const STYLE: &str = r#"
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif;
-       margin: 0 auto; max-width: 1180px; padding: 24px; color: #1f2328; line-height: 1.45; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; }
-h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
-h3 { font-size: 1.05em; margin-top: 1.4em; }
-.muted { color: #59636e; font-size: 0.92em; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }
-th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.best { font-weight: 700; background: #dafbe1; }
-dl.summary { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
-dl.summary dt { font-weight: 600; }
-dl.summary dd { margin: 0; }
-code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; }
-img.chart { max-width: 100%; height: auto; border: 1px solid #eaeef2; margin: 6px 0; }
-div.charts { display: flex; flex-wrap: wrap; gap: 8px; }
-div.charts img.chart { max-width: calc(50% - 4px); }
-.win { color: #1a7f37; font-weight: 600; }
-.loss { color: #cf222e; font-weight: 600; }
-ul.compact { margin: 2px 0; padding-left: 18px; }
-details { margin: 4px 0; }
-.fact { color: #59636e; }
-"#;
+/// The page's stylesheet: layout, and the colours of [`palette`] (best and gains blue,
+/// losses vermillion).
+fn style() -> String {
+    let best = palette::BEST.hex();
+    let best_tint = palette::BEST_TINT.hex();
+    let loss = palette::LOSS.hex();
+    let loss_tint = palette::LOSS_TINT.hex();
+    format!(
+        r#"
+:root {{ --best: {best}; --best-tint: {best_tint}; --loss: {loss}; --loss-tint: {loss_tint}; }}
+body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif;
+       margin: 0 auto; max-width: 1280px; padding: 16px 24px; box-sizing: border-box; color: #1f2328; line-height: 1.45; }}
+h1 {{ font-size: 1.6em; margin-bottom: 0.2em; }}
+h2 {{ font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }}
+h3 {{ font-size: 1.05em; margin-top: 1.4em; }}
+.muted {{ color: #59636e; font-size: 0.92em; }}
+.scroll {{ overflow-x: auto; max-width: 100%; }}
+table {{ border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }}
+th, td {{ border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }}
+th {{ background: #f6f8fa; }}
+td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+td.best {{ font-weight: 700; background: var(--best-tint); box-shadow: inset 3px 0 0 var(--best); }}
+table.metrics {{ font-size: 0.82em; }}
+table.metrics th, table.metrics td {{ padding: 2px 5px; }}
+table.metrics th.sticky, table.metrics td.sticky {{ position: sticky; left: 0; z-index: 1;
+       background: #fff; box-shadow: inset -1px 0 0 #d0d7de; white-space: nowrap; }}
+table.metrics th.sticky {{ background: #f6f8fa; }}
+table.metrics th.group {{ text-align: center; }}
+span.ci {{ display: block; color: #59636e; font-size: 0.85em; font-weight: 400; }}
+dl.summary {{ display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 16px; }}
+dl.summary dt {{ font-weight: 600; }}
+dl.summary dd {{ margin: 0; overflow-wrap: anywhere; }}
+code, .mono {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9em; }}
+img.chart {{ max-width: 100%; height: auto; border: 1px solid #eaeef2; margin: 6px 0; }}
+div.charts {{ display: flex; flex-wrap: wrap; gap: 8px; }}
+.win {{ color: var(--best); font-weight: 600; }}
+.loss {{ color: var(--loss); font-weight: 600; }}
+ul.compact {{ margin: 2px 0; padding-left: 18px; }}
+details {{ margin: 4px 0; }}
+details.comparison {{ border: 1px solid #d0d7de; border-radius: 6px; padding: 4px 12px; margin: 8px 0; }}
+details.comparison > summary {{ cursor: pointer; font-weight: 600; padding: 4px 0; }}
+.fact {{ color: #59636e; }}
+"#
+    )
+}
 
 /// Embeds PNG bytes as a data URI.
 fn data_uri(png: &[u8]) -> String {
@@ -86,8 +107,11 @@ fn data_uri(png: &[u8]) -> String {
     )
 }
 
+/// A chart at its layout size; the PNG holds [`charts::SCALE`] times as many pixels,
+/// so it is sharp on HiDPI screens.
 fn chart(png: &[u8], alt: &str) -> Markup {
-    html! { img.chart src=(data_uri(png)) alt=(alt); }
+    let (width, height) = charts::display_size(png).unwrap_or_default();
+    html! { img.chart src=(data_uri(png)) width=(width) height=(height) alt=(alt); }
 }
 
 /// The metric the report compares with: `requested`, or `ndcg@<largest k>`.
@@ -213,7 +237,7 @@ pub fn report_files(
                     content="default-src 'none'; img-src data:; style-src 'unsafe-inline'";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { "hyde-eval report: " (results.run_name) }
-                style { (PreEscaped(STYLE)) }
+                style { (PreEscaped(style())) }
             }
             body {
                 h1 { "hyde-eval report: " (results.run_name) }
@@ -234,7 +258,9 @@ pub fn report_files(
                 (dataset_section(results))
                 h2 #metrics { "Metrics" }
                 p.muted { "Macro averages over the " (results.evaluation.evaluated_queries)
-                    " queries with at least one relevant fact. Green = best in column." }
+                    " queries with at least one relevant fact. Under each value, ± half the width of its 95% bootstrap "
+                    "confidence interval over queries (" (charts::BAR_INTERVAL_RESAMPLES) " resamples; hover for the interval). "
+                    span.win { "Blue" } " = best in column." }
                 (metric_table(results))
                 (chart(&bars, "bar chart of the headline metrics per configuration"))
                 (chart(&curves, "recall@k and nDCG@k over the cut-offs"))
@@ -256,8 +282,8 @@ pub fn report_files(
                 @if comparisons.is_empty() {
                     p { "No configuration pair to compare: none uses hypotheses and no --baseline was given." }
                 }
-                @for (comparison, png) in &comparisons {
-                    (comparison_section(results, comparison, png))
+                @for (position, (comparison, png)) in comparisons.iter().enumerate() {
+                    (comparison_section(results, comparison, png, position == 0))
                 }
             }
         }
@@ -314,25 +340,64 @@ fn dataset_section(results: &Results) -> Markup {
     }
 }
 
+/// Consecutive metrics that share a cut-off (`recall@5`, `ndcg@5`, ...), as the
+/// group's heading (`@5`, or empty for metrics without one) and the metrics' names
+/// without it.
+fn metric_groups(metrics: &[String]) -> Vec<(String, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for metric in metrics {
+        let (name, cutoff) = match metric.split_once('@') {
+            Some((name, k)) => (name.to_owned(), format!("@{k}")),
+            None => (metric.clone(), String::new()),
+        };
+        match groups.last_mut() {
+            Some((last, names)) if *last == cutoff => names.push(name),
+            _ => groups.push((cutoff, vec![name])),
+        }
+    }
+    groups
+}
+
+/// Every metric of every configuration, the best of each column marked, each value
+/// with ± half its 95% bootstrap interval; columns grouped by cut-off and the
+/// configuration column pinned while the table scrolls sideways.
 fn metric_table(results: &Results) -> Markup {
     let best = best_printed(results);
     let many = results.configurations.len() > 1;
+    let metrics = &results.evaluation.metrics;
+    let groups = metric_groups(metrics);
+    let grouped = groups.iter().any(|(cutoff, _)| !cutoff.is_empty());
     html! {
-        div.scroll { table {
-            thead { tr {
-                th { "configuration" }
-                @for metric in &results.evaluation.metrics { th { (metric) } }
-            } }
+        div.scroll { table.metrics {
+            thead {
+                @if grouped {
+                    tr {
+                        th.sticky rowspan="2" { "configuration" }
+                        @for (cutoff, names) in &groups {
+                            th.group colspan=(names.len()) { (cutoff) }
+                        }
+                    }
+                    tr { @for (_, names) in &groups { @for name in names { th { (name) } } } }
+                } @else {
+                    tr {
+                        th.sticky { "configuration" }
+                        @for metric in metrics { th { (metric) } }
+                    }
+                }
+            }
             tbody {
                 @for (index, configuration) in results.configurations.iter().enumerate() {
                     tr {
-                        td { (configuration.name) }
-                        @for (metric, best) in results.evaluation.metrics.iter().zip(&best) {
+                        td.sticky { (configuration.name) }
+                        @for (metric, best) in metrics.iter().zip(&best) {
                             @let shown = format!("{:.4}", metric_value(results, index, metric));
+                            @let interval = charts::mean_interval(configuration, metric);
+                            @let title = format!("{metric}: 95% bootstrap interval {:.4} to {:.4}", interval.low, interval.high);
+                            @let spread = format!("±{:.3}", (interval.high - interval.low) / 2.0);
                             @if many && shown == *best {
-                                td.num.best title="best in column" { (shown) }
+                                td.num.best title=(format!("best in column; {title}")) { (shown) span.ci { (spread) } }
                             } @else {
-                                td.num { (shown) }
+                                td.num title=(title) { (shown) span.ci { (spread) } }
                             }
                         }
                     }
@@ -507,7 +572,7 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
             "Beside each metric, the same configuration on the exact in-process index over the same vectors, and the "
             "overlap of the engine's vector top k with the exact top k (ANN recall@k)."
         }
-        table {
+        div.scroll { table {
             thead { tr {
                 th { "configuration" } th { "signals" }
                 @for recall in &recalls { th { (recall.replace("ann_recall", "ANN recall")) } }
@@ -528,7 +593,7 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
                     }
                 }
             }
-        }
+        } }
     })
 }
 
@@ -540,7 +605,7 @@ fn accounting_table(results: &Results) -> Markup {
         .collect();
     html! {
         h2 #accounting { "Accounting" }
-        table {
+        div.scroll { table {
             thead { tr { th { "configuration" } th { "returned nothing" } th { "abstained (no relevant facts)" }
                 th { "hypotheses used" } th { "usage" } th { "fallback (no hypothesis)" } th { "skipped (short)" } th { "skipped (code)" } } }
             tbody {
@@ -563,7 +628,7 @@ fn accounting_table(results: &Results) -> Markup {
                     }
                 }
             }
-        }
+        } }
     }
 }
 
@@ -571,7 +636,7 @@ fn sweep_section(sweep: &SweepResults, pngs: &[(String, Vec<u8>)], number: usize
     html! {
         h2 id=(format!("sweep-{number}")) { "Sweep " (number) }
         p { (sweep_headline(sweep)) }
-        table {
+        div.scroll { table {
             thead { tr { th { "configuration" } th { "metric" } th { "own" } th { "best" } th { "best at" }
                 th { "tied" } th { "cross-validated" } } }
             tbody {
@@ -589,7 +654,7 @@ fn sweep_section(sweep: &SweepResults, pngs: &[(String, Vec<u8>)], number: usize
                     }
                 }
             }
-        }
+        } }
         p.muted { (SWEEP_NOTE) }
         div.charts { @for (name, png) in pngs { (chart(png, name)) } }
     }
@@ -616,22 +681,66 @@ fn rank_text(rank: Option<usize>) -> String {
     rank.map_or_else(|| "not returned".to_owned(), |rank| rank.to_string())
 }
 
-fn comparison_section(results: &Results, comparison: &Comparison, png: &[u8]) -> Markup {
+/// Permutations of the diagnostics' randomization tests, as the gate's default.
+const PERMUTATIONS: usize = 10_000;
+
+/// The mean per-query difference of a comparison with its 95% bootstrap interval and
+/// the paired randomization test's p (uncorrected), as the gate computes them.
+fn significance_line(results: &Results, comparison: &Comparison) -> String {
+    let find = |name: &str| results.configurations.iter().find(|c| c.name == name);
+    let (Some(configuration), Some(baseline)) =
+        (find(&comparison.configuration), find(&comparison.baseline))
+    else {
+        return String::new();
+    };
+    let deltas = diagnostics::per_query_deltas(configuration, baseline, &comparison.metric);
+    if deltas.is_empty() {
+        return String::new();
+    }
+    let ours: Vec<f64> = deltas.iter().map(|delta| delta.value).collect();
+    let theirs: Vec<f64> = deltas.iter().map(|delta| delta.baseline).collect();
+    let mean = deltas.iter().map(|delta| delta.delta).sum::<f64>() / deltas.len() as f64;
+    let interval = stats::bootstrap_difference_interval(
+        &theirs,
+        &ours,
+        charts::BAR_INTERVAL_RESAMPLES,
+        0.95,
+        42,
+    );
+    let p_value = stats::randomization_test(&theirs, &ours, PERMUTATIONS, 42);
+    format!(
+        "Mean difference {mean:+.4} (95% bootstrap interval {:+.4} to {:+.4}); paired randomization test \
+         p = {p_value:.4} ({PERMUTATIONS} permutations; not corrected for multiple comparisons).",
+        interval.low, interval.high
+    )
+}
+
+/// One comparison, collapsible (the first one open): its counts in the summary, then
+/// the plot of per-query differences and the largest gains and losses.
+fn comparison_section(
+    results: &Results,
+    comparison: &Comparison,
+    png: &[u8],
+    open: bool,
+) -> Markup {
     html! {
-        h3 { (comparison.configuration) " vs " (comparison.baseline) " on " (comparison.metric) }
-        p {
-            span.win { (comparison.better) " better" } ", "
-            span.loss { (comparison.worse) " worse" } ", "
-            (comparison.tied) " tied"
-        }
-        (chart(png, &format!("per-query {} of {} minus {}", comparison.metric, comparison.configuration, comparison.baseline)))
-        @if !comparison.wins.is_empty() {
-            p { b { "Largest gains" } }
-            (diagnosis_table(results, comparison, &comparison.wins))
-        }
-        @if !comparison.losses.is_empty() {
-            p { b { "Largest losses" } }
-            (diagnosis_table(results, comparison, &comparison.losses))
+        details.comparison open[open] {
+            summary {
+                (comparison.configuration) " vs " (comparison.baseline) " on " (comparison.metric) ": "
+                span.win { (comparison.better) " better" } ", "
+                span.loss { (comparison.worse) " worse" } ", "
+                (comparison.tied) " tied"
+            }
+            p.muted { (significance_line(results, comparison)) }
+            (chart(png, &format!("per-query {} of {} minus {}", comparison.metric, comparison.configuration, comparison.baseline)))
+            @if !comparison.wins.is_empty() {
+                p { b { "Largest gains" } }
+                (diagnosis_table(results, comparison, &comparison.wins))
+            }
+            @if !comparison.losses.is_empty() {
+                p { b { "Largest losses" } }
+                (diagnosis_table(results, comparison, &comparison.losses))
+            }
         }
     }
 }

@@ -26,7 +26,7 @@ impl Exporter for Markdown {
 }
 
 use crate::compare::paired::{significance_mark, SignificanceTest};
-use crate::gate::GateReport;
+use crate::gate::{GateCheck, GateReport};
 use crate::results::Results;
 use crate::stats::Correction;
 
@@ -138,8 +138,47 @@ fn describe_significance(gate: &GateReport) -> String {
     )
 }
 
-/// The gate section: verdict line, then a table of failed baseline checks (or of every
-/// check that moved), a table of every absolute target check, then notes.
+/// A passed check counts as a near miss when it dropped by at least this share of its
+/// allowed drop (or beyond it, when only significant drops fail).
+pub const NEAR_MISS_SHARE: f64 = 0.5;
+
+/// Whether `check` passed but came close to failing: a drop of at least
+/// [`NEAR_MISS_SHARE`] of its allowed drop.
+fn is_near_miss(check: &GateCheck) -> bool {
+    let drop = -check.comparison.delta;
+    !check.failed && drop >= 5e-5 && drop >= NEAR_MISS_SHARE * check.max_drop
+}
+
+/// A Markdown table of baseline checks: values, delta with its significance mark,
+/// corrected p, wins/ties/losses, the allowed drop and a mark on failed ones.
+fn check_table(gate: &GateReport, checks: &[&GateCheck]) -> String {
+    let mut text = String::from("| configuration | metric | baseline | current | Δ | p (adj.) | W/T/L | max drop | |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    for check in checks {
+        let comparison = &check.comparison;
+        let mark = significance_mark(comparison, gate.options.significance.alpha);
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {}{} | {:.4} | {}/{}/{} | {} | {} |",
+            comparison.configuration,
+            comparison.metric,
+            number(comparison.reference),
+            number(comparison.candidate),
+            signed(comparison.delta),
+            mark,
+            comparison.adjusted_p_value,
+            comparison.wins,
+            comparison.ties,
+            comparison.losses,
+            number(check.max_drop),
+            if check.failed { "❌" } else { "" },
+        );
+    }
+    text
+}
+
+/// The gate section: verdict line, the failed baseline checks, the improvements and
+/// near misses (checks that passed with little margin), every baseline check in a
+/// collapsed table, a table of every absolute target check, then notes.
 pub fn gate_section(gate: &GateReport) -> String {
     let failed: Vec<_> = gate.failed_checks().collect();
     let missed = gate.missed_targets().count();
@@ -195,34 +234,69 @@ pub fn gate_section(gate: &GateReport) -> String {
             describe_significance(gate)
         );
     }
-    let moved: Vec<_> = gate
+    if !failed.is_empty() {
+        text.push_str("\nFailed checks:\n\n");
+        text.push_str(&check_table(gate, &failed));
+    }
+    let improvements: Vec<&GateCheck> = gate
         .checks
         .iter()
-        .filter(|check| check.comparison.delta.abs() >= 5e-5)
+        .filter(|check| check.comparison.delta >= 5e-5)
         .collect();
-    let shown: Vec<_> = if failed.is_empty() { moved } else { failed };
-    if !shown.is_empty() {
-        text.push_str("\n| configuration | metric | baseline | current | Δ | p (adj.) | W/T/L | max drop | |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
-        for check in shown {
+    if !improvements.is_empty() {
+        let _ = write!(text, "\n**Improvements** ({}):\n\n", improvements.len());
+        for check in &improvements {
             let comparison = &check.comparison;
-            let mark = significance_mark(comparison, gate.options.significance.alpha);
             let _ = writeln!(
                 text,
-                "| {} | {} | {} | {} | {}{} | {:.4} | {}/{}/{} | {} | {} |",
+                "- {} {}: {} → {} ({}{}, p adj. {:.4})",
                 comparison.configuration,
                 comparison.metric,
                 number(comparison.reference),
                 number(comparison.candidate),
                 signed(comparison.delta),
-                mark,
+                significance_mark(comparison, gate.options.significance.alpha),
                 comparison.adjusted_p_value,
-                comparison.wins,
-                comparison.ties,
-                comparison.losses,
-                number(check.max_drop),
-                if check.failed { "❌" } else { "" },
             );
         }
+    }
+    let near_misses: Vec<&GateCheck> = gate.checks.iter().filter(|c| is_near_miss(c)).collect();
+    if !near_misses.is_empty() {
+        let _ = write!(
+            text,
+            "\n**Near misses** ({}): passed, but dropped by at least {:.0}% of the allowed drop:\n\n",
+            near_misses.len(),
+            NEAR_MISS_SHARE * 100.0
+        );
+        for check in &near_misses {
+            let comparison = &check.comparison;
+            let margin = check.max_drop + comparison.delta;
+            let _ = writeln!(
+                text,
+                "- {} {}: {} → {} ({}{}, p adj. {:.4}); max drop {}, {}",
+                comparison.configuration,
+                comparison.metric,
+                number(comparison.reference),
+                number(comparison.candidate),
+                signed(comparison.delta),
+                significance_mark(comparison, gate.options.significance.alpha),
+                comparison.adjusted_p_value,
+                number(check.max_drop),
+                if margin >= 0.0 {
+                    format!("margin left {}", number(margin))
+                } else {
+                    format!("beyond it by {} but not significant", number(-margin))
+                },
+            );
+        }
+    }
+    if !gate.checks.is_empty() {
+        let _ = write!(
+            text,
+            "\n<details><summary>All {} checks against the baseline</summary>\n\n{}\n</details>\n",
+            gate.checks.len(),
+            check_table(gate, &gate.checks.iter().collect::<Vec<_>>())
+        );
     }
     if !gate.target_checks.is_empty() {
         text.push_str("\nAbsolute targets:\n\n| configuration | metric | value | min | |\n|---|---|---:|---:|---|\n");
@@ -386,5 +460,125 @@ mod tests {
     fn cells_escape_table_syntax() {
         assert_eq!(cell("a|b"), "a\\|b");
         assert_eq!(cell("line\nbreak"), "line break");
+    }
+
+    use crate::compare::paired::{PairedComparison, SignificanceSettings};
+    use crate::gate::GateOptions;
+    use crate::stats::Interval;
+
+    /// A check of `configuration`'s `metric`: baseline value, current value, corrected
+    /// p and allowed drop, worked out by hand.
+    fn check(
+        configuration: &str,
+        metric: &str,
+        (reference, candidate): (f64, f64),
+        adjusted_p_value: f64,
+        max_drop: f64,
+    ) -> GateCheck {
+        let delta = candidate - reference;
+        GateCheck {
+            comparison: PairedComparison {
+                configuration: configuration.into(),
+                metric: metric.into(),
+                reference,
+                candidate,
+                delta,
+                paired_queries: 40,
+                p_value: adjusted_p_value,
+                adjusted_p_value,
+                significant: adjusted_p_value < 0.05,
+                difference_interval: Interval {
+                    low: delta - 0.01,
+                    high: delta + 0.01,
+                    confidence: 0.95,
+                },
+                wins: 3,
+                ties: 35,
+                losses: 2,
+            },
+            max_drop,
+            failed: delta < -max_drop,
+        }
+    }
+
+    fn passed_gate(checks: Vec<GateCheck>) -> GateReport {
+        GateReport {
+            passed: checks.iter().all(|check| !check.failed),
+            baseline: Some("baseline.json".into()),
+            options: GateOptions {
+                thresholds: Vec::new(),
+                targets: Vec::new(),
+                require_significant: false,
+                require_expectations: false,
+                significance: SignificanceSettings::default(),
+            },
+            checks,
+            target_checks: Vec::new(),
+            missing_configurations: Vec::new(),
+            failed_expectations: 0,
+        }
+    }
+
+    #[test]
+    fn a_passing_gate_lists_improvements_and_near_misses_and_folds_the_wide_table() {
+        let gate = passed_gate(vec![
+            // +0.025, p 0.003 < 0.05 / 5: an improvement marked **.
+            check("hyde-3b", "ndcg@10", (0.6, 0.625), 0.003, 0.01),
+            // -0.006 of an allowed 0.01: 60% of the allowance, a near miss with 0.004 left.
+            check("hyde-3b", "recall@10", (0.7, 0.694), 0.4, 0.01),
+            // -0.001 of an allowed 0.01: 10%, neither.
+            check("blend", "ndcg@10", (0.5, 0.499), 0.9, 0.01),
+            // Unchanged.
+            check("blend", "recall@10", (0.5, 0.5), 1.0, 0.01),
+        ]);
+        assert!(gate.passed);
+        let text = gate_section(&gate);
+        assert!(
+            text.starts_with("## ✅ hyde-eval gate: PASS\n\n4 checks against `baseline.json`; none dropped beyond its threshold."),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Improvements** (1):\n\n- hyde-3b ndcg@10: 0.6000 → 0.6250 (+0.0250**, p adj. 0.0030)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Near misses** (1): passed, but dropped by at least 50% of the allowed drop:\n\n\
+                 - hyde-3b recall@10: 0.7000 → 0.6940 (-0.0060, p adj. 0.4000); max drop 0.0100, margin left 0.0040\n"),
+            "{text}"
+        );
+        assert!(!text.contains("- blend"), "{text}");
+        assert!(!text.contains("Failed checks"), "{text}");
+        let details = text
+            .find("<details><summary>All 4 checks against the baseline</summary>")
+            .expect(&text);
+        let closing = text.find("</details>").expect(&text);
+        for row in [
+            "| hyde-3b | ndcg@10 | 0.6000 | 0.6250 | +0.0250** | 0.0030 | 3/35/2 | 0.0100 |  |",
+            "| hyde-3b | recall@10 | 0.7000 | 0.6940 | -0.0060 | 0.4000 | 3/35/2 | 0.0100 |  |",
+            "| blend | ndcg@10 | 0.5000 | 0.4990 | -0.0010 | 0.9000 | 3/35/2 | 0.0100 |  |",
+            "| blend | recall@10 | 0.5000 | 0.5000 | ±0.0000 | 1.0000 | 3/35/2 | 0.0100 |  |",
+        ] {
+            let at = text.find(row).expect(row);
+            assert!(
+                details < at && at < closing,
+                "{row} inside <details>: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failing_gate_shows_its_failed_checks_before_the_folded_table() {
+        let gate = passed_gate(vec![
+            check("hyde-3b", "ndcg@10", (0.6, 0.55), 0.001, 0.01),
+            check("blend", "ndcg@10", (0.5, 0.51), 0.5, 0.01),
+        ]);
+        assert!(!gate.passed);
+        let text = gate_section(&gate);
+        let failed = text.find("Failed checks:").expect(&text);
+        let row =
+            "| hyde-3b | ndcg@10 | 0.6000 | 0.5500 | -0.0500** | 0.0010 | 3/35/2 | 0.0100 | ❌ |";
+        let details = text.find("<details>").expect(&text);
+        assert!(failed < text.find(row).unwrap() && text.find(row).unwrap() < details);
+        assert!(text.contains("- blend ndcg@10: 0.5000 → 0.5100 (+0.0100, p adj. 0.5000)"));
     }
 }

@@ -13,6 +13,7 @@ pub mod files;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod palette;
 pub mod sweep;
 pub mod table;
 pub mod trec_text;

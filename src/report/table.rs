@@ -2,8 +2,9 @@
 //! marked, then tag, engine, HyDE, backend, scenario and gate sections; a comparison's
 //! runs side by side; a sweep's summary. Pure: returns strings; the commands print them.
 
-use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{presets, Attribute, Cell, CellAlignment, Color, ContentArrangement, Table};
 
+use super::palette::{self, Rgb};
 use super::sweep::point_label;
 use super::{Document, Exporter};
 use crate::compare::paired::significance_mark;
@@ -82,6 +83,35 @@ fn header(metric: &str) -> String {
     }
 }
 
+/// A palette colour for comfy-table, which styles cells only on a terminal.
+fn terminal_color(rgb: Rgb) -> Color {
+    Color::Rgb {
+        r: rgb.0,
+        g: rgb.1,
+        b: rgb.2,
+    }
+}
+
+/// The cell of a column's best value: starred, bold and in [`palette::BEST`].
+fn best_cell(shown: &str) -> Cell {
+    Cell::new(format!("{shown}*"))
+        .add_attribute(Attribute::Bold)
+        .fg(terminal_color(palette::BEST))
+}
+
+/// A signed change, in [`palette::GAIN`] when positive and [`palette::LOSS`] when
+/// negative.
+fn delta_cell(text: String, delta: f64) -> Cell {
+    let cell = Cell::new(text);
+    if delta >= 5e-5 {
+        cell.fg(terminal_color(palette::GAIN))
+    } else if delta <= -5e-5 {
+        cell.fg(terminal_color(palette::LOSS))
+    } else {
+        cell
+    }
+}
+
 fn new_table() -> Table {
     let mut table = Table::new();
     table
@@ -90,7 +120,8 @@ fn new_table() -> Table {
     table
 }
 
-/// The metric table. The best value of each column (ties included) is bold and starred.
+/// The metric table. The best value of each column (ties included) is bold, starred and
+/// (on a terminal) blue.
 pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     let mut table = new_table();
     let mut headers = vec![Cell::new("configuration")];
@@ -135,7 +166,7 @@ fn add_starred_rows<C>(
         for (column, best) in columns.iter().zip(&best) {
             let shown = format!("{:.4}", value(configuration, column));
             let cell = if shown == *best && results.configurations.len() > 1 {
-                Cell::new(format!("{shown}*")).add_attribute(Attribute::Bold)
+                best_cell(&shown)
             } else {
                 Cell::new(format!("{shown} "))
             };
@@ -624,18 +655,22 @@ fn baseline_checks(gate: &GateReport, any_failed: bool) -> String {
                 Cell::new(&comparison.metric),
                 right(format!("{:.4}", comparison.reference)),
                 right(format!("{:.4}", comparison.candidate)),
-                right(format!(
-                    "{:+.4}{}",
+                delta_cell(
+                    format!(
+                        "{:+.4}{}",
+                        comparison.delta,
+                        significance_mark(comparison, gate.options.significance.alpha)
+                    ),
                     comparison.delta,
-                    significance_mark(comparison, gate.options.significance.alpha)
-                )),
+                )
+                .set_alignment(CellAlignment::Right),
                 right(format!("{:.4}", comparison.adjusted_p_value)),
                 right(format!(
                     "{}/{}/{}",
                     comparison.wins, comparison.ties, comparison.losses
                 )),
                 right(format!("{:.4}", check.max_drop)),
-                Cell::new(if check.failed { "yes" } else { "" }),
+                Cell::new(if check.failed { "yes" } else { "" }).fg(terminal_color(palette::LOSS)),
             ]);
         }
         text.push('\n');
@@ -775,4 +810,32 @@ pub fn compare_table(report: &CompareReport) -> String {
         ]);
     }
     format!("{}\n{table}\n{costs}", legend(report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cell` alone in a table that is styled even off a terminal.
+    fn styled(cell: Cell) -> String {
+        let mut table = Table::new();
+        table.load_preset(presets::NOTHING).enforce_styling();
+        table.add_row(vec![cell]);
+        table.to_string()
+    }
+
+    #[test]
+    fn best_gain_and_loss_cells_take_the_palette_colours() {
+        // 24-bit foreground escapes: palette::BEST is #0072b2, palette::LOSS #d55e00.
+        let blue = "\x1b[38;2;0;114;178m";
+        let vermillion = "\x1b[38;2;213;94;0m";
+        let best = styled(best_cell("0.8334"));
+        assert!(best.contains(blue) && best.contains("0.8334*"), "{best:?}");
+        let gain = styled(delta_cell("+0.0500".into(), 0.05));
+        assert!(gain.contains(blue), "{gain:?}");
+        let loss = styled(delta_cell("-0.0500**".into(), -0.05));
+        assert!(loss.contains(vermillion), "{loss:?}");
+        let unchanged = styled(delta_cell("+0.0000".into(), 0.00001));
+        assert!(!unchanged.contains("\x1b[38;2"), "{unchanged:?}");
+    }
 }

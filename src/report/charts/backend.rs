@@ -6,6 +6,10 @@
 //! [`BitMapBackend`] except text, which it lays out itself with ab_glyph: kerning,
 //! sub-pixel pen positions and bearings from the glyph outlines, anti-aliased coverage
 //! blended into the bitmap, and plotters' anchors and rotations honoured.
+//!
+//! It also draws at a pixel density: with scale 2 the charts lay out on a canvas of
+//! half the bitmap's size and every coordinate, line width, radius and font size is
+//! doubled, so a page that shows the PNG at its layout size is sharp on HiDPI screens.
 
 use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 use plotters::prelude::BitMapBackend;
@@ -15,15 +19,50 @@ use plotters_backend::{
 };
 use plotters_bitmap::BitMapBackendError;
 
-/// [`BitMapBackend`] with correct text layout in one font.
+/// [`BitMapBackend`] with correct text layout in one font, drawn at `scale` bitmap
+/// pixels per layout pixel.
 pub struct TextBackend<'a> {
     inner: BitMapBackend<'a>,
     font: FontRef<'static>,
+    scale: i32,
+}
+
+/// A style with its stroke width scaled to bitmap pixels.
+struct Scaled {
+    color: BackendColor,
+    width: u32,
+}
+
+impl BackendStyle for Scaled {
+    fn color(&self) -> BackendColor {
+        self.color
+    }
+
+    fn stroke_width(&self) -> u32 {
+        self.width
+    }
 }
 
 impl<'a> TextBackend<'a> {
-    pub fn new(inner: BitMapBackend<'a>, font: FontRef<'static>) -> Self {
-        TextBackend { inner, font }
+    /// Draws into `inner`, whose size must be a multiple of `scale` (at least 1).
+    pub fn new(inner: BitMapBackend<'a>, font: FontRef<'static>, scale: u32) -> Self {
+        TextBackend {
+            inner,
+            font,
+            scale: scale.max(1) as i32,
+        }
+    }
+
+    /// A layout point in bitmap pixels.
+    fn up(&self, (x, y): BackendCoord) -> BackendCoord {
+        (x * self.scale, y * self.scale)
+    }
+
+    fn scaled<S: BackendStyle>(&self, style: &S) -> Scaled {
+        Scaled {
+            color: style.color(),
+            width: style.stroke_width() * self.scale as u32,
+        }
     }
 
     /// Width and height of `text` at `size` pixels, and the baseline's offset from the
@@ -50,7 +89,8 @@ impl DrawingBackend for TextBackend<'_> {
     type ErrorType = BitMapBackendError;
 
     fn get_size(&self) -> (u32, u32) {
-        self.inner.get_size()
+        let (width, height) = self.inner.get_size();
+        (width / self.scale as u32, height / self.scale as u32)
     }
 
     fn ensure_prepared(&mut self) -> Result<(), Failure> {
@@ -62,7 +102,12 @@ impl DrawingBackend for TextBackend<'_> {
     }
 
     fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Result<(), Failure> {
-        self.inner.draw_pixel(point, color)
+        // A filled rectangle covers its upper-left corner up to, not including, the
+        // bottom-right one.
+        let (x, y) = self.up(point);
+        let end = (x + self.scale, y + self.scale);
+        self.inner
+            .draw_rect((x, y), end, &Scaled { color, width: 1 }, true)
     }
 
     fn draw_line<S: BackendStyle>(
@@ -71,7 +116,8 @@ impl DrawingBackend for TextBackend<'_> {
         to: BackendCoord,
         style: &S,
     ) -> Result<(), Failure> {
-        self.inner.draw_line(from, to, style)
+        let style = self.scaled(style);
+        self.inner.draw_line(self.up(from), self.up(to), &style)
     }
 
     fn draw_rect<S: BackendStyle>(
@@ -81,7 +127,9 @@ impl DrawingBackend for TextBackend<'_> {
         style: &S,
         fill: bool,
     ) -> Result<(), Failure> {
-        self.inner.draw_rect(upper_left, bottom_right, style, fill)
+        let style = self.scaled(style);
+        self.inner
+            .draw_rect(self.up(upper_left), self.up(bottom_right), &style, fill)
     }
 
     fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
@@ -89,7 +137,9 @@ impl DrawingBackend for TextBackend<'_> {
         path: I,
         style: &S,
     ) -> Result<(), Failure> {
-        self.inner.draw_path(path, style)
+        let style = self.scaled(style);
+        let path: Vec<BackendCoord> = path.into_iter().map(|point| self.up(point)).collect();
+        self.inner.draw_path(path, &style)
     }
 
     fn draw_circle<S: BackendStyle>(
@@ -99,7 +149,9 @@ impl DrawingBackend for TextBackend<'_> {
         style: &S,
         fill: bool,
     ) -> Result<(), Failure> {
-        self.inner.draw_circle(center, radius, style, fill)
+        let style = self.scaled(style);
+        self.inner
+            .draw_circle(self.up(center), radius * self.scale as u32, &style, fill)
     }
 
     fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
@@ -107,7 +159,10 @@ impl DrawingBackend for TextBackend<'_> {
         vertices: I,
         style: &S,
     ) -> Result<(), Failure> {
-        self.inner.fill_polygon(vertices, style)
+        let style = self.scaled(style);
+        let vertices: Vec<BackendCoord> =
+            vertices.into_iter().map(|point| self.up(point)).collect();
+        self.inner.fill_polygon(vertices, &style)
     }
 
     fn blit_bitmap(
@@ -116,7 +171,21 @@ impl DrawingBackend for TextBackend<'_> {
         size: (u32, u32),
         source: &[u8],
     ) -> Result<(), Failure> {
-        self.inner.blit_bitmap(position, size, source)
+        // Nearest-neighbour enlargement of the RGB source.
+        let scale = self.scale as usize;
+        let (width, height) = (size.0 as usize, size.1 as usize);
+        let mut enlarged = Vec::with_capacity(source.len() * scale * scale);
+        for row in 0..height * scale {
+            for column in 0..width * scale {
+                let at = ((row / scale) * width + column / scale) * 3;
+                enlarged.extend_from_slice(source.get(at..at + 3).unwrap_or(&[0, 0, 0]));
+            }
+        }
+        self.inner.blit_bitmap(
+            self.up(position),
+            (size.0 * scale as u32, size.1 * scale as u32),
+            &enlarged,
+        )
     }
 
     fn estimate_text_size<S: BackendTextStyle>(
@@ -138,7 +207,9 @@ impl DrawingBackend for TextBackend<'_> {
         if color.alpha == 0.0 {
             return Ok(());
         }
-        let (width, height, ascent) = self.measure(text, style.size());
+        let size = style.size() * f64::from(self.scale);
+        let position = self.up(position);
+        let (width, height, ascent) = self.measure(text, size);
         // Offset of the text box's top-left corner from the anchor, before rotation.
         let dx = match style.anchor().h_pos {
             HPos::Left => 0.0,
@@ -151,8 +222,8 @@ impl DrawingBackend for TextBackend<'_> {
             VPos::Bottom => -height,
         };
         let transform = style.transform();
-        let (canvas_width, canvas_height) = self.get_size();
-        let font = self.font.as_scaled(PxScale::from(style.size() as f32));
+        let (canvas_width, canvas_height) = self.inner.get_size();
+        let font = self.font.as_scaled(PxScale::from(size as f32));
         let mut pen = dx;
         let mut previous = None;
         for character in text.chars() {
@@ -162,7 +233,7 @@ impl DrawingBackend for TextBackend<'_> {
             }
             previous = Some(id);
             let glyph = id.with_scale_and_position(
-                PxScale::from(style.size() as f32),
+                PxScale::from(size as f32),
                 ab_glyph::point(pen, dy + ascent),
             );
             pen += font.h_advance(id);
@@ -202,7 +273,7 @@ impl DrawingBackend for TextBackend<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plotters::style::{IntoFont, TextStyle, BLACK};
+    use plotters::style::{Color, IntoFont, TextStyle, BLACK};
 
     /// Draws `text` at 20 px and returns the ink columns and the measured width.
     fn ink_columns(text: &str) -> (Vec<u32>, u32) {
@@ -213,6 +284,7 @@ mod tests {
             let mut backend = TextBackend::new(
                 BitMapBackend::with_buffer(&mut pixels, (width, height)),
                 font,
+                1,
             );
             let style: TextStyle = ("sans-serif", 20).into_font().color(&BLACK);
             let (measured, _) = backend.estimate_text_size(text, &style).unwrap();
@@ -240,5 +312,68 @@ mod tests {
             .filter(|&gap| gap >= 3)
             .collect();
         assert_eq!(wide_gaps.len(), 1, "gaps: {wide_gaps:?}");
+    }
+
+    #[test]
+    fn scale_two_lays_out_on_half_the_bitmap_and_doubles_every_shape() {
+        let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).unwrap();
+        let (width, height) = (40u32, 20u32);
+        let mut pixels = vec![255u8; (width * height * 3) as usize];
+        {
+            let mut backend = TextBackend::new(
+                BitMapBackend::with_buffer(&mut pixels, (width, height)),
+                font,
+                2,
+            );
+            assert_eq!(backend.get_size(), (20, 10));
+            // A filled rectangle stops short of its bottom-right corner: layout pixels
+            // 2..5 by 1..3 are bitmap pixels 4..10 by 2..6.
+            backend
+                .draw_rect((2, 1), (5, 3), &BLACK.filled(), true)
+                .unwrap();
+            backend
+                .draw_pixel((15, 8), BLACK.to_backend_color())
+                .unwrap();
+            backend.present().unwrap();
+        }
+        let ink = |x: u32, y: u32| pixels[((y * width + x) * 3) as usize] == 0;
+        let inked: Vec<(u32, u32)> = (0..height)
+            .flat_map(|y| (0..width).map(move |x| (x, y)))
+            .filter(|&(x, y)| ink(x, y))
+            .collect();
+        let mut expected: Vec<(u32, u32)> = (2..6)
+            .flat_map(|y| (4..10).map(move |x| (x, y)))
+            .chain([(30, 16), (31, 16), (30, 17), (31, 17)])
+            .collect();
+        expected.sort_by_key(|&(x, y)| (y, x));
+        assert_eq!(inked, expected);
+    }
+
+    #[test]
+    fn scaled_text_is_twice_as_wide() {
+        let width_at = |scale: u32| {
+            let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).unwrap();
+            let (width, height) = (400u32, 80u32);
+            let mut pixels = vec![255u8; (width * height * 3) as usize];
+            {
+                let mut backend = TextBackend::new(
+                    BitMapBackend::with_buffer(&mut pixels, (width, height)),
+                    font,
+                    scale,
+                );
+                let style: TextStyle = ("sans-serif", 16).into_font().color(&BLACK);
+                backend.draw_text("ndcg@10", &style, (2, 2)).unwrap();
+                backend.present().unwrap();
+            }
+            let columns: Vec<u32> = (0..width)
+                .filter(|&x| (0..height).any(|y| pixels[((y * width + x) * 3) as usize] < 160))
+                .collect();
+            columns.last().unwrap() - columns.first().unwrap() + 1
+        };
+        let (single, double) = (width_at(1), width_at(2));
+        assert!(
+            (double as i32 - 2 * single as i32).abs() <= 2,
+            "{single} px at 1x, {double} px at 2x"
+        );
     }
 }

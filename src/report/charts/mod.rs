@@ -15,9 +15,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 
+use super::palette;
 use crate::results::{ConfigurationResult, Results};
 use crate::stats::{bootstrap_mean_interval, Interval};
-use crate::sweep::{ConfigurationSweep, SweepResults, BLEND_AXES};
+use crate::sweep::{ConfigurationSweep, MetricSummary, SweepResults, BLEND_AXES};
 
 /// Why a chart could not be drawn.
 #[derive(Debug)]
@@ -33,31 +34,37 @@ type Drawn = Result<(), Box<dyn std::error::Error>>;
 type Area<'a> = DrawingArea<backend::TextBackend<'a>, Shift>;
 
 const FONT: &str = "sans-serif";
-/// Tableau 10: distinguishable, colour-blind-aware series colours.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
 const GRID_GRAY: RGBColor = RGBColor(225, 225, 225);
-const BEST_COLOR: RGBColor = RGBColor(214, 39, 40);
-const BAR_COLOR: RGBColor = RGBColor(31, 119, 180);
-const GAIN_COLOR: RGBColor = RGBColor(44, 160, 44);
-const LOSS_COLOR: RGBColor = RGBColor(214, 39, 40);
+
+/// Bitmap pixels per layout pixel: charts are laid out at their display size and drawn
+/// at twice that, so they stay sharp on HiDPI screens.
+pub const SCALE: u32 = 2;
+
+/// A palette colour for plotters.
+pub fn color(rgb: palette::Rgb) -> RGBColor {
+    RGBColor(rgb.0, rgb.1, rgb.2)
+}
 
 /// The colour of the `index`-th series.
 pub fn series_color(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
+    color(palette::series(index))
 }
 
-/// Draws into a white `width` x `height` canvas and returns it as PNG.
+/// The display size of a chart's PNG (its pixel size over [`SCALE`]); `None` when the
+/// bytes are not a PNG.
+pub fn display_size(png: &[u8]) -> Option<(u32, u32)> {
+    let header = png.get(..24)?;
+    if &header[..8] != b"\x89PNG\r\n\x1a\n" || &header[12..16] != b"IHDR" {
+        return None;
+    }
+    let number = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    Some((number(16) / SCALE, number(20) / SCALE))
+}
+
+/// Lays out on a white `width` x `height` canvas, draws at [`SCALE`] times that and
+/// returns the PNG.
 fn render(
     width: u32,
     height: u32,
@@ -65,10 +72,11 @@ fn render(
 ) -> Result<Vec<u8>, ChartError> {
     let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR)
         .map_err(|error| ChartError(format!("bundled font: {error}")))?;
+    let (width, height) = (width * SCALE, height * SCALE);
     let mut pixels = vec![255u8; width as usize * height as usize * 3];
     {
         let bitmap = BitMapBackend::with_buffer(&mut pixels, (width, height));
-        let root = backend::TextBackend::new(bitmap, font).into_drawing_area();
+        let root = backend::TextBackend::new(bitmap, font, SCALE).into_drawing_area();
         draw(&root).map_err(|error| ChartError(error.to_string()))?;
         root.present()
             .map_err(|error| ChartError(error.to_string()))?;
@@ -138,11 +146,12 @@ fn value_of(configuration: &ConfigurationResult, metric: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Resamples behind the bars' confidence whiskers (seeded, so charts are reproducible).
-const BAR_INTERVAL_RESAMPLES: usize = 2_000;
+/// Resamples behind the bars' confidence whiskers and the HTML table's intervals
+/// (seeded, so charts and pages are reproducible).
+pub const BAR_INTERVAL_RESAMPLES: usize = 2_000;
 
 /// The 95% percentile-bootstrap interval of `metric`'s mean over the evaluated queries.
-fn mean_interval(configuration: &ConfigurationResult, metric: &str) -> Interval {
+pub fn mean_interval(configuration: &ConfigurationResult, metric: &str) -> Interval {
     let values: Vec<f64> = configuration
         .per_query
         .iter()
@@ -152,8 +161,8 @@ fn mean_interval(configuration: &ConfigurationResult, metric: &str) -> Interval 
 }
 
 /// Horizontal bars of `metrics` (one panel each) for every configuration, with 95%
-/// bootstrap confidence whiskers over queries; the best bar of each panel is red and
-/// every bar carries its value.
+/// bootstrap confidence whiskers over queries; the best bar of each panel is blue
+/// ([`palette::BEST`]), the others grey, and every bar carries its value.
 pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, ChartError> {
     let configurations = &results.configurations;
     let rows = configurations.len().max(1) as i32;
@@ -164,7 +173,7 @@ pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, Cha
         let (title, body) = root.split_vertically(40);
         title.draw(&Text::new(
             format!(
-                "{}: macro averages over {} queries (red = best; whiskers = 95% bootstrap CI)",
+                "{}: macro averages over {} queries (blue = best; whiskers = 95% bootstrap CI)",
                 results.dataset.name, results.evaluation.evaluated_queries
             ),
             (12, 12),
@@ -220,9 +229,9 @@ pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, Cha
                 let row = row_of(index);
                 let value = value_of(c, metric);
                 let color = if value >= best - 1e-12 {
-                    BEST_COLOR
+                    color(palette::BEST)
                 } else {
-                    BAR_COLOR
+                    color(palette::NEUTRAL)
                 };
                 let mut bar = Rectangle::new(
                     [
@@ -387,7 +396,11 @@ pub fn delta_plot(
             .axis_desc_style(text_style(13))
             .draw()?;
         chart.draw_series(sorted.iter().enumerate().map(|(index, &delta)| {
-            let color = if delta > 0.0 { GAIN_COLOR } else { LOSS_COLOR };
+            let color = if delta > 0.0 {
+                color(palette::GAIN)
+            } else {
+                color(palette::LOSS)
+            };
             Rectangle::new(
                 [(index as f64 + 0.1, 0.0), (index as f64 + 0.9, delta)],
                 color.filled(),
@@ -418,9 +431,15 @@ fn weights_label(at: &[f64]) -> String {
         .join(" / ")
 }
 
+/// Layout size of a sweep heatmap: two fit side by side on the report page at 1:1.
+const HEATMAP_SIZE: (u32, u32) = (560, 470);
+/// Width of the heatmap's side panel (colour bar and legend).
+const HEATMAP_SIDE: u32 = 140;
+
 /// A blend configuration's `metric` over the weight simplex: semantic weight on x,
 /// lexical on y, temporal = 1 - both. The configuration's own weights are a white
-/// circle, the best points black crosses, and a colour bar gives the scale.
+/// circle, the best points black crosses, and a slim colour bar beside the plot gives
+/// the scale (viridis: ordered in lightness, readable with any colour vision).
 pub fn sweep_heatmap(
     sweep: &ConfigurationSweep,
     steps: u32,
@@ -436,17 +455,18 @@ pub fn sweep_heatmap(
     };
     let summary = sweep.summaries.iter().find(|s| s.metric == metric);
     let half = 0.5 / f64::from(steps.max(1));
-    render(860, 700, |root| {
+    let (width, height) = HEATMAP_SIZE;
+    render(width, height, |root| {
         root.fill(&WHITE)?;
-        let (plot, side) = root.split_horizontally(620);
+        let (plot, side) = root.split_horizontally(width - HEATMAP_SIDE);
         let mut chart = ChartBuilder::on(&plot)
             .caption(
-                format!("{}: {metric} over blend weights", shorten(&sweep.name, 28)),
-                text_style(18),
+                format!("{}: {metric}", shorten(&sweep.name, 28)),
+                text_style(16),
             )
-            .margin(14)
-            .x_label_area_size(44)
-            .y_label_area_size(56)
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(52)
             .build_cartesian_2d(-half..1.0 + half, -half..1.0 + half)?;
         chart
             .configure_mesh()
@@ -457,10 +477,7 @@ pub fn sweep_heatmap(
             .y_label_formatter(&|y| format!("{y:.1}"))
             .label_style(text_style(13))
             .x_desc(format!("{} weight", BLEND_AXES[0]))
-            .y_desc(format!(
-                "{} weight  (temporal = 1 − semantic − lexical)",
-                BLEND_AXES[1]
-            ))
+            .y_desc(format!("{} weight  (temporal = rest)", BLEND_AXES[1]))
             .axis_desc_style(text_style(13))
             .draw()?;
         chart.draw_series(sweep.points.iter().zip(&values).map(|(point, &value)| {
@@ -478,61 +495,88 @@ pub fn sweep_heatmap(
         }
         let (x, y) = on_simplex(&sweep.default.at);
         chart.draw_series([
-            Circle::new((x, y), 8, WHITE.filled()),
-            Circle::new((x, y), 8, BLACK.stroke_width(2)),
+            Circle::new((x, y), 7, WHITE.filled()),
+            Circle::new((x, y), 7, BLACK.stroke_width(2)),
         ])?;
+        draw_color_bar(&side, metric, low, high)?;
+        draw_heatmap_legend(&side, sweep, summary)
+    })
+}
 
-        // Side panel: colour bar, then the legend.
-        let side = side.margin(50, 60, 10, 10);
-        let (bar_area, legend_area) = side.split_vertically(330);
-        let mut bar = ChartBuilder::on(&bar_area)
-            .caption(metric, text_style(14))
-            .x_label_area_size(0)
-            .y_label_area_size(54)
-            .build_cartesian_2d(0.0..1.0f64, low..high)?;
-        bar.configure_mesh()
-            .disable_mesh()
-            .disable_x_axis()
-            .y_labels(6)
-            .y_label_formatter(&|v| format!("{v:.3}"))
-            .label_style(text_style(12))
-            .draw()?;
-        let bands = 100;
-        bar.draw_series((0..bands).map(|band| {
-            let from = low + (high - low) * band as f64 / bands as f64;
-            let to = low + (high - low) * (band + 1) as f64 / bands as f64;
-            let color: RGBColor = ViridisRGB.get_color_normalized(from, low, high);
-            Rectangle::new([(0.0, from), (1.0, to)], color.filled())
-        }))?;
-        let legend = legend_area.margin(30, 0, 0, 0);
-        legend.draw(&Circle::new((14, 10), 7, WHITE.filled()))?;
-        legend.draw(&Circle::new((14, 10), 7, BLACK.stroke_width(2)))?;
-        legend.draw(&Text::new(
-            "own weights (S / L / T)",
-            (28, 2),
-            text_style(13),
+/// A slim vertical colour bar from `low` (bottom) to `high` (top) with five labelled
+/// ticks, at the top of the heatmap's side panel.
+fn draw_color_bar(side: &Area<'_>, metric: &str, low: f64, high: f64) -> Drawn {
+    let (left, right, top, bottom) = (10, 28, 58, 290);
+    side.draw(&Text::new(
+        shorten(metric, 16),
+        (left, top - 26),
+        text_style(13),
+    ))?;
+    for y in top..bottom {
+        let value = high - (high - low) * f64::from(y - top) / f64::from(bottom - top - 1);
+        let color: RGBColor = ViridisRGB.get_color_normalized(value, low, high);
+        side.draw(&Rectangle::new([(left, y), (right, y + 1)], color.filled()))?;
+    }
+    side.draw(&Rectangle::new(
+        [(left, top), (right, bottom)],
+        BLACK.stroke_width(1),
+    ))?;
+    let ticks = 5;
+    for tick in 0..ticks {
+        let y = top + (bottom - 1 - top) * tick / (ticks - 1);
+        let value = high - (high - low) * f64::from(tick) / f64::from(ticks - 1);
+        side.draw(&PathElement::new(
+            vec![(right, y), (right + 4, y)],
+            BLACK.stroke_width(1),
         ))?;
-        legend.draw(&Text::new(
-            weights_label(&sweep.default.at),
-            (28, 18),
+        side.draw(&Text::new(
+            format!("{value:.3}"),
+            (right + 7, y),
+            text_style(12).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+        ))?;
+    }
+    Ok(())
+}
+
+/// The heatmap's legend, below its colour bar: the own weights' ring and the best
+/// points' cross, each with its weights.
+fn draw_heatmap_legend(
+    side: &Area<'_>,
+    sweep: &ConfigurationSweep,
+    summary: Option<&MetricSummary>,
+) -> Drawn {
+    let top = 316;
+    side.draw(&Circle::new((17, top + 7), 7, WHITE.filled()))?;
+    side.draw(&Circle::new((17, top + 7), 7, BLACK.stroke_width(2)))?;
+    side.draw(&Text::new("own (S / L / T)", (30, top), text_style(12)))?;
+    side.draw(&Text::new(
+        weights_label(&sweep.default.at),
+        (30, top + 17),
+        text_style(12),
+    ))?;
+    let top = top + 48;
+    side.draw(&Cross::new((17, top + 7), 6, BLACK.stroke_width(2)))?;
+    let best_count = summary.map_or(0, |s| s.best_points.len());
+    side.draw(&Text::new(
+        if best_count == 1 {
+            "best".to_owned()
+        } else {
+            format!("best ({best_count} tied)")
+        },
+        (30, top),
+        text_style(12),
+    ))?;
+    if let Some(at) = summary.and_then(|s| s.best_points.first()) {
+        side.draw(&Text::new(
+            weights_label(at),
+            (30, top + 17),
             text_style(12),
         ))?;
-        legend.draw(&Cross::new((14, 50), 6, BLACK.stroke_width(2)))?;
-        let best_count = summary.map_or(0, |s| s.best_points.len());
-        legend.draw(&Text::new(
-            if best_count == 1 {
-                "best".to_owned()
-            } else {
-                format!("best ({best_count} tied)")
-            },
-            (28, 42),
-            text_style(13),
-        ))?;
-        if let Some(at) = summary.and_then(|s| s.best_points.first()) {
-            legend.draw(&Text::new(weights_label(at), (28, 58), text_style(12)))?;
-        }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 /// `metric` along one axis (the hybrid's vector weight, or a swept parameter), one line
