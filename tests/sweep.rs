@@ -437,7 +437,7 @@ fn bad_sweep_arguments_exit_2_with_a_hint() {
         ),
         (
             vec!["sweep", "--metrics", "ndcg@7"],
-            "unknown metric \"ndcg@7\"",
+            "\"ndcg@7\" is ndcg@7, which this run does not compute",
         ),
         (vec!["sweep", "--folds", "1"], "--folds must be at least 2"),
     ] {

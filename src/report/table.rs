@@ -10,6 +10,7 @@ use crate::compare::paired::significance_mark;
 use crate::compare::{cell_text, legend, optional, CompareReport};
 use crate::error::Error;
 use crate::gate::{GateCheck, GateReport};
+use crate::metric_names::display;
 use crate::results::Results;
 use crate::sweep::{ConfigurationSweep, SweepDescription, SweepResults};
 
@@ -61,26 +62,6 @@ pub fn run_sections(
     sections
 }
 
-/// Short column headers: `recall@5` -> `R@5`, `precision@5` -> `P@5`, `ndcg@5` -> `nDCG@5`.
-fn header(metric: &str) -> String {
-    let (name, k) = metric
-        .split_once('@')
-        .map_or((metric, None), |(name, k)| (name, Some(k)));
-    let short = match name {
-        "recall" => "R",
-        "precision" => "P",
-        "ndcg" => "nDCG",
-        "hit" => "Hit",
-        "mrr" => "MRR",
-        "map" => "MAP",
-        other => other,
-    };
-    match k {
-        Some(k) => format!("{short}@{k}"),
-        None => short.to_owned(),
-    }
-}
-
 fn new_table() -> Table {
     let mut table = Table::new();
     table
@@ -96,7 +77,7 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     headers.extend(
         metrics
             .iter()
-            .map(|metric| Cell::new(header(metric)).set_alignment(CellAlignment::Right)),
+            .map(|metric| Cell::new(display(metric)).set_alignment(CellAlignment::Right)),
     );
     table.set_header(headers);
     let value = |configuration: &crate::results::ConfigurationResult, metric: &str| {
@@ -163,7 +144,7 @@ pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
     let engine = results.engine.as_ref()?;
     let (metric, recall) = engine_headline(results, columns)?;
     let mut table = new_table();
-    let headline = header(&metric);
+    let headline = display(&metric);
     table.set_header(vec![
         "configuration".to_owned(),
         "from the engine".to_owned(),
@@ -529,7 +510,7 @@ pub fn gate_summary(gate: &GateReport) -> String {
             let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
             table.add_row(vec![
                 Cell::new(&check.configuration),
-                Cell::new(&check.metric),
+                Cell::new(display(&check.metric)),
                 right(format!("{:.4}", check.value)),
                 right(format!("{:.4}", check.target)),
                 Cell::new(if check.failed { "yes" } else { "" }),
@@ -577,7 +558,7 @@ fn baseline_checks(gate: &GateReport, any_failed: bool) -> String {
             let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
             table.add_row(vec![
                 Cell::new(&comparison.configuration),
-                Cell::new(&comparison.metric),
+                Cell::new(display(&comparison.metric)),
                 right(format!("{:.4}", comparison.reference)),
                 right(format!("{:.4}", comparison.candidate)),
                 right(format!(
@@ -672,7 +653,7 @@ pub fn sweep_table(results: &SweepResults) -> String {
                 .unwrap_or_default();
             table.add_row(vec![
                 Cell::new(&configuration.name),
-                Cell::new(&summary.metric),
+                Cell::new(display(&summary.metric)),
                 right(format!("{:.4}", summary.default)),
                 right(format!("{:.4}", summary.best)),
                 Cell::new(best_at),
