@@ -1,8 +1,11 @@
 //! Terminal tables: a run's configurations x metrics with the best value per column
 //! marked, then HyDE, backend, scenario and gate sections; a comparison's runs side by
-//! side; a sweep's summary. Pure: returns strings; the commands print them.
+//! side; a sweep's summary. Returns strings, each table fitted to the output's width
+//! (`fit`); the commands print them.
 
-use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Attribute, Cell, CellAlignment};
+
+use super::fit::{fit, new_table, output_width, wrap_prose};
 
 use super::sweep::point_label;
 use super::{Document, Exporter};
@@ -33,7 +36,7 @@ impl Exporter for Terminal {
             ),
             Document::Eval { .. } => return None,
         };
-        Some(Ok(text))
+        Some(Ok(wrap_prose(&text, output_width())))
     }
 }
 
@@ -60,14 +63,6 @@ pub fn run_sections(
         .flatten(),
     );
     sections
-}
-
-fn new_table() -> Table {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    table
 }
 
 /// The metric table. The best value of each column (ties included) is bold and starred.
@@ -111,7 +106,7 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
         }
         table.add_row(row);
     }
-    table.to_string()
+    fit(&table)
 }
 
 /// The metric an engine section headlines (nDCG@10, else the deepest nDCG column,
@@ -206,8 +201,11 @@ pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
         ]);
     }
     Some(format!(
-        "engine '{}' ({}; {}) beside the exact in-process index on the same vectors:\n{table}",
-        engine.name, engine.served_by, engine.index
+        "engine '{}' ({}; {}) beside the exact in-process index on the same vectors:\n{}",
+        engine.name,
+        engine.served_by,
+        engine.index,
+        fit(&table)
     ))
 }
 
@@ -245,7 +243,7 @@ pub fn hyde_table(results: &Results) -> Option<String> {
             Cell::new(hyde.skipped_code_mention).set_alignment(CellAlignment::Right),
         ]);
     }
-    Some(table.to_string())
+    Some(fit(&table))
 }
 
 /// What real backends spent, per configuration and in total; `None` when nothing was
@@ -324,7 +322,7 @@ pub fn backend_table(results: &Results) -> Option<String> {
         )),
         right(embedding.tokens.to_string()),
     ]);
-    Some(table.to_string())
+    Some(fit(&table))
 }
 
 /// One line saying what was evaluated and how.
@@ -420,7 +418,7 @@ pub fn scenario_table(results: &Results) -> Option<String> {
         );
         table.add_row(row);
     }
-    Some(table.to_string())
+    Some(fit(&table))
 }
 
 /// Failed expectations grouped by query: one line per (query, expectation), naming
@@ -517,7 +515,7 @@ pub fn gate_summary(gate: &GateReport) -> String {
             ]);
         }
         text.push_str("\nabsolute targets:\n");
-        text.push_str(&table.to_string());
+        text.push_str(&fit(&table));
     }
     if !gate.missing_configurations.is_empty() {
         text.push_str(&format!(
@@ -576,7 +574,7 @@ fn baseline_checks(gate: &GateReport, any_failed: bool) -> String {
             ]);
         }
         text.push('\n');
-        text.push_str(&table.to_string());
+        text.push_str(&fit(&table));
     }
     let significance = &gate.options.significance;
     text.push_str(&format!(
@@ -630,10 +628,7 @@ pub fn sweep_headline(results: &SweepResults) -> String {
 /// parameters, the best value and where, the number of tied best points and the
 /// cross-validated estimate.
 pub fn sweep_table(results: &SweepResults) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut table = new_table();
     let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
     table.set_header(vec![
         Cell::new("configuration"),
@@ -662,7 +657,7 @@ pub fn sweep_table(results: &SweepResults) -> String {
             ]);
         }
     }
-    table.to_string()
+    fit(&table)
 }
 
 /// How to read the sweep summary.
@@ -670,10 +665,7 @@ pub const SWEEP_NOTE: &str = "own = the configuration's own parameters (what `ru
 
 /// Terminal rendering: the comparison table, then the accounting table.
 pub fn compare_table(report: &CompareReport) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut table = new_table();
     let mut header = vec![Cell::new("configuration")];
     header.extend(
         report
@@ -689,10 +681,7 @@ pub fn compare_table(report: &CompareReport) -> String {
         }));
         table.add_row(cells);
     }
-    let mut costs = Table::new();
-    costs
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut costs = new_table();
     costs.set_header(vec![
         "run",
         "embedder",
@@ -711,5 +700,5 @@ pub fn compare_table(report: &CompareReport) -> String {
             optional(run.accounting.retrieval_ms),
         ]);
     }
-    format!("{}\n{table}\n{costs}", legend(report))
+    format!("{}\n{}\n{}", legend(report), fit(&table), fit(&costs))
 }
