@@ -38,6 +38,19 @@ pub struct RunCommand {
     /// <output-dir>/<run-name>-shard-I-of-N, for `hyde-eval merge`; not gated
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
+    #[arg(long)]
+    pub html: bool,
+}
+
+impl RunCommand {
+    /// The run's options as plain values, for `settings`.
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            html: self.html,
+            ..self.run.options()
+        }
+    }
 }
 
 /// `I/N` with 1 <= I <= N.
@@ -300,10 +313,6 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_report: bool,
 
-    /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
-    #[arg(long)]
-    pub html: bool,
-
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -347,7 +356,7 @@ impl RunArgs {
             run_name: self.run_name.clone(),
             output_dir: self.output_dir.clone(),
             no_report: self.no_report,
-            html: self.html,
+            html: false,
             threads: self.threads,
             quiet: self.quiet,
         }

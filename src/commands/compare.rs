@@ -133,7 +133,10 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 ),
             ],
         )?;
-        printer.print(&format!("comparison written to {}", directory.display()))?;
+        note(
+            args.run.quiet,
+            &format!("comparison written to {}", directory.display()),
+        );
     }
     Ok(exit_code::OK)
 }
