@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::compare::paired::{compare, correct, PairedComparison, SignificanceSettings};
 use crate::error::{Error, Problem, Problems};
+use crate::metric_names::{canonical, resolve};
 use crate::results::stored::StoredResults;
 
 /// The version of `gate.json` (`schemas/gate.schema.json`); bumped whenever a field
@@ -94,7 +95,10 @@ fn parse_metric_values(
                 .ok()
                 .filter(|number: &f64| number.is_finite() && accept(*number))
                 .ok_or_else(|| Error::Usage(format!("{flag} {part:?}: {requirement}")))?;
-            Ok((metric.trim().to_owned(), number))
+            // Canonical when the spelling names a metric; the gate checks it against
+            // what the run computes, with a "did you mean" for an unknown one.
+            let metric = canonical(metric).unwrap_or_else(|| metric.trim().to_owned());
+            Ok((metric, number))
         })
         .collect()
 }
@@ -217,13 +221,7 @@ pub fn run_gate(
 /// there.
 fn target_checks(current: &StoredResults, targets: &[Target]) -> Result<Vec<TargetCheck>, Error> {
     for target in targets {
-        if !current.evaluation.metrics.contains(&target.metric) {
-            return Err(Error::Usage(format!(
-                "--min: this run does not compute {:?}; it computes {}",
-                target.metric,
-                current.evaluation.metrics.join(", ")
-            )));
-        }
+        resolve(&target.metric, &current.evaluation.metrics, "--min")?;
     }
     if !targets.is_empty() && current.configurations.is_empty() {
         return Err(Error::Usage(
@@ -311,13 +309,7 @@ fn baseline_checks(
         ));
     }
     for threshold in &thresholds {
-        if !current.evaluation.metrics.contains(&threshold.metric) {
-            return Err(Error::Usage(format!(
-                "--max-drop: this run does not compute {:?}; it computes {}",
-                threshold.metric,
-                current.evaluation.metrics.join(", ")
-            )));
-        }
+        resolve(&threshold.metric, &current.evaluation.metrics, "--max-drop")?;
     }
     // Every requested check, made or explained.
     let mut unmade = Problems::default();

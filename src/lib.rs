@@ -27,6 +27,7 @@ pub mod index;
 pub mod input;
 pub mod interrupt;
 pub mod memory;
+pub mod metric_names;
 pub mod metrics;
 pub mod models;
 pub mod pipeline;

@@ -81,7 +81,7 @@ fn gate_fails_on_a_weaker_configuration_passes_on_an_equal_one_and_rejects_anoth
         "the summary file is appended to"
     );
     assert!(
-        markdown.contains("| candidate | ndcg@10 | 0.8334 | 0.3551 | -0.4783** |"),
+        markdown.contains("| candidate | nDCG@10 | 0.8334 | 0.3551 | -0.4783** |"),
         "{markdown}"
     );
 
@@ -196,7 +196,7 @@ fn compare_two_providers_side_by_side() {
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("ndcg@3 on scenarios; differences from concept"),
+        stdout.contains("nDCG@3 on scenarios; differences from concept"),
         "{stdout}"
     );
     let report: serde_json::Value = serde_json::from_slice(
@@ -333,7 +333,7 @@ fn absolute_targets_gate_with_or_without_a_baseline() {
     );
     assert!(
         markdown.contains(&format!(
-            "| candidate | ndcg@10 | {:.4} | {:.4} | ✅ |",
+            "| candidate | nDCG@10 | {:.4} | {:.4} | ✅ |",
             value("ndcg@10"),
             value("ndcg@10") - 0.005
         )),

@@ -66,7 +66,7 @@ pub enum DatasetCommand {
     Import(ImportArgs),
     /// Counts, judged queries, grade histogram and text-length percentiles
     #[command(after_long_help = DATASET_HELP)]
-    Stats(InspectArgs),
+    Stats(StatsArgs),
     /// Load and validate a dataset; report every defect (exit code 2) or a summary line
     #[command(after_long_help = DATASET_HELP)]
     Validate(InspectArgs),
@@ -122,7 +122,7 @@ pub struct ImportArgs {
     pub options: FormatOptions,
 
     /// No notes on stderr
-    #[arg(long)]
+    #[arg(short, long)]
     pub quiet: bool,
 }
 
@@ -136,11 +136,31 @@ pub struct InspectArgs {
     #[command(flatten)]
     pub source: SourceArgs,
 
-    /// Print JSON instead of text (stats)
-    #[arg(long)]
-    pub json: bool,
-
     /// No notes on stderr
-    #[arg(long)]
+    #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Options of `hyde-eval dataset stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub inspect: InspectArgs,
+
+    /// Output format on stdout
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: StatsFormat,
+
+    /// Same as --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+/// Output formats of `dataset stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsFormat {
+    /// Text for people.
+    Table,
+    /// JSON for tools.
+    Json,
 }

@@ -43,6 +43,32 @@ pub struct RunCommand {
     /// <output-dir>/<run-name>-shard-I-of-N, for `hyde-eval merge`; not gated
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Write at most N lines per query into each run file (metrics still use --depth)
+    /// [default: the whole ranking]
+    #[arg(long, value_name = "N")]
+    pub run_depth: Option<usize>,
+    /// Write the report without run files (runs/)
+    #[arg(long)]
+    pub no_runs: bool,
+    /// Replace the report directory even when it holds results of other configurations
+    #[arg(long)]
+    pub force: bool,
+    /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
+    #[arg(long)]
+    pub html: bool,
+}
+
+impl RunCommand {
+    /// The run's options as plain values, for `settings`.
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            run_depth: self.run_depth,
+            no_runs: self.no_runs,
+            force: self.force,
+            html: self.html,
+            ..self.run.options()
+        }
+    }
 }
 
 /// `I/N` with 1 <= I <= N.
@@ -307,23 +333,6 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_report: bool,
 
-    /// Write at most N lines per query into each run file (metrics still use --depth)
-    /// [default: the whole ranking]
-    #[arg(long, value_name = "N")]
-    pub run_depth: Option<usize>,
-
-    /// Write the report without run files (runs/)
-    #[arg(long)]
-    pub no_runs: bool,
-
-    /// Replace the report directory even when it holds results of other configurations
-    #[arg(long)]
-    pub force: bool,
-
-    /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
-    #[arg(long)]
-    pub html: bool,
-
     /// Worker threads [default: all cores]
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -379,10 +388,10 @@ impl RunArgs {
             run_name: self.run_name.clone(),
             output_dir: self.output_dir.clone(),
             no_report: self.no_report,
-            run_depth: self.run_depth,
-            no_runs: self.no_runs,
-            force: self.force,
-            html: self.html,
+            run_depth: None,
+            no_runs: false,
+            force: false,
+            html: false,
             threads: self.threads,
             quiet: self.quiet,
         }

@@ -33,6 +33,9 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
         }
     };
     write_file_atomically(&args.output, &bytes)?;
-    println!("baseline written to {}", args.output.display());
+    note(
+        args.run.quiet,
+        &format!("baseline written to {}", args.output.display()),
+    );
     Ok(exit_code::OK)
 }

@@ -1,7 +1,5 @@
 //! `hyde-eval cache stats` and `hyde-eval cache clear`.
 
-use comfy_table::{presets, Table};
-
 use crate::cache;
 use crate::cli::{CacheArgs, CacheClearArgs};
 use crate::error::{exit_code, Error};
@@ -16,8 +14,7 @@ pub fn cache_stats(args: &CacheArgs) -> Result<u8, Error> {
         print_line(&format!("the cache in {} is empty", root.display()))?;
         return Ok(exit_code::OK);
     }
-    let mut table = Table::new();
-    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    let mut table = crate::report::fit::new_table();
     table.set_header(vec![
         "family",
         "kind",
@@ -62,7 +59,11 @@ pub fn cache_stats(args: &CacheArgs) -> Result<u8, Error> {
                 .unwrap_or_default(),
         ]);
     }
-    print_line(&format!("cache: {}\n{table}", root.display()))?;
+    print_line(&format!(
+        "cache: {}\n{}",
+        root.display(),
+        crate::report::fit::fit(&table)
+    ))?;
     Ok(exit_code::OK)
 }
 

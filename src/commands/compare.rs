@@ -55,11 +55,6 @@ fn refuse_unhonoured(args: &CompareArgs) -> Result<(), Error> {
             "compare compares one metric: name it with --metric (--metrics picks the columns of `run`'s table)".into(),
         ));
     }
-    if run.html {
-        return Err(Error::Usage(
-            "compare writes compare.json and compare.md, not an HTML page; for the HTML report of one run use `hyde-eval run --html` or `hyde-eval report RESULTS`".into(),
-        ));
-    }
     if args.external_qrels().is_some() {
         let dataset_options = [
             (run.dataset.is_some(), "--dataset"),
@@ -266,7 +261,10 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 ),
             ],
         )?;
-        printer.print(&format!("comparison written to {}", directory.display()))?;
+        note(
+            args.run.quiet,
+            &format!("comparison written to {}", directory.display()),
+        );
     }
     Ok(exit_code::OK)
 }

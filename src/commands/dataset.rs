@@ -58,9 +58,9 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
             ))?;
         }
         DatasetCommand::Stats(args) => {
-            let dataset = load_inspected(args)?;
+            let dataset = load_inspected(&args.inspect)?;
             let summary = stats::stats(&dataset);
-            let text = if args.json {
+            let text = if args.json || args.format == crate::cli::StatsFormat::Json {
                 let mut text = serde_json::to_string_pretty(&summary).expect("serializable stats");
                 text.push('\n');
                 text

@@ -138,6 +138,14 @@ fn append(path: &Path, text: &str) -> Result<(), Error> {
     })
 }
 
+/// A note for the person at the terminal (where outputs went): on stderr, so that
+/// stdout holds only data; nothing when `quiet`.
+fn note(quiet: bool, text: &str) {
+    if !quiet {
+        eprintln!("{text}");
+    }
+}
+
 /// Writes `text` and a newline to stdout; a closed pipe only stops the printing.
 fn print_line(text: &str) -> Result<(), Error> {
     Printer::new().print(text)

@@ -27,7 +27,7 @@ pub fn report(args: &ReportArgs) -> Result<u8, Error> {
         metric: args.metric.clone(),
     };
     let page = write_html_report(&args.results, &args.sweep, &options, &directory)?;
-    print_line(&format!("report written to {}", page.display()))?;
+    note(false, &format!("report written to {}", page.display()));
     Ok(crate::error::exit_code::OK)
 }
 

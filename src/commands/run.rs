@@ -46,7 +46,7 @@ fn backend_notes(output: &PipelineOutput) {
 
 /// `hyde-eval run`: returns the process exit code (1 when the gate fails).
 pub fn run(command: &RunCommand) -> Result<u8, Error> {
-    if command.run.html && command.run.no_report {
+    if command.html && command.run.no_report {
         return Err(Error::Usage(
             "--html renders the report directory, which --no-report skips; drop one of them".into(),
         ));
@@ -55,7 +55,7 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         return run_shard(command, shard);
     }
     let (file, mut dataset) = load_inputs(&command.run)?;
-    let settings = settings::resolve(&command.run.options(), &file, &dataset.manifest)?;
+    let settings = settings::resolve(&command.options(), &file, &dataset.manifest)?;
     let gate_settings = settings::resolve_gate(&command.gate.options(), &file)?;
     // Read the baseline before the (possibly long) run, so a bad path fails fast.
     let baseline = load_baseline(gate_settings.as_ref())?;
@@ -239,9 +239,10 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
             .map(|gate| ("gate.json".to_owned(), json_bytes(gate)))
             .collect();
         let directory = write(extra)?;
-        if args.format == OutputFormat::Table {
-            printer.print(&format!("reports written to {}", directory.display()))?;
-        }
+        note(
+            quiet,
+            &format!("reports written to {}", directory.display()),
+        );
         if html {
             let page = write_html_report(
                 &directory.join("results.json"),
@@ -249,9 +250,7 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
                 &HtmlOptions::default(),
                 &directory,
             )?;
-            if args.format == OutputFormat::Table {
-                printer.print(&format!("HTML report written to {}", page.display()))?;
-            }
+            note(quiet, &format!("HTML report written to {}", page.display()));
         }
     }
     Ok(match gate {
@@ -274,13 +273,13 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
             "--shard {shard} evaluates part of the queries, so it is not gated; gate the whole run when merging: hyde-eval merge SHARD_DIR... --baseline FILE [--max-drop ...] [--min ...]"
         )));
     }
-    if command.run.no_report || command.run.no_runs || command.run.html {
+    if command.run.no_report || command.no_runs || command.html {
         return Err(Error::Usage(format!(
             "--shard {shard} writes the shard directory (run files included) that `hyde-eval merge` reads; drop --no-report, --no-runs and --html (merge takes --html)"
         )));
     }
     let (file, mut dataset) = load_inputs(&command.run)?;
-    let mut settings = settings::resolve(&command.run.options(), &file, &dataset.manifest)?;
+    let mut settings = settings::resolve(&command.options(), &file, &dataset.manifest)?;
     if let Some(engine) = &settings.run.engine {
         return Err(Error::Usage(format!(
             "--shard {shard} with engine '{}': a sharded run cannot carry the engine's comparison with the exact index (ANN recall, exact metrics) into the merge yet; run the engine unsharded",

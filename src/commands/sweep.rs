@@ -14,11 +14,6 @@ use crate::report::{render, Document, Format};
 
 /// `hyde-eval sweep`: returns the process exit code.
 pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
-    if args.run.html {
-        return Err(Error::Usage(
-            "--html applies to run; put a sweep in a report with `hyde-eval report RESULTS --sweep SWEEP.json`".into(),
-        ));
-    }
     let kind = match &args.param {
         Some(param) => SweepKind::Param(ParamRange::parse(param)?),
         None => {
@@ -130,6 +125,9 @@ fn sweep_in_pool(
             .map(|(file, png)| (file.to_string(), png)),
     );
     let directory = write_directory(&settings.output_dir, &name, files)?;
-    print_line(&format!("sweep written to {}", directory.display()))?;
+    note(
+        settings.quiet,
+        &format!("sweep written to {}", directory.display()),
+    );
     Ok(crate::error::exit_code::OK)
 }

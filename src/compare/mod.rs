@@ -86,7 +86,11 @@ pub fn build(
         }
     }
     let metric = match metric {
-        Some(metric) => metric.to_owned(),
+        Some(metric) => crate::metric_names::resolve(
+            metric,
+            &reference.evaluation.metrics,
+            &format!("--metric ({})", runs[0].0),
+        )?,
         None => reference
             .evaluation
             .metrics
@@ -198,7 +202,7 @@ pub fn optional(value: Option<f64>) -> String {
 pub fn legend(report: &CompareReport) -> String {
     format!(
         "{} on {}; differences from {}; * / ** = significant at {} / {} ({:?} test, {:?} correction over {} comparisons)",
-        report.metric,
+        crate::metric_names::display(&report.metric),
         report.dataset,
         report.reference,
         report.significance.alpha,

@@ -118,15 +118,8 @@ fn chart(png: &[u8], alt: &str) -> Markup {
 fn headline_metric(results: &Results, requested: Option<&str>) -> Result<String, ReportError> {
     let metrics = &results.evaluation.metrics;
     if let Some(metric) = requested {
-        if !metrics.iter().any(|m| m == metric) {
-            let known: Vec<&str> = metrics.iter().map(String::as_str).collect();
-            return Err(ReportError::Usage(format!(
-                "--metric {metric:?}{} is not in these results; they hold: {}",
-                crate::hints::suggestion(metric, &known),
-                known.join(", ")
-            )));
-        }
-        return Ok(metric.to_owned());
+        return crate::metric_names::resolve(metric, metrics, "--metric")
+            .map_err(|error| ReportError::Usage(error.to_string()));
     }
     let largest = results.evaluation.settings.cutoffs.last().copied();
     Ok(largest

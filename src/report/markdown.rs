@@ -27,6 +27,7 @@ impl Exporter for Markdown {
 
 use crate::compare::paired::{significance_mark, SignificanceTest};
 use crate::gate::{GateCheck, GateReport};
+use crate::metric_names::display;
 use crate::results::Results;
 use crate::stats::Correction;
 
@@ -82,7 +83,7 @@ pub fn best_printed(results: &Results) -> Vec<String> {
 pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     let mut text = String::from("| configuration |");
     for metric in metrics {
-        let _ = write!(text, " {} |", cell(metric));
+        let _ = write!(text, " {} |", cell(&display(metric)));
     }
     text.push_str("\n|---|");
     text.push_str(&"---:|".repeat(metrics.len()));
@@ -160,7 +161,7 @@ fn check_table(gate: &GateReport, checks: &[&GateCheck]) -> String {
             text,
             "| {} | {} | {} | {} | {}{} | {:.4} | {}/{}/{} | {} | {} |",
             comparison.configuration,
-            comparison.metric,
+            display(&comparison.metric),
             number(comparison.reference),
             number(comparison.candidate),
             signed(comparison.delta),
@@ -251,7 +252,7 @@ pub fn gate_section(gate: &GateReport) -> String {
                 text,
                 "- {} {}: {} → {} ({}{}, p adj. {:.4})",
                 comparison.configuration,
-                comparison.metric,
+                display(&comparison.metric),
                 number(comparison.reference),
                 number(comparison.candidate),
                 signed(comparison.delta),
@@ -275,7 +276,7 @@ pub fn gate_section(gate: &GateReport) -> String {
                 text,
                 "- {} {}: {} → {} ({}{}, p adj. {:.4}); max drop {}, {}",
                 comparison.configuration,
-                comparison.metric,
+                display(&comparison.metric),
                 number(comparison.reference),
                 number(comparison.candidate),
                 signed(comparison.delta),
@@ -305,7 +306,7 @@ pub fn gate_section(gate: &GateReport) -> String {
                 text,
                 "| {} | {} | {} | {} | {} |",
                 check.configuration,
-                check.metric,
+                display(&check.metric),
                 number(check.value),
                 number(check.target),
                 if check.failed { "❌" } else { "✅" },
@@ -386,8 +387,11 @@ fn engine_section(results: &Results, metrics: &[String]) -> Option<String> {
     let (metric, recall) = super::table::engine_headline(results, metrics)?;
     let mut text = format!(
         "Candidates served by engine `{}` ({}, {}), beside the exact in-process index:\n\n\
-         | configuration | {recall} | {metric} engine | {metric} exact | Δ |\n|---|---:|---:|---:|---:|\n",
-        engine.name, engine.served_by, engine.index
+         | configuration | {recall} | {shown} engine | {shown} exact | Δ |\n|---|---:|---:|---:|---:|\n",
+        engine.name,
+        engine.served_by,
+        engine.index,
+        shown = display(&metric)
     );
     for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {
         let value = |value: Option<&serde_json::Value>| {
@@ -503,6 +507,7 @@ mod tests {
 
     fn passed_gate(checks: Vec<GateCheck>) -> GateReport {
         GateReport {
+            schema_version: crate::results::SCHEMA_VERSION,
             passed: checks.iter().all(|check| !check.failed),
             baseline: Some("baseline.json".into()),
             options: GateOptions {

@@ -10,6 +10,7 @@ pub mod charts;
 pub mod csv;
 pub mod diagnostics;
 pub mod files;
+pub mod fit;
 pub mod html;
 pub mod json;
 pub mod markdown;

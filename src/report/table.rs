@@ -1,8 +1,11 @@
 //! Terminal tables: a run's configurations x metrics with the best value per column
 //! marked, then tag, engine, HyDE, backend, scenario and gate sections; a comparison's
-//! runs side by side; a sweep's summary. Pure: returns strings; the commands print them.
+//! runs side by side; a sweep's summary. Returns strings, each table fitted to the
+//! output's width (`fit`); the commands print them.
 
-use comfy_table::{presets, Attribute, Cell, CellAlignment, Color, ContentArrangement, Table};
+use comfy_table::{Attribute, Cell, CellAlignment, Color, Table};
+
+use super::fit::{fit, new_table, output_width, wrap_prose};
 
 use super::palette::{self, Rgb};
 use super::sweep::point_label;
@@ -11,6 +14,7 @@ use crate::compare::paired::significance_mark;
 use crate::compare::{cell_text, legend, optional, CompareReport};
 use crate::error::Error;
 use crate::gate::{GateCheck, GateReport};
+use crate::metric_names::display;
 use crate::results::{ConfigurationResult, Results};
 use crate::sweep::{ConfigurationSweep, SweepDescription, SweepResults};
 
@@ -33,7 +37,7 @@ impl Exporter for Terminal {
             ),
             Document::Eval { .. } => return None,
         };
-        Some(Ok(text))
+        Some(Ok(wrap_prose(&text, output_width())))
     }
 }
 
@@ -61,26 +65,6 @@ pub fn run_sections(
         .flatten(),
     );
     sections
-}
-
-/// Short column headers: `recall@5` -> `R@5`, `precision@5` -> `P@5`, `ndcg@5` -> `nDCG@5`.
-fn header(metric: &str) -> String {
-    let (name, k) = metric
-        .split_once('@')
-        .map_or((metric, None), |(name, k)| (name, Some(k)));
-    let short = match name {
-        "recall" => "R",
-        "precision" => "P",
-        "ndcg" => "nDCG",
-        "hit" => "Hit",
-        "mrr" => "MRR",
-        "map" => "MAP",
-        other => other,
-    };
-    match k {
-        Some(k) => format!("{short}@{k}"),
-        None => short.to_owned(),
-    }
 }
 
 /// A palette colour for comfy-table, which styles cells only on a terminal.
@@ -112,14 +96,6 @@ fn delta_cell(text: String, delta: f64) -> Cell {
     }
 }
 
-fn new_table() -> Table {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    table
-}
-
 /// The metric table. The best value of each column (ties included) is bold, starred and
 /// (on a terminal) blue.
 pub fn metric_table(results: &Results, metrics: &[String]) -> String {
@@ -128,7 +104,7 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     headers.extend(
         metrics
             .iter()
-            .map(|metric| Cell::new(header(metric)).set_alignment(CellAlignment::Right)),
+            .map(|metric| Cell::new(display(metric)).set_alignment(CellAlignment::Right)),
     );
     table.set_header(headers);
     let value = |configuration: &ConfigurationResult, metric: &str| {
@@ -139,7 +115,7 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
             .unwrap_or(0.0)
     };
     add_starred_rows(&mut table, results, metrics, |c, metric| value(c, metric));
-    table.to_string()
+    fit(&table)
 }
 
 /// One row per configuration with `value(configuration, column)` for each of `columns`;
@@ -201,7 +177,7 @@ pub fn tag_table(results: &Results, columns: &[String]) -> Option<String> {
         return None;
     }
     let mut table = new_table();
-    let mut headers = vec![Cell::new(format!("{} by query tag", header(metric)))];
+    let mut headers = vec![Cell::new(format!("{} by query tag", display(metric)))];
     headers.extend(tags.iter().map(|tag| {
         Cell::new(format!("{} ({})", tag.tag, tag.queries)).set_alignment(CellAlignment::Right)
     }));
@@ -215,7 +191,7 @@ pub fn tag_table(results: &Results, columns: &[String]) -> Option<String> {
             .and_then(|value| value.as_f64())
             .unwrap_or(0.0)
     });
-    Some(table.to_string())
+    Some(fit(&table))
 }
 
 /// The metric an engine section headlines ([`headline_metric`]) and the ANN recall
@@ -238,7 +214,7 @@ pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
     let engine = results.engine.as_ref()?;
     let (metric, recall) = engine_headline(results, columns)?;
     let mut table = new_table();
-    let headline = header(&metric);
+    let headline = display(&metric);
     table.set_header(vec![
         "configuration".to_owned(),
         "from the engine".to_owned(),
@@ -300,8 +276,11 @@ pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
         ]);
     }
     Some(format!(
-        "engine '{}' ({}; {}) beside the exact in-process index on the same vectors:\n{table}",
-        engine.name, engine.served_by, engine.index
+        "engine '{}' ({}; {}) beside the exact in-process index on the same vectors:\n{}",
+        engine.name,
+        engine.served_by,
+        engine.index,
+        fit(&table)
     ))
 }
 
@@ -339,7 +318,7 @@ pub fn hyde_table(results: &Results) -> Option<String> {
             Cell::new(hyde.skipped_code_mention).set_alignment(CellAlignment::Right),
         ]);
     }
-    Some(table.to_string())
+    Some(fit(&table))
 }
 
 /// What real backends spent, per configuration and in total; `None` when nothing was
@@ -418,7 +397,7 @@ pub fn backend_table(results: &Results) -> Option<String> {
         )),
         right(embedding.tokens.to_string()),
     ]);
-    Some(table.to_string())
+    Some(fit(&table))
 }
 
 /// One line saying what was evaluated and how.
@@ -514,7 +493,7 @@ pub fn scenario_table(results: &Results) -> Option<String> {
         );
         table.add_row(row);
     }
-    Some(table.to_string())
+    Some(fit(&table))
 }
 
 /// Failed expectations grouped by query: one line per (query, expectation), naming
@@ -604,14 +583,14 @@ pub fn gate_summary(gate: &GateReport) -> String {
             let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
             table.add_row(vec![
                 Cell::new(&check.configuration),
-                Cell::new(&check.metric),
+                Cell::new(display(&check.metric)),
                 right(format!("{:.4}", check.value)),
                 right(format!("{:.4}", check.target)),
                 Cell::new(if check.failed { "yes" } else { "" }),
             ]);
         }
         text.push_str("\nabsolute targets:\n");
-        text.push_str(&table.to_string());
+        text.push_str(&fit(&table));
     }
     if !gate.missing_configurations.is_empty() {
         text.push_str(&format!(
@@ -652,7 +631,7 @@ fn baseline_checks(gate: &GateReport, any_failed: bool) -> String {
             let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
             table.add_row(vec![
                 Cell::new(&comparison.configuration),
-                Cell::new(&comparison.metric),
+                Cell::new(display(&comparison.metric)),
                 right(format!("{:.4}", comparison.reference)),
                 right(format!("{:.4}", comparison.candidate)),
                 delta_cell(
@@ -674,7 +653,7 @@ fn baseline_checks(gate: &GateReport, any_failed: bool) -> String {
             ]);
         }
         text.push('\n');
-        text.push_str(&table.to_string());
+        text.push_str(&fit(&table));
     }
     let significance = &gate.options.significance;
     text.push_str(&format!(
@@ -728,10 +707,7 @@ pub fn sweep_headline(results: &SweepResults) -> String {
 /// parameters, the best value and where, the number of tied best points and the
 /// cross-validated estimate.
 pub fn sweep_table(results: &SweepResults) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut table = new_table();
     let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
     table.set_header(vec![
         Cell::new("configuration"),
@@ -751,7 +727,7 @@ pub fn sweep_table(results: &SweepResults) -> String {
                 .unwrap_or_default();
             table.add_row(vec![
                 Cell::new(&configuration.name),
-                Cell::new(&summary.metric),
+                Cell::new(display(&summary.metric)),
                 right(format!("{:.4}", summary.default)),
                 right(format!("{:.4}", summary.best)),
                 Cell::new(best_at),
@@ -760,7 +736,7 @@ pub fn sweep_table(results: &SweepResults) -> String {
             ]);
         }
     }
-    table.to_string()
+    fit(&table)
 }
 
 /// How to read the sweep summary.
@@ -768,10 +744,7 @@ pub const SWEEP_NOTE: &str = "own = the configuration's own parameters (what `ru
 
 /// Terminal rendering: the comparison table, then the accounting table.
 pub fn compare_table(report: &CompareReport) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut table = new_table();
     let mut header = vec![Cell::new("configuration")];
     header.extend(
         report
@@ -787,10 +760,7 @@ pub fn compare_table(report: &CompareReport) -> String {
         }));
         table.add_row(cells);
     }
-    let mut costs = Table::new();
-    costs
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut costs = new_table();
     costs.set_header(vec![
         "run",
         "embedder",
@@ -809,12 +779,13 @@ pub fn compare_table(report: &CompareReport) -> String {
             optional(run.accounting.retrieval_ms),
         ]);
     }
-    format!("{}\n{table}\n{costs}", legend(report))
+    format!("{}\n{}\n{}", legend(report), fit(&table), fit(&costs))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use comfy_table::presets;
 
     /// `cell` alone in a table that is styled even off a terminal.
     fn styled(cell: Cell) -> String {

@@ -389,17 +389,15 @@ fn resolve_table_metrics(
         default.extend(["mrr".to_owned(), "map".to_owned()]);
         default
     } else {
-        for name in &table_metrics {
-            if !metric_names.contains(name) {
-                let known: Vec<&str> = metric_names.iter().map(String::as_str).collect();
-                return Err(Error::Usage(format!(
-                    "unknown metric {name:?}{}; this run computes: {}",
-                    crate::hints::suggestion(name, &known),
-                    known.join(", ")
-                )));
-            }
-        }
+        let place = if args.metrics.is_empty() {
+            "metrics (config file)"
+        } else {
+            "--metrics"
+        };
         table_metrics
+            .iter()
+            .map(|name| crate::metric_names::resolve(name, &metric_names, place))
+            .collect::<Result<_, _>>()?
     };
 
     Ok(table_metrics)
@@ -493,7 +491,10 @@ mod tests {
             metrics: vec!["ndcg@7".into()],
             ..RunOptions::default()
         });
-        assert!(message.contains("unknown metric \"ndcg@7\""), "{message}");
+        assert!(
+            message.contains("--metrics: \"ndcg@7\" is ndcg@7, which this run does not compute"),
+            "{message}"
+        );
     }
 
     #[test]

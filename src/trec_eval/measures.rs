@@ -265,6 +265,7 @@ impl MeasureSet {
     pub fn parse(arguments: &[String]) -> Result<MeasureSet, String> {
         let mut set = MeasureSet::default();
         for argument in arguments {
+            let argument = &trec_eval_spelling(argument)?;
             let (name, parameters) = match argument.split_once('.') {
                 Some((name, parameters)) => (name, Some(parameters)),
                 None => (argument.as_str(), None),
@@ -363,6 +364,80 @@ impl MeasureSet {
         }
         columns
     }
+}
+
+/// `argument` in trec_eval's own `-m` spelling. Also accepted, in any case: the names
+/// trec_eval prints (`ndcg_cut_10`, `iprec_at_recall_0.10`, `relstring_20`) and
+/// ir_measures' (`nDCG@10`, `P@5`, `R@100`, `Success@1`, `AP`, `AP@10`, `RR`,
+/// `IPrec@0.1`, `NumQ`, `NumRet`, `NumRel`, `SetP`, `SetR`, `SetF`, `SetAP`), each
+/// mapped only to the trec_eval measure of the same definition.
+fn trec_eval_spelling(argument: &str) -> Result<String, String> {
+    let lower = argument.trim().to_ascii_lowercase();
+    if let Some((name, parameter)) = lower.split_once('@') {
+        let family = match name {
+            "ndcg" => "ndcg_cut",
+            "p" => "P",
+            "r" => "recall",
+            "success" => "success",
+            "ap" => "map_cut",
+            "iprec" => "iprec_at_recall",
+            "rr" | "judged" => {
+                return Err(format!(
+                    "measure {argument:?} (ir_measures) has no trec_eval counterpart, so eval does not compute it; RR over the whole ranking is recip_rank"
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "unknown measure {argument:?}; eval takes trec_eval's names (ndcg_cut.10, ndcg_cut_10) or ir_measures' (nDCG@10, P@5, R@100, Success@1, AP@10, IPrec@0.1)"
+                ))
+            }
+        };
+        return Ok(format!("{family}.{parameter}"));
+    }
+    let whole = match lower.as_str() {
+        "rr" => Some("recip_rank"),
+        "ap" => Some("map"),
+        "numq" => Some("num_q"),
+        "numret" => Some("num_ret"),
+        "numrel" => Some("num_rel"),
+        "setp" => Some("set_P"),
+        "setr" => Some("set_recall"),
+        "setf" => Some("set_F"),
+        "setap" => Some("set_map"),
+        "official" | "all_trec" | "relstring" => Some(lower.as_str()),
+        _ => None,
+    };
+    if let Some(whole) = whole {
+        return Ok(whole.to_owned());
+    }
+    let (name, parameters) = match lower.split_once('.') {
+        Some((name, parameters)) => (name, Some(parameters)),
+        None => (lower.as_str(), None),
+    };
+    if let Some(family) = Family::ALL
+        .into_iter()
+        .find(|family| family.name().eq_ignore_ascii_case(name))
+    {
+        return Ok(match parameters {
+            Some(parameters) => format!("{}.{parameters}", family.name()),
+            None => family.name().to_owned(),
+        });
+    }
+    // A printed name: the longest family with parameters, then `_` and the parameter.
+    let printed = Family::ALL
+        .into_iter()
+        .filter(|family| family.parameter_kind() != ParameterKind::None)
+        .map(Family::name)
+        .chain(["relstring"])
+        .filter_map(|family| {
+            let parameter = lower.strip_prefix(&family.to_ascii_lowercase())?;
+            Some((family, parameter.strip_prefix('_')?))
+        })
+        .max_by_key(|(family, _)| family.len());
+    Ok(match printed {
+        Some((family, parameter)) => format!("{family}.{parameter}"),
+        None => argument.to_owned(),
+    })
 }
 
 fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<f64>, String> {

@@ -440,6 +440,68 @@ mod tests {
     }
 
     #[test]
+    fn printed_and_ir_measures_names_select_the_same_measures() {
+        let parse = |names: &[&str]| {
+            MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        for (aliases, trec_eval) in [
+            (
+                &["ndcg_cut_10", "nDCG@10", "NDCG_CUT.10"][..],
+                "ndcg_cut.10",
+            ),
+            (&["P_5", "P@5", "p.5"], "P.5"),
+            (&["recall_100", "R@100"], "recall.100"),
+            (&["success_1", "Success@1"], "success.1"),
+            (&["RR", "RECIP_RANK"], "recip_rank"),
+            (&["AP", "MAP"], "map"),
+            (&["map_cut_10", "AP@10"], "map_cut.10"),
+            (
+                &["iprec_at_recall_0.10", "IPrec@0.1"],
+                "iprec_at_recall.0.1",
+            ),
+            (&["Rprec_mult_0.20", "rprec_mult.0.2"], "Rprec_mult.0.2"),
+            (&["relstring_20"], "relstring.20"),
+        ] {
+            let expected = parse(&[trec_eval]).unwrap();
+            for alias in aliases {
+                assert_eq!(parse(&[alias]).unwrap(), expected, "{alias}");
+            }
+        }
+        let columns = |names: &[&str]| -> Vec<String> {
+            parse(names)
+                .unwrap()
+                .columns()
+                .iter()
+                .map(Column::name)
+                .collect()
+        };
+        assert_eq!(
+            columns(&[
+                "NumQ", "NumRet", "NumRel", "SetP", "SetR", "SetF", "SetAP", "Bpref", "rprec",
+                "INFAP"
+            ]),
+            [
+                "num_ret",
+                "num_rel",
+                "Rprec",
+                "bpref",
+                "infAP",
+                "set_P",
+                "set_recall",
+                "set_map",
+                "set_F"
+            ]
+        );
+        assert!(parse(&["RR@10"])
+            .unwrap_err()
+            .contains("no trec_eval counterpart"));
+        assert!(parse(&["Judged@10"])
+            .unwrap_err()
+            .contains("no trec_eval counterpart"));
+        assert!(parse(&["nDCG@0"]).unwrap_err().contains("positive integer"));
+    }
+
+    #[test]
     fn measure_selection_errors_are_helpful() {
         let parse = |names: &[&str]| {
             MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
