@@ -370,6 +370,9 @@ pub enum SearchVector {
     MeanOfQueryAndHypotheses,
     /// Each of `num_hypotheses` hypotheses searched separately; union, max score.
     EachHypothesis,
+    /// Element-wise mean of `num_hypotheses` hypothesis embeddings (each L2-normalized
+    /// first), without the query's, searched once (the backend plan).
+    MeanOfHypotheses,
 }
 
 /// How signals become one ranking.
@@ -408,7 +411,11 @@ impl Plan {
             // Keywords and FirstHypothesis read only the first hypothesis.
             "num_hypotheses" => matches!(
                 self.vector,
-                Some(SearchVector::MeanOfQueryAndHypotheses | SearchVector::EachHypothesis)
+                Some(
+                    SearchVector::MeanOfQueryAndHypotheses
+                        | SearchVector::EachHypothesis
+                        | SearchVector::MeanOfHypotheses
+                )
             ),
             "skip_short_queries" | "skip_code_mentions" => self.uses_hypotheses(),
             "depth" => true,
@@ -425,6 +432,7 @@ impl Plan {
                     SearchVector::FirstHypothesis
                         | SearchVector::MeanOfQueryAndHypotheses
                         | SearchVector::EachHypothesis
+                        | SearchVector::MeanOfHypotheses
                 )
             )
     }
@@ -444,10 +452,13 @@ pub enum Preset {
     HydeMean,
     MultiHyde,
     Hybrid,
+    HydeDense,
+    MultiHydeDense,
+    HydeMeanDense,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 10] = [
+    pub const ALL: [Preset; 13] = [
         Preset::Keyword,
         Preset::Bm25,
         Preset::Dense,
@@ -458,6 +469,9 @@ impl Preset {
         Preset::HydeMean,
         Preset::MultiHyde,
         Preset::Hybrid,
+        Preset::HydeDense,
+        Preset::MultiHydeDense,
+        Preset::HydeMeanDense,
     ];
 
     pub fn name(self) -> &'static str {
@@ -472,11 +486,24 @@ impl Preset {
             Preset::HydeMean => "hyde-mean",
             Preset::MultiHyde => "multi-hyde",
             Preset::Hybrid => "hybrid",
+            Preset::HydeDense => "hyde-dense",
+            Preset::MultiHydeDense => "multi-hyde-dense",
+            Preset::HydeMeanDense => "hyde-mean-dense",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|preset| preset.name() == name)
+    }
+
+    /// True when a run that names no configurations evaluates this preset. The
+    /// vector-only HyDE presets run only when named, so the default set (and the
+    /// baselines recorded from it) stays as it is.
+    pub fn in_default_run(self) -> bool {
+        !matches!(
+            self,
+            Preset::HydeDense | Preset::MultiHydeDense | Preset::HydeMeanDense
+        )
     }
 
     /// One line on what the configuration does.
@@ -506,6 +533,13 @@ impl Preset {
             Preset::Hybrid => {
                 "Gimli hybrid: 0.7 x cosine + 0.3 / (1 + BM25 rank), x4 candidates, min 0.35"
             }
+            Preset::HydeDense => "cosine of the first hypothesis' embedding alone (no blend)",
+            Preset::MultiHydeDense => {
+                "each of N hypotheses searched, union keeping each fact's highest cosine alone"
+            }
+            Preset::HydeMeanDense => {
+                "mean of N (2) hypothesis embeddings (no query) searched once, cosine alone"
+            }
         }
     }
 
@@ -528,6 +562,9 @@ impl Preset {
                 "multi-hypothesis retrieval seed (max-score union, adaptive floor)"
             }
             Preset::Hybrid => "Gimli hybrid search (vector + FTS rank fusion)",
+            Preset::HydeDense => "TypeScript HyDE retriever / ctx-sys F6.5 (single hypothesis)",
+            Preset::MultiHydeDense => "TypeScript HyDE retriever (multi-hypothesis, max score)",
+            Preset::HydeMeanDense => "backend RAG plan (hyde_num_docs = 2, averaged)",
         }
     }
 
@@ -557,6 +594,9 @@ impl Preset {
             ),
             Preset::MultiHyde => (Some(K::Query), Some(V::EachHypothesis), Fusion::Blend),
             Preset::Hybrid => (None, Some(V::Query), Fusion::Hybrid),
+            Preset::HydeDense => (None, Some(V::FirstHypothesis), Fusion::Cosine),
+            Preset::MultiHydeDense => (None, Some(V::EachHypothesis), Fusion::Cosine),
+            Preset::HydeMeanDense => (None, Some(V::MeanOfHypotheses), Fusion::Cosine),
         };
         Plan {
             keywords,
@@ -568,8 +608,12 @@ impl Preset {
     /// The preset's own parameter defaults.
     pub fn default_params(self) -> Params {
         let mut params = Params::default();
-        if matches!(self, Preset::HydeMean | Preset::MultiHyde) {
-            params.num_hypotheses = 3;
+        match self {
+            Preset::HydeMean | Preset::MultiHyde | Preset::MultiHydeDense => {
+                params.num_hypotheses = 3
+            }
+            Preset::HydeMeanDense => params.num_hypotheses = 2,
+            _ => {}
         }
         params
     }

@@ -371,6 +371,9 @@ fn configuration_inputs<'e>(
             )]
         }
         (Some(SearchVector::EachHypothesis), _) => hypothesis_vectors.to_vec(),
+        (Some(SearchVector::MeanOfHypotheses), _) => {
+            vec![mean_of_unit_vectors(hypothesis_vectors.iter())]
+        }
     };
 
     (hypotheses, search_vectors, hyde)

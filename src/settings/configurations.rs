@@ -72,6 +72,8 @@ struct Candidate {
     name: String,
     preset: Preset,
     file_overrides: ParamOverrides,
+    /// Evaluated when the run names no configurations.
+    in_default_run: bool,
 }
 
 fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> {
@@ -81,6 +83,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
             name: preset.name().to_owned(),
             preset,
             file_overrides: ParamOverrides::default(),
+            in_default_run: preset.in_default_run(),
         })
         .collect();
     for (name, table) in &file.configuration {
@@ -146,6 +149,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
                     name: name.clone(),
                     preset,
                     file_overrides: overrides,
+                    in_default_run: true,
                 });
             }
         }
@@ -172,7 +176,11 @@ pub(super) fn resolve_configurations(
     } else if let Some(list) = &file.configurations {
         list.clone()
     } else {
-        names.iter().map(|name| name.to_string()).collect()
+        candidates
+            .iter()
+            .filter(|candidate| candidate.in_default_run)
+            .map(|candidate| candidate.name.clone())
+            .collect()
     };
     for name in &selected {
         if !names.contains(&name.as_str()) {
