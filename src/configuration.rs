@@ -96,6 +96,15 @@ pub struct Params {
     pub skip_short_queries: usize,
     /// Skip HyDE when the query mentions code (backticks or a code-like identifier).
     pub skip_code_mentions: bool,
+    /// Skip HyDE for queries shorter than this many characters (ctx-sys
+    /// `minQueryLength`, which defaults to 10; 0 = never skip). Omitted from JSON at 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_query_chars: usize,
+    /// Use HyDE only for explain / how / why / general questions, skipping lookups
+    /// (ctx-sys `hydeIntents`; see `pipeline::expand::query_intent`). Omitted from JSON
+    /// when off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub intent_gate: bool,
     /// Results kept per query (trec_eval's -M): metrics and run files see this many.
     pub depth: usize,
 }
@@ -121,9 +130,19 @@ impl Default for Params {
             adaptive_floor_step: 0.05,
             skip_short_queries: 0,
             skip_code_mentions: false,
+            min_query_chars: 0,
+            intent_gate: false,
             depth: 1000,
         }
     }
+}
+
+fn is_zero(value: &usize) -> bool {
+    *value == 0
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// Partial [`Params`]: what a config file section or the command line sets.
@@ -148,6 +167,8 @@ pub struct ParamOverrides {
     pub adaptive_floor_step: Option<f64>,
     pub skip_short_queries: Option<usize>,
     pub skip_code_mentions: Option<bool>,
+    pub min_query_chars: Option<usize>,
+    pub intent_gate: Option<bool>,
     pub depth: Option<usize>,
 }
 
@@ -171,6 +192,8 @@ pub const PARAM_NAMES: &[&str] = &[
     "adaptive_floor_step",
     "skip_short_queries",
     "skip_code_mentions",
+    "min_query_chars",
+    "intent_gate",
     "depth",
 ];
 
@@ -215,6 +238,8 @@ impl ParamOverrides {
             adaptive_floor_step,
             skip_short_queries,
             skip_code_mentions,
+            min_query_chars,
+            intent_gate,
             depth
         );
     }
@@ -417,7 +442,9 @@ impl Plan {
                         | SearchVector::MeanOfHypotheses
                 )
             ),
-            "skip_short_queries" | "skip_code_mentions" => self.uses_hypotheses(),
+            "skip_short_queries" | "skip_code_mentions" | "min_query_chars" | "intent_gate" => {
+                self.uses_hypotheses()
+            }
             "depth" => true,
             _ => false,
         }

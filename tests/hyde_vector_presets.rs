@@ -1,6 +1,9 @@
-//! The vector-only HyDE presets (`hyde-dense`, `multi-hyde-dense`, `hyde-mean-dense`)
-//! rank a hand-made concept dataset exactly as cosines computed here, independently of
-//! the pipeline, say they should.
+//! The other seeds' HyDE variants: the vector-only presets (`hyde-dense`,
+//! `multi-hyde-dense`, `hyde-mean-dense`) rank a hand-made concept dataset exactly as
+//! cosines computed here, independently of the pipeline, say they should; ctx-sys's skip
+//! rules (`min_query_chars`, `intent_gate`) are counted per reason.
+
+mod common;
 
 use std::path::Path;
 
@@ -240,4 +243,34 @@ fn vector_only_presets_stay_out_of_the_default_run() {
             "hybrid"
         ]
     );
+}
+
+/// ctx-sys's gates on the tiny fixture. q1 "how does redis evict keys" (25 characters, a
+/// "how" question) has a hypothesis; q2 "where are user rows stored" (26 characters, a
+/// lookup) has none.
+#[test]
+fn ctx_sys_skip_rules_are_counted_per_reason() {
+    let root = common::repo_path("fixtures/datasets/tiny");
+    let accounting = |set: &str| {
+        let execution = run(
+            &root,
+            RunOptions {
+                configurations: vec!["hyde-3a".into()],
+                set: vec![set.into()],
+                ..RunOptions::default()
+            },
+        );
+        let hyde = execution.results.configurations[0].hyde.clone().unwrap();
+        (
+            hyde.hypotheses_used,
+            hyde.fallback_no_hypothesis,
+            hyde.skipped_few_characters,
+            hyde.skipped_lookup_intent,
+        )
+    };
+    // The lookup q2 is skipped rather than falling back; q1 uses its hypothesis.
+    assert_eq!(accounting("intent_gate=true"), (1, 0, 0, 1));
+    // 26 characters: q1 is one short and skipped, q2 is not and falls back.
+    assert_eq!(accounting("min_query_chars=26"), (0, 1, 1, 0));
+    assert_eq!(accounting("min_query_chars=25"), (1, 1, 0, 0));
 }

@@ -45,7 +45,8 @@ Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
 [configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
 num_hypotheses, half_life_days, bm25_k1, bm25_b, bm25_analyzer, hybrid_vector_weight,
 hybrid_text_weight, hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit,
-adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth.
+adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions,
+min_query_chars, intent_gate, depth.
 Precedence, lowest first: preset defaults, config [params], config
 [configuration.NAME], command-line flags, --set.
 
