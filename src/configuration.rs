@@ -105,6 +105,12 @@ pub struct Params {
     /// when off.
     #[serde(default, skip_serializing_if = "is_false")]
     pub intent_gate: bool,
+    /// Gimli's recency factor `max(0.5, 1 - days / recency_decay_days)` (Gimli
+    /// recommends 180): when > 0 it replaces chatcli's temporal score as every method's
+    /// temporal signal, and the hybrid multiplies its score by it. 0 = off (omitted
+    /// from JSON).
+    #[serde(default, skip_serializing_if = "is_zero_days")]
+    pub recency_decay_days: f64,
     /// Results kept per query (trec_eval's -M): metrics and run files see this many.
     pub depth: usize,
 }
@@ -132,6 +138,7 @@ impl Default for Params {
             skip_code_mentions: false,
             min_query_chars: 0,
             intent_gate: false,
+            recency_decay_days: 0.0,
             depth: 1000,
         }
     }
@@ -143,6 +150,10 @@ fn is_zero(value: &usize) -> bool {
 
 fn is_false(value: &bool) -> bool {
     !*value
+}
+
+fn is_zero_days(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// Partial [`Params`]: what a config file section or the command line sets.
@@ -169,6 +180,7 @@ pub struct ParamOverrides {
     pub skip_code_mentions: Option<bool>,
     pub min_query_chars: Option<usize>,
     pub intent_gate: Option<bool>,
+    pub recency_decay_days: Option<f64>,
     pub depth: Option<usize>,
 }
 
@@ -194,6 +206,7 @@ pub const PARAM_NAMES: &[&str] = &[
     "skip_code_mentions",
     "min_query_chars",
     "intent_gate",
+    "recency_decay_days",
     "depth",
 ];
 
@@ -240,6 +253,7 @@ impl ParamOverrides {
             skip_code_mentions,
             min_query_chars,
             intent_gate,
+            recency_decay_days,
             depth
         );
     }
@@ -331,6 +345,7 @@ impl Params {
             ("hybrid_min_score", self.hybrid_min_score),
             ("adaptive_floor_start", self.adaptive_floor_start),
             ("adaptive_floor_step", self.adaptive_floor_step),
+            ("recency_decay_days", self.recency_decay_days),
         ] {
             if !value.is_finite() || value < 0.0 {
                 return fail(name, format!("must be finite and >= 0, got {value}"));

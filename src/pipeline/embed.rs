@@ -37,7 +37,7 @@ impl<'a> IndexedCorpus<'a> {
             fact_order: _,
             ids,
             lexical,
-            temporal_by_half_life,
+            temporal_by_setting,
             mut timings,
             vector_spill_min_bytes,
         } = self;
@@ -118,7 +118,7 @@ impl<'a> IndexedCorpus<'a> {
             expansions,
             spilled_vectors: spilled,
             embedded_texts,
-            temporal_by_half_life,
+            temporal_by_setting,
             timings,
             embedding_usage,
             generator_requests: generator.requests(),

@@ -74,7 +74,7 @@ pub struct Prepared<'a> {
     /// Facts, queries and hypotheses embedded.
     pub(super) embedded_texts: usize,
     /// Temporal score of every fact, per distinct half-life (keyed by its bits).
-    pub(super) temporal_by_half_life: HashMap<u64, Vec<f64>>,
+    pub(super) temporal_by_setting: HashMap<super::prepare::TemporalKey, Vec<f64>>,
     pub(super) timings: StageTimings,
     /// What the embedder spent per stage, when it spends anything.
     pub(super) embedding_usage: Option<StageUsage>,
@@ -127,7 +127,7 @@ pub struct IndexedCorpus<'a> {
     pub(super) fact_order: Vec<u32>,
     pub(super) ids: Vec<FactId>,
     pub(super) lexical: LexicalIndex,
-    pub(super) temporal_by_half_life: HashMap<u64, Vec<f64>>,
+    pub(super) temporal_by_setting: HashMap<super::prepare::TemporalKey, Vec<f64>>,
     pub(super) timings: StageTimings,
     /// Query and hypothesis vectors totalling this many bytes go to disk as they are
     /// made (see [`Self::spilling_query_vectors`]).

@@ -1,7 +1,8 @@
 //! The other seeds' HyDE variants: the vector-only presets (`hyde-dense`,
 //! `multi-hyde-dense`, `hyde-mean-dense`) rank a hand-made concept dataset exactly as
 //! cosines computed here, independently of the pipeline, say they should; ctx-sys's skip
-//! rules (`min_query_chars`, `intent_gate`) are counted per reason.
+//! rules (`min_query_chars`, `intent_gate`) are counted per reason; Gimli's recency factor
+//! (`recency_decay_days`) scores facts of known ages as worked out by hand.
 
 mod common;
 
@@ -273,4 +274,88 @@ fn ctx_sys_skip_rules_are_counted_per_reason() {
     // 26 characters: q1 is one short and skipped, q2 is not and falls back.
     assert_eq!(accounting("min_query_chars=26"), (0, 1, 1, 0));
     assert_eq!(accounting("min_query_chars=25"), (1, 1, 0, 0));
+}
+
+/// Five facts, each one concept word ("alpha") plus a filler, last used 0, 45, 89, 90 and
+/// 200 days before `now`: Gimli's factors at 180 days are 1, 0.75, 1 - 89/180, and 0.5
+/// twice (the clamp from 90 days on).
+fn write_aged_dataset(root: &Path) {
+    std::fs::write(
+        root.join("dataset.toml"),
+        "name = \"aged\"\nnow = \"2026-03-01T00:00:00Z\"\nk = [5]\n\
+         embedder = \"concept\"\nconcept_lexicon = \"concepts.toml\"\n",
+    )
+    .unwrap();
+    // "alef" shares alpha's axis but no fact's text: its BM25 finds nothing.
+    std::fs::write(
+        root.join("concepts.toml"),
+        "[[axis]]\nname = \"alpha\"\nwords = [\"alpha\", \"alef\"]\n\
+         [[axis]]\nname = \"beta\"\nwords = [\"beta\"]\n",
+    )
+    .unwrap();
+    let facts: String = AGES
+        .iter()
+        .map(|(id, used, _)| {
+            format!("{{\"id\": \"{id}\", \"content\": \"alpha note\", \"last_accessed\": \"{used}\"}}\n")
+        })
+        .collect();
+    std::fs::write(root.join("facts.jsonl"), facts).unwrap();
+    std::fs::write(
+        root.join("queries.jsonl"),
+        "{\"id\": \"q1\", \"text\": \"alef\"}\n{\"id\": \"q2\", \"text\": \"alpha\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("qrels.tsv"),
+        "query_id\tfact_id\tgrade\nq1\td000\t1\nq2\td000\t1\n",
+    )
+    .unwrap();
+}
+
+/// Fact id, last use, Gimli's factor at 180 days (2026-03-01 less 0, 45, 89, 90, 200 days).
+const AGES: [(&str, &str, f64); 5] = [
+    ("d000", "2026-03-01T00:00:00Z", 1.0),
+    ("d045", "2026-01-15T00:00:00Z", 0.75),
+    ("d089", "2025-12-02T00:00:00Z", 1.0 - 89.0 / 180.0),
+    ("d090", "2025-12-01T00:00:00Z", 0.5),
+    ("d200", "2025-08-13T00:00:00Z", 0.5),
+];
+
+#[test]
+fn gimli_recency_scales_the_hybrid_and_replaces_the_temporal_signal() {
+    let work = tempfile::tempdir().unwrap();
+    write_aged_dataset(work.path());
+    let configurations = vec!["hybrid".to_string(), "keyword".to_string()];
+    let by_factor = |scale: f64| -> Vec<(String, f64)> {
+        AGES.iter()
+            .map(|(id, _, factor)| (id.to_string(), scale * factor))
+            .collect()
+    };
+    let execution = run(
+        work.path(),
+        RunOptions {
+            configurations: configurations.clone(),
+            set: vec!["recency_decay_days=180".into()],
+            ..RunOptions::default()
+        },
+    );
+    // q1 "alef": cosine 1 with every fact, no BM25 match: 0.7 x factor, and 0.7 x 0.5 =
+    // 0.35 still passes the 0.35 minimum; the two clamped facts tie, by id.
+    assert_ranking(&execution, "hybrid", 0, &by_factor(0.7));
+    // q2 "alpha": keyword relevance 1 for every fact, times the factor as temporal signal.
+    assert_ranking(&execution, "keyword", 1, &by_factor(1.0));
+
+    // Off (the default), the hybrid ignores age: 0.7 for every fact, by id.
+    let execution = run(
+        work.path(),
+        RunOptions {
+            configurations,
+            ..RunOptions::default()
+        },
+    );
+    let flat: Vec<(String, f64)> = AGES
+        .iter()
+        .map(|(id, _, _)| (id.to_string(), 0.7))
+        .collect();
+    assert_ranking(&execution, "hybrid", 0, &flat);
 }
