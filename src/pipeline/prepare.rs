@@ -12,24 +12,14 @@ use std::time::Instant;
 
 use super::accounting::StageTimings;
 use super::expand::max_hypotheses;
-use super::state::{elapsed_ms, IndexedCorpus, PipelineInputs, Prepared};
-use crate::configuration::Params;
+use super::state::{
+    elapsed_ms, temporal_key, IndexedCorpus, PipelineInputs, Prepared, TemporalKey,
+};
 use crate::configuration::{Configuration, Plan};
 use crate::dataset::{Dataset, Fact, FactId};
 use crate::error::Error;
 use crate::fusion;
 use crate::index::{gimli_recency, temporal_score, LexicalIndex, LexicalNeeds};
-
-/// What a configuration's temporal scores depend on: its half-life and Gimli decay bits.
-pub(super) type TemporalKey = (u64, u64);
-
-/// The [`TemporalKey`] of `params`.
-pub(super) fn temporal_key(params: &Params) -> TemporalKey {
-    (
-        params.half_life_days.to_bits(),
-        params.recency_decay_days.to_bits(),
-    )
-}
 
 /// Prepares the shared stages of `dataset` for every configuration of `inputs`: the
 /// corpus and its indexes, fact vectors, query expansions and temporal scores. The

@@ -217,7 +217,7 @@ impl Prepared<'_> {
 
     /// The temporal score of every fact under `configuration`'s half-life or Gimli decay.
     fn temporal(&self, configuration: &Configuration) -> &[f64] {
-        &self.temporal_by_setting[&super::prepare::temporal_key(&configuration.params)]
+        &self.temporal_by_setting[&super::state::temporal_key(&configuration.params)]
     }
 }
 
