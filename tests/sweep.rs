@@ -288,6 +288,9 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         ("adaptive_floor_step", "0.2"),
         ("skip_short_queries", "6"),
         ("skip_code_mentions", "true"),
+        ("min_query_chars", "30"),
+        ("intent_gate", "true"),
+        ("recency_decay_days", "30"),
         ("depth", "4"),
     ];
     assert_eq!(
@@ -295,7 +298,17 @@ fn parameters_a_plan_ignores_do_not_change_its_rankings() {
         PARAM_NAMES.len(),
         "every parameter is covered"
     );
-    let all = settings(&dataset, RunOptions::default());
+    // Every preset, including those a default run leaves out.
+    let all = settings(
+        &dataset,
+        RunOptions {
+            configurations: Preset::ALL
+                .iter()
+                .map(|preset| preset.name().to_owned())
+                .collect(),
+            ..RunOptions::default()
+        },
+    );
     let reference = execute(&mut dataset, &all.run, RankingOutputs::kept()).unwrap();
     let mut checked = 0;
     for (name, value) in perturbed {
