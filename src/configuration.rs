@@ -99,6 +99,21 @@ pub struct Params {
     pub skip_short_queries: usize,
     /// Skip HyDE when the query mentions code (backticks or a code-like identifier).
     pub skip_code_mentions: bool,
+    /// Skip HyDE for queries shorter than this many characters (ctx-sys
+    /// `minQueryLength`, which defaults to 10; 0 = never skip). Omitted from JSON at 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_query_chars: usize,
+    /// Use HyDE only for explain / how / why / general questions, skipping lookups
+    /// (ctx-sys `hydeIntents`; see `pipeline::expand::query_intent`). Omitted from JSON
+    /// when off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub intent_gate: bool,
+    /// Gimli's recency factor `max(0.5, 1 - days / recency_decay_days)` (Gimli
+    /// recommends 180): when > 0 it replaces chatcli's temporal score as every method's
+    /// temporal signal, and the hybrid multiplies its score by it. 0 = off (omitted
+    /// from JSON).
+    #[serde(default, skip_serializing_if = "is_zero_days")]
+    pub recency_decay_days: f64,
     /// Results kept per query (trec_eval's -M): metrics and run files see this many.
     pub depth: usize,
     /// How a configuration that fuses ranked lists combines them; absent for the others.
@@ -127,10 +142,25 @@ impl Default for Params {
             adaptive_floor_step: 0.05,
             skip_short_queries: 0,
             skip_code_mentions: false,
+            min_query_chars: 0,
+            intent_gate: false,
+            recency_decay_days: 0.0,
             depth: 1000,
             lists: None,
         }
     }
+}
+
+fn is_zero(value: &usize) -> bool {
+    *value == 0
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn is_zero_days(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// Partial [`Params`]: what a config file section or the command line sets.
@@ -155,6 +185,9 @@ pub struct ParamOverrides {
     pub adaptive_floor_step: Option<f64>,
     pub skip_short_queries: Option<usize>,
     pub skip_code_mentions: Option<bool>,
+    pub min_query_chars: Option<usize>,
+    pub intent_gate: Option<bool>,
+    pub recency_decay_days: Option<f64>,
     pub depth: Option<usize>,
     pub fusion: Option<ListMethod>,
     pub normalization: Option<Normalization>,
@@ -192,6 +225,9 @@ pub const PARAM_NAMES: &[&str] = &[
     "adaptive_floor_step",
     "skip_short_queries",
     "skip_code_mentions",
+    "min_query_chars",
+    "intent_gate",
+    "recency_decay_days",
     "depth",
     "fusion",
     "normalization",
@@ -241,6 +277,9 @@ impl ParamOverrides {
             adaptive_floor_step,
             skip_short_queries,
             skip_code_mentions,
+            min_query_chars,
+            intent_gate,
+            recency_decay_days,
             depth
         );
         // The list-fusion parameters apply to configurations that fuse ranked lists.
@@ -359,6 +398,7 @@ impl Params {
             ("hybrid_min_score", self.hybrid_min_score),
             ("adaptive_floor_start", self.adaptive_floor_start),
             ("adaptive_floor_step", self.adaptive_floor_step),
+            ("recency_decay_days", self.recency_decay_days),
         ] {
             if !value.is_finite() || value < 0.0 {
                 return fail(name, format!("must be finite and >= 0, got {value}"));
@@ -445,6 +485,9 @@ pub enum SearchVector {
     MeanOfQueryAndHypotheses,
     /// Each of `num_hypotheses` hypotheses searched separately; union, max score.
     EachHypothesis,
+    /// Element-wise mean of `num_hypotheses` hypothesis embeddings (each L2-normalized
+    /// first), without the query's, searched once (the backend plan).
+    MeanOfHypotheses,
 }
 
 /// How signals become one ranking.
@@ -486,9 +529,15 @@ impl Plan {
             // Keywords and FirstHypothesis read only the first hypothesis.
             "num_hypotheses" => matches!(
                 self.vector,
-                Some(SearchVector::MeanOfQueryAndHypotheses | SearchVector::EachHypothesis)
+                Some(
+                    SearchVector::MeanOfQueryAndHypotheses
+                        | SearchVector::EachHypothesis
+                        | SearchVector::MeanOfHypotheses
+                )
             ),
-            "skip_short_queries" | "skip_code_mentions" => self.uses_hypotheses(),
+            "skip_short_queries" | "skip_code_mentions" | "min_query_chars" | "intent_gate" => {
+                self.uses_hypotheses()
+            }
             "depth" => true,
             _ => false,
         }
@@ -503,6 +552,7 @@ impl Plan {
                     SearchVector::FirstHypothesis
                         | SearchVector::MeanOfQueryAndHypotheses
                         | SearchVector::EachHypothesis
+                        | SearchVector::MeanOfHypotheses
                 )
             )
     }
@@ -524,10 +574,13 @@ pub enum Preset {
     Hybrid,
     Bm25DenseRrf,
     Bm25DenseWsum,
+    HydeDense,
+    MultiHydeDense,
+    HydeMeanDense,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 12] = [
+    pub const ALL: [Preset; 15] = [
         Preset::Keyword,
         Preset::Bm25,
         Preset::Dense,
@@ -540,13 +593,10 @@ impl Preset {
         Preset::Hybrid,
         Preset::Bm25DenseRrf,
         Preset::Bm25DenseWsum,
+        Preset::HydeDense,
+        Preset::MultiHydeDense,
+        Preset::HydeMeanDense,
     ];
-
-    /// True for the presets a run evaluates when it names no configurations (every
-    /// preset but the list fusions, which are chosen by name).
-    pub fn runs_by_default(self) -> bool {
-        !matches!(self, Preset::Bm25DenseRrf | Preset::Bm25DenseWsum)
-    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -562,11 +612,28 @@ impl Preset {
             Preset::Hybrid => "hybrid",
             Preset::Bm25DenseRrf => "bm25-dense-rrf",
             Preset::Bm25DenseWsum => "bm25-dense-wsum",
+            Preset::HydeDense => "hyde-dense",
+            Preset::MultiHydeDense => "multi-hyde-dense",
+            Preset::HydeMeanDense => "hyde-mean-dense",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|preset| preset.name() == name)
+    }
+
+    /// True when a run that names no configurations evaluates this preset. The list
+    /// fusions and the vector-only HyDE presets run only when named, so the default set
+    /// (and the baselines recorded from it) stays as it is.
+    pub fn in_default_run(self) -> bool {
+        !matches!(
+            self,
+            Preset::Bm25DenseRrf
+                | Preset::Bm25DenseWsum
+                | Preset::HydeDense
+                | Preset::MultiHydeDense
+                | Preset::HydeMeanDense
+        )
     }
 
     /// One line on what the configuration does.
@@ -602,6 +669,13 @@ impl Preset {
             Preset::Bm25DenseWsum => {
                 "BM25 and query-cosine rankings (top depth each), min-max, weighted sum 0.5/0.5"
             }
+            Preset::HydeDense => "cosine of the first hypothesis' embedding alone (no blend)",
+            Preset::MultiHydeDense => {
+                "each of N hypotheses searched, union keeping each fact's highest cosine alone"
+            }
+            Preset::HydeMeanDense => {
+                "mean of N (2) hypothesis embeddings (no query) searched once, cosine alone"
+            }
         }
     }
 
@@ -626,6 +700,9 @@ impl Preset {
             Preset::Hybrid => "Gimli hybrid search (vector + FTS rank fusion)",
             Preset::Bm25DenseRrf => "Cormack et al. 2009, reciprocal rank fusion (ranx rrf)",
             Preset::Bm25DenseWsum => "ranx fuse(norm=\"min-max\", method=\"wsum\")",
+            Preset::HydeDense => "TypeScript HyDE retriever / ctx-sys F6.5 (single hypothesis)",
+            Preset::MultiHydeDense => "TypeScript HyDE retriever (multi-hypothesis, max score)",
+            Preset::HydeMeanDense => "backend RAG plan (hyde_num_docs = 2, averaged)",
         }
     }
 
@@ -658,6 +735,9 @@ impl Preset {
             Preset::Bm25DenseRrf | Preset::Bm25DenseWsum => {
                 (None, Some(V::Query), Fusion::RankedLists)
             }
+            Preset::HydeDense => (None, Some(V::FirstHypothesis), Fusion::Cosine),
+            Preset::MultiHydeDense => (None, Some(V::EachHypothesis), Fusion::Cosine),
+            Preset::HydeMeanDense => (None, Some(V::MeanOfHypotheses), Fusion::Cosine),
         };
         Plan {
             keywords,
@@ -669,8 +749,12 @@ impl Preset {
     /// The preset's own parameter defaults.
     pub fn default_params(self) -> Params {
         let mut params = Params::default();
-        if matches!(self, Preset::HydeMean | Preset::MultiHyde) {
-            params.num_hypotheses = 3;
+        match self {
+            Preset::HydeMean | Preset::MultiHyde | Preset::MultiHydeDense => {
+                params.num_hypotheses = 3
+            }
+            Preset::HydeMeanDense => params.num_hypotheses = 2,
+            _ => {}
         }
         match self {
             Preset::Bm25DenseRrf => params.lists = Some(ListFusion::default()),

@@ -47,9 +47,10 @@ Parameters (--set [CONFIGURATION.]NAME=VALUE, or a config file's [params] and
 [configuration.NAME] tables): weights, vector_top_k, min_cosine, hyde_keywords,
 num_hypotheses, half_life_days, bm25_k1, bm25_b, bm25_analyzer, hybrid_vector_weight,
 hybrid_text_weight, hybrid_candidate_multiplier, hybrid_min_score, hybrid_limit,
-adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions, depth;
-for bm25-dense-rrf and bm25-dense-wsum also fusion, normalization, rrf_k,
-fusion_vector_weight, fusion_text_weight.
+adaptive_floor_start, adaptive_floor_step, skip_short_queries, skip_code_mentions,
+min_query_chars, intent_gate, recency_decay_days, depth; for bm25-dense-rrf and
+bm25-dense-wsum also fusion, normalization, rrf_k, fusion_vector_weight,
+fusion_text_weight.
 Precedence, lowest first: preset defaults, config [params], config
 [configuration.NAME], command-line flags, --set.
 

@@ -43,6 +43,7 @@ impl FusionMethod for Blend {
             "adaptive_floor_start",
             "adaptive_floor_step",
             "half_life_days",
+            "recency_decay_days",
         ],
         weight_axes: &[
             WeightAxis {

@@ -1,6 +1,7 @@
 //! Gimli's hybrid search (`hybrid`): `w_v × cosine + w_t / (1 + BM25 rank)` over the
-//! union of the vector search's and BM25's first `limit × multiplier` facts; fused
-//! scores below `hybrid_min_score` are dropped.
+//! union of the vector search's and BM25's first `limit × multiplier` facts, multiplied
+//! by Gimli's recency factor when `recency_decay_days` is set; fused scores below
+//! `hybrid_min_score` are dropped.
 //!
 //! Owns its fetch depth, its candidates (the union, in fact order), its score with the
 //! min-score cut, the parameters it reads and its weight axes (vector, text).
@@ -43,6 +44,7 @@ impl FusionMethod for Hybrid {
             "hybrid_candidate_multiplier",
             "hybrid_min_score",
             "hybrid_limit",
+            "recency_decay_days",
         ],
         weight_axes: &[
             WeightAxis {
@@ -119,6 +121,7 @@ impl FusionMethod for Hybrid {
             vector_weight: params.hybrid_vector_weight,
             text_weight: params.hybrid_text_weight,
             min_score: params.hybrid_min_score,
+            recency: params.recency_decay_days > 0.0,
         }
     }
 }
@@ -128,11 +131,17 @@ pub struct HybridScorer {
     vector_weight: f64,
     text_weight: f64,
     min_score: f64,
+    /// Multiply by the candidate's temporal signal, Gimli's recency factor.
+    recency: bool,
 }
 
 impl Scorer for HybridScorer {
     fn score(&self, candidate: &Candidate) -> Option<f64> {
-        let score = self.vector_weight * candidate.semantic + self.text_weight * candidate.lexical;
+        let mut score =
+            self.vector_weight * candidate.semantic + self.text_weight * candidate.lexical;
+        if self.recency {
+            score *= candidate.temporal;
+        }
         (score >= self.min_score).then_some(score)
     }
 }

@@ -30,7 +30,7 @@ impl FusionMethod for KeywordTemporal {
     type Scorer = TemporalTimesRelevance;
 
     const SPEC: MethodSpec = MethodSpec {
-        params: &["half_life_days"],
+        params: &["half_life_days", "recency_decay_days"],
         weight_axes: &[],
         keyword_relevance: true,
         bm25: false,

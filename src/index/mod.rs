@@ -9,7 +9,7 @@ mod temporal;
 mod vector;
 
 pub use lexical::{Bm25Params, LexicalIndex, LexicalNeeds, ScoredFacts};
-pub use temporal::temporal_score;
+pub use temporal::{gimli_recency, temporal_score};
 pub use vector::FlatIndex;
 
 /// Position of a fact in the prepared corpus (sorted by fact id).

@@ -25,6 +25,10 @@ pub struct HydeAccounting {
     pub skipped_short_query: usize,
     /// Skipped by the code-mention heuristic.
     pub skipped_code_mention: usize,
+    /// Skipped for having fewer than `min_query_chars` characters.
+    pub skipped_few_characters: usize,
+    /// Skipped by the intent gate as a lookup.
+    pub skipped_lookup_intent: usize,
     /// Fell back (3a: original keywords; 3b: query embedding) for want of a hypothesis.
     pub fallback_no_hypothesis: usize,
 }
@@ -100,6 +104,10 @@ pub(super) fn account(outcomes: impl Iterator<Item = HydeOutcome>) -> HydeAccoun
             HydeOutcome::Used => accounting.hypotheses_used += 1,
             HydeOutcome::Skipped(SkipReason::ShortQuery) => accounting.skipped_short_query += 1,
             HydeOutcome::Skipped(SkipReason::CodeMention) => accounting.skipped_code_mention += 1,
+            HydeOutcome::Skipped(SkipReason::FewCharacters) => {
+                accounting.skipped_few_characters += 1
+            }
+            HydeOutcome::Skipped(SkipReason::LookupIntent) => accounting.skipped_lookup_intent += 1,
             HydeOutcome::Fallback => accounting.fallback_no_hypothesis += 1,
             HydeOutcome::NotApplicable => {}
         }

@@ -2,7 +2,7 @@
 //! then, after the queries are expanded, every query's and hypothesis' vector (one call
 //! each, so one batch plan and one cache pass), large sets of them set aside on disk as
 //! soon as they are made ([`super::vector_spill`]). Also the mean of unit vectors that
-//! `hyde-mean` searches with.
+//! `hyde-mean` and `hyde-mean-dense` search with.
 //!
 //! It searches nothing and decides no configuration's inputs (`retrieve.rs` does).
 
@@ -37,7 +37,7 @@ impl<'a> IndexedCorpus<'a> {
             fact_order: _,
             ids,
             lexical,
-            temporal_by_half_life,
+            temporal_by_setting,
             mut timings,
             vector_spill_min_bytes,
         } = self;
@@ -118,7 +118,7 @@ impl<'a> IndexedCorpus<'a> {
             expansions,
             spilled_vectors: spilled,
             embedded_texts,
-            temporal_by_half_life,
+            temporal_by_setting,
             timings,
             embedding_usage,
             generator_requests: generator.requests(),

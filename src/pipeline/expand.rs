@@ -40,7 +40,9 @@ pub(super) struct QueryExpansion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SkipReason {
     ShortQuery,
+    FewCharacters,
     CodeMention,
+    LookupIntent,
 }
 
 /// The most hypotheses any of `configurations` reads per query (0 when none uses them).
@@ -113,10 +115,73 @@ pub(super) fn skip_reason(query: &str, params: &Params) -> Option<SkipReason> {
     {
         return Some(SkipReason::ShortQuery);
     }
+    if params.min_query_chars > 0 && query.chars().count() < params.min_query_chars {
+        return Some(SkipReason::FewCharacters);
+    }
     if params.skip_code_mentions && mentions_code(query) {
         return Some(SkipReason::CodeMention);
     }
+    if params.intent_gate && query_intent(query) == QueryIntent::Lookup {
+        return Some(SkipReason::LookupIntent);
+    }
     None
+}
+
+/// What a query asks for, as ctx-sys's HyDE gate reads it: HyDE serves explain, how, why
+/// and general questions, never lookups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryIntent {
+    /// Asks where something is or to show it: a verbatim match serves it better.
+    Lookup,
+    Explain,
+    How,
+    Why,
+    General,
+}
+
+/// First words of a lookup.
+const LOOKUP_VERBS: [&str; 8] = [
+    "find", "show", "list", "locate", "grep", "search", "open", "lookup",
+];
+
+/// Classifies `query` by these rules, in order, on its lower-cased words (each trimmed
+/// of punctuation but `'`):
+/// 1. a backtick or a code mention ([`mentions_code`]: a symbol or a file path), or a
+///    first word in [`LOOKUP_VERBS`], or a start of "where is", "where are", "where's" or
+///    "which file": [`QueryIntent::Lookup`];
+/// 2. a first word "how": [`QueryIntent::How`]; "why": [`QueryIntent::Why`];
+/// 3. a first word "explain" or "describe", or a start of "what is", "what are" or
+///    "what's": [`QueryIntent::Explain`];
+/// 4. anything else: [`QueryIntent::General`].
+pub fn query_intent(query: &str) -> QueryIntent {
+    let words: Vec<String> = query
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase()
+        })
+        .filter(|word| !word.is_empty())
+        .take(2)
+        .collect();
+    let first = words.first().map_or("", String::as_str);
+    let second = words.get(1).map_or("", String::as_str);
+    let lookup_start = LOOKUP_VERBS.contains(&first)
+        || first == "where's"
+        || (first == "where" && matches!(second, "is" | "are"))
+        || (first == "which" && second == "file");
+    if mentions_code(query) || lookup_start {
+        QueryIntent::Lookup
+    } else if first == "how" {
+        QueryIntent::How
+    } else if first == "why" {
+        QueryIntent::Why
+    } else if matches!(first, "explain" | "describe" | "what's")
+        || (first == "what" && matches!(second, "is" | "are"))
+    {
+        QueryIntent::Explain
+    } else {
+        QueryIntent::General
+    }
 }
 
 /// A backtick, or a word shaped like code: `snake_case`, `camelCase`, `a::b`, `call()`,
@@ -147,6 +212,70 @@ pub fn mentions_code(query: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hand-labelled queries, ctx-sys's own examples first.
+    #[test]
+    fn query_intents() {
+        use QueryIntent::*;
+        for (query, intent) in [
+            ("How do I reset my password?", How),
+            ("How does caching work?", How),
+            ("Find `AuthService.authenticate()`", Lookup),
+            ("where is parse_config defined", Lookup),
+            ("Where's the retry limit set?", Lookup),
+            ("where are user rows stored", Lookup),
+            ("show me the deploy settings", Lookup),
+            ("List every migration", Lookup),
+            ("which file holds the schema", Lookup),
+            ("what does src/main.rs do", Lookup),
+            ("why does the build fail on CI", Why),
+            ("explain cache invalidation policy", Explain),
+            ("What is the cache policy?", Explain),
+            ("what's our logging format", Explain),
+            ("where does observability trace output go", General),
+            ("redis eviction ttl", General),
+            ("finding a flat to rent", General),
+            ("", General),
+        ] {
+            assert_eq!(query_intent(query), intent, "{query:?}");
+        }
+    }
+
+    #[test]
+    fn skip_rules_in_characters_and_intents() {
+        let params = Params {
+            min_query_chars: 10,
+            ..Params::default()
+        };
+        assert_eq!(
+            skip_reason("short q", &params),
+            Some(SkipReason::FewCharacters)
+        );
+        // 9 characters, 14 bytes: characters are counted.
+        assert_eq!(
+            skip_reason("açãoçãoç", &params),
+            Some(SkipReason::FewCharacters)
+        );
+        assert_eq!(skip_reason("exactly 10", &params), None);
+        let gated = Params {
+            intent_gate: true,
+            ..Params::default()
+        };
+        assert_eq!(
+            skip_reason("find the retry limit", &gated),
+            Some(SkipReason::LookupIntent)
+        );
+        assert_eq!(skip_reason("how are retries limited", &gated), None);
+        // The word rule runs first: a two-word lookup is a short query.
+        let both = Params {
+            skip_short_queries: 2,
+            ..gated
+        };
+        assert_eq!(
+            skip_reason("find retries", &both),
+            Some(SkipReason::ShortQuery)
+        );
+    }
 
     #[test]
     fn code_mentions() {

@@ -12,12 +12,14 @@ use std::time::Instant;
 
 use super::accounting::StageTimings;
 use super::expand::max_hypotheses;
-use super::state::{elapsed_ms, IndexedCorpus, PipelineInputs, Prepared};
+use super::state::{
+    elapsed_ms, temporal_key, IndexedCorpus, PipelineInputs, Prepared, TemporalKey,
+};
 use crate::configuration::{Configuration, Plan};
 use crate::dataset::{Dataset, Fact, FactId};
 use crate::error::Error;
 use crate::fusion;
-use crate::index::{temporal_score, LexicalIndex, LexicalNeeds};
+use crate::index::{gimli_recency, temporal_score, LexicalIndex, LexicalNeeds};
 
 /// Prepares the shared stages of `dataset` for every configuration of `inputs`: the
 /// corpus and its indexes, fact vectors, query expansions and temporal scores. The
@@ -91,16 +93,25 @@ pub fn index_corpus<'a>(
     };
     let lexical = LexicalIndex::build(&facts, &needs);
     timings.index_ms = elapsed_ms(started);
-    // Temporal scores depend only on the half-life; compute once per distinct value.
-    let mut temporal_by_half_life: HashMap<u64, Vec<f64>> = HashMap::new();
+    // Temporal scores depend only on the half-life or Gimli's decay; compute once per
+    // distinct setting.
+    let mut temporal_by_setting: HashMap<TemporalKey, Vec<f64>> = HashMap::new();
     for configuration in inputs.configurations {
-        let half_life = configuration.params.half_life_days;
-        temporal_by_half_life
-            .entry(half_life.to_bits())
+        let params = &configuration.params;
+        let (half_life, decay) = (params.half_life_days, params.recency_decay_days);
+        let now = dataset.manifest.now;
+        temporal_by_setting
+            .entry(temporal_key(params))
             .or_insert_with(|| {
                 facts
                     .iter()
-                    .map(|fact| temporal_score(fact, dataset.manifest.now, half_life))
+                    .map(|fact| {
+                        if decay > 0.0 {
+                            gimli_recency(fact, now, decay)
+                        } else {
+                            temporal_score(fact, now, half_life)
+                        }
+                    })
                     .collect()
             });
     }
@@ -124,7 +135,7 @@ pub fn index_corpus<'a>(
         fact_order,
         ids,
         lexical,
-        temporal_by_half_life,
+        temporal_by_setting,
         timings,
         vector_spill_min_bytes: None,
     })

@@ -215,9 +215,9 @@ impl Prepared<'_> {
         (result, inputs.hyde)
     }
 
-    /// The temporal score of every fact at `configuration`'s half-life.
+    /// The temporal score of every fact under `configuration`'s half-life or Gimli decay.
     fn temporal(&self, configuration: &Configuration) -> &[f64] {
-        &self.temporal_by_half_life[&configuration.params.half_life_days.to_bits()]
+        &self.temporal_by_setting[&super::state::temporal_key(&configuration.params)]
     }
 }
 
@@ -371,6 +371,9 @@ fn configuration_inputs<'e>(
             )]
         }
         (Some(SearchVector::EachHypothesis), _) => hypothesis_vectors.to_vec(),
+        (Some(SearchVector::MeanOfHypotheses), _) => {
+            vec![mean_of_unit_vectors(hypothesis_vectors.iter())]
+        }
     };
 
     (hypotheses, search_vectors, hyde)

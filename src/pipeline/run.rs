@@ -416,6 +416,8 @@ pub fn build_results(
                     fallback_no_hypothesis: accounting.fallback_no_hypothesis,
                     skipped_short_query: accounting.skipped_short_query,
                     skipped_code_mention: accounting.skipped_code_mention,
+                    skipped_few_characters: accounting.skipped_few_characters,
+                    skipped_lookup_intent: accounting.skipped_lookup_intent,
                 }),
                 expectations: digest.expectations,
                 backend: output.backend.clone(),

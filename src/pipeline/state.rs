@@ -7,7 +7,7 @@ use super::accounting::{generation_sum, percentile, HydeAccounting, StageTimings
 use super::expand::{HydeOutcome, QueryExpansion};
 use super::served::{check_loaded, embedder_stamp, expected_stamp, AnnTally, ServedBy};
 use super::vector_spill::SpilledVectors;
-use crate::configuration::{Configuration, Plan, SearchVector};
+use crate::configuration::{Configuration, Params, Plan, SearchVector};
 use crate::dataset::{FactId, Query};
 use crate::embed::EmbeddingProvider;
 use crate::engine::SearchEngine;
@@ -74,7 +74,7 @@ pub struct Prepared<'a> {
     /// Facts, queries and hypotheses embedded.
     pub(super) embedded_texts: usize,
     /// Temporal score of every fact, per distinct half-life (keyed by its bits).
-    pub(super) temporal_by_half_life: HashMap<u64, Vec<f64>>,
+    pub(super) temporal_by_setting: HashMap<TemporalKey, Vec<f64>>,
     pub(super) timings: StageTimings,
     /// What the embedder spent per stage, when it spends anything.
     pub(super) embedding_usage: Option<StageUsage>,
@@ -127,7 +127,7 @@ pub struct IndexedCorpus<'a> {
     pub(super) fact_order: Vec<u32>,
     pub(super) ids: Vec<FactId>,
     pub(super) lexical: LexicalIndex,
-    pub(super) temporal_by_half_life: HashMap<u64, Vec<f64>>,
+    pub(super) temporal_by_setting: HashMap<TemporalKey, Vec<f64>>,
     pub(super) timings: StageTimings,
     /// Query and hypothesis vectors totalling this many bytes go to disk as they are
     /// made (see [`Self::spilling_query_vectors`]).
@@ -291,4 +291,15 @@ impl Prepared<'_> {
             })
             .collect()
     }
+}
+
+/// What a configuration's temporal scores depend on: its half-life and Gimli decay bits.
+pub(super) type TemporalKey = (u64, u64);
+
+/// The [`TemporalKey`] of `params`.
+pub(super) fn temporal_key(params: &Params) -> TemporalKey {
+    (
+        params.half_life_days.to_bits(),
+        params.recency_decay_days.to_bits(),
+    )
 }

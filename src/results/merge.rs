@@ -170,6 +170,8 @@ fn merge_configuration(
             fallback_no_hypothesis: sum(|hyde| hyde.fallback_no_hypothesis),
             skipped_short_query: sum(|hyde| hyde.skipped_short_query),
             skipped_code_mention: sum(|hyde| hyde.skipped_code_mention),
+            skipped_few_characters: sum(|hyde| hyde.skipped_few_characters),
+            skipped_lookup_intent: sum(|hyde| hyde.skipped_lookup_intent),
         }
     });
     Ok(ConfigurationResult {

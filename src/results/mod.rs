@@ -142,6 +142,16 @@ pub struct HydeSummary {
     pub fallback_no_hypothesis: usize,
     pub skipped_short_query: usize,
     pub skipped_code_mention: usize,
+    /// Skipped by `min_query_chars` (omitted when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_few_characters: usize,
+    /// Skipped by `intent_gate` as lookups (omitted when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_lookup_intent: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

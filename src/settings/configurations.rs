@@ -74,6 +74,8 @@ struct Candidate {
     name: String,
     preset: Preset,
     file_overrides: ParamOverrides,
+    /// Evaluated when the run names no configurations.
+    in_default_run: bool,
 }
 
 fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> {
@@ -83,6 +85,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
             name: preset.name().to_owned(),
             preset,
             file_overrides: ParamOverrides::default(),
+            in_default_run: preset.in_default_run(),
         })
         .collect();
     for (name, table) in &file.configuration {
@@ -166,6 +169,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
                     name: name.clone(),
                     preset,
                     file_overrides: overrides,
+                    in_default_run: true,
                 });
             }
         }
@@ -192,13 +196,9 @@ pub(super) fn resolve_configurations(
     } else if let Some(list) = &file.configurations {
         list.clone()
     } else {
-        // Every configuration but the presets chosen only by name.
         candidates
             .iter()
-            .filter(|candidate| {
-                candidate.preset.runs_by_default()
-                    || Preset::from_name(&candidate.name) != Some(candidate.preset)
-            })
+            .filter(|candidate| candidate.in_default_run)
             .map(|candidate| candidate.name.clone())
             .collect()
     };
