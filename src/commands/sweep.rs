@@ -53,6 +53,11 @@ pub fn execute_sweep(
     sweep_settings: &SweepSettings,
 ) -> Result<SweepResults, Error> {
     dataset.check_evaluable(settings.run.metrics.relevance_level)?;
+    if let Some(chunk) = settings.run.chunk {
+        return Err(Error::Usage(format!(
+            "sweep indexes whole facts: drop --chunk {chunk} (or the config file's chunk key)"
+        )));
+    }
     let (selected, _) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
     let engine = settings
         .run

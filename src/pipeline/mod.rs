@@ -4,7 +4,7 @@
 //!   (`prepare.rs`); a large corpus' facts wait on disk meanwhile ([`fact_spill`]);
 //! - [`expand`]: each query's keywords and hypotheses, and the skip heuristics
 //!   (`expand.rs`);
-//! - [`embed`]: fact vectors, query and hypothesis vectors (`embed.rs`), large sets of
+//! - [`embed`]: fact vectors (of each fact's chunks with `--chunk`, [`chunks`]), query and hypothesis vectors (`embed.rs`), large sets of
 //!   the latter waiting on disk until their chunk ([`vector_spill`]);
 //! - [`retrieve`]: queries in chunks, each chunk's vector searches in one batch, and what
 //!   each configuration searches with for each query (`retrieve.rs`); with `--engine`,
@@ -29,6 +29,7 @@
 //! gate, comparisons, settings or the command line.
 
 pub mod accounting;
+pub mod chunks;
 pub mod embed;
 pub mod expand;
 pub mod fact_spill;

@@ -18,6 +18,7 @@ use crate::dataset::{Dataset, Fact, FactId};
 use crate::error::Error;
 use crate::fusion;
 use crate::index::{temporal_score, LexicalIndex, LexicalNeeds};
+use crate::text::ChunkSpec;
 
 /// Prepares the shared stages of `dataset` for every configuration of `inputs`: the
 /// corpus and its indexes, fact vectors, query expansions and temporal scores. The
@@ -127,6 +128,7 @@ pub fn index_corpus<'a>(
         temporal_by_half_life,
         timings,
         vector_spill_min_bytes: None,
+        chunking: None,
     })
 }
 
@@ -136,6 +138,14 @@ impl<'a> IndexedCorpus<'a> {
     /// of queries reads its own back before it is searched.
     pub fn spilling_query_vectors(mut self, min_bytes: usize) -> Self {
         self.vector_spill_min_bytes = Some(min_bytes);
+        self
+    }
+
+    /// Indexes each fact's windows of `spec` for vector search rather than the whole
+    /// fact, a fact scoring as its best window (see [`super::chunks`]); `None` indexes
+    /// whole facts.
+    pub fn chunking(mut self, spec: Option<ChunkSpec>) -> Self {
+        self.chunking = spec;
         self
     }
 

@@ -12,6 +12,7 @@ use crate::configuration::ParamOverrides;
 use crate::dataset::Grade;
 use crate::error::{Error, Problem};
 use crate::metrics::Semantics;
+use crate::text::ChunkSpec;
 
 /// A parsed config file.
 #[derive(Debug, Default, Deserialize)]
@@ -30,6 +31,9 @@ pub struct ConfigFile {
     pub(super) engine: Option<String>,
     #[serde(default)]
     pub(super) engines: EngineTables,
+    /// `chunk = "TOKENS,OVERLAP"`: facts split into windows for vector search (like
+    /// `--chunk`).
+    pub(super) chunk: Option<String>,
     pub(super) dimension: Option<usize>,
     pub(super) lexicon: Option<PathBuf>,
     pub(super) model_dir: Option<PathBuf>,
@@ -71,6 +75,18 @@ impl ConfigFile {
         file.directory = path.parent().map(Path::to_path_buf).unwrap_or_default();
         file.path = path.to_path_buf();
         Ok(file)
+    }
+
+    /// The `chunk` key, parsed; an error names the file.
+    pub(super) fn chunk_spec(&self) -> Result<Option<ChunkSpec>, Error> {
+        self.chunk
+            .as_deref()
+            .map(|text| {
+                text.parse().map_err(|message: String| {
+                    Error::problem(Problem::new(&self.path, None, format!("chunk: {message}")))
+                })
+            })
+            .transpose()
     }
 
     pub(super) fn relative(&self, path: &Option<PathBuf>) -> Option<PathBuf> {
