@@ -53,6 +53,12 @@ pub fn execute_sweep(
     sweep_settings: &SweepSettings,
 ) -> Result<SweepResults, Error> {
     dataset.check_evaluable(settings.run.metrics.relevance_level)?;
+    if settings.run.sources.is_some() {
+        return Err(Error::Usage(
+            "sweep ranks every source as fused: drop the config file's sources and source_boost"
+                .into(),
+        ));
+    }
     if let Some(chunk) = settings.run.chunk {
         return Err(Error::Usage(format!(
             "sweep indexes whole facts: drop --chunk {chunk} (or the config file's chunk key)"

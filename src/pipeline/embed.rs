@@ -42,6 +42,7 @@ impl<'a> IndexedCorpus<'a> {
             mut timings,
             vector_spill_min_bytes,
             chunking,
+            source_weights,
         } = self;
         assert_eq!(texts.len(), ids.len(), "one text per fact of the corpus");
         let started = Instant::now();
@@ -141,6 +142,7 @@ impl<'a> IndexedCorpus<'a> {
             progress,
             served: None,
             ann: Vec::new(),
+            source_weights,
         })
     }
 }

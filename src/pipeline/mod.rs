@@ -13,6 +13,7 @@
 //!   method (`fuse.rs`, over [`crate::fusion`]);
 //! - [`run`](mod@run): the driver: every configuration over every query into the ranking sinks,
 //!   and a whole evaluation ([`run::execute`]);
+//! - [`sources`]: the `sources` filter and `source_boost` on fused rankings;
 //! - [`accounting`]: HyDE and backend accounting, percentiles, stage timings.
 //!
 //! Configurations differ only in their [`Plan`] and
@@ -38,6 +39,7 @@ pub mod prepare;
 pub mod retrieve;
 pub mod run;
 pub mod served;
+pub mod sources;
 pub mod state;
 pub mod vector_spill;
 

@@ -129,6 +129,7 @@ pub fn index_corpus<'a>(
         timings,
         vector_spill_min_bytes: None,
         chunking: None,
+        source_weights: None,
     })
 }
 
@@ -146,6 +147,13 @@ impl<'a> IndexedCorpus<'a> {
     /// whole facts.
     pub fn chunking(mut self, spec: Option<ChunkSpec>) -> Self {
         self.chunking = spec;
+        self
+    }
+
+    /// Filters and boosts every fused ranking by each fact's source weight (corpus
+    /// order; see [`super::sources`]); `None` leaves rankings as fused.
+    pub fn weighting_sources(mut self, weights: Option<Vec<f64>>) -> Self {
+        self.source_weights = weights;
         self
     }
 

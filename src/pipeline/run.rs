@@ -40,6 +40,7 @@ use super::accounting::account;
 use super::expand::HydeOutcome;
 use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
 use super::prepare::{index_corpus, prepare};
+use super::sources::{apply_weights, SourcePolicy};
 use super::state::{
     elapsed_ms, progress_bar, ConfigurationOutput, PipelineInputs, PipelineOutput, Prepared,
 };
@@ -66,6 +67,8 @@ pub struct RunSpec {
     pub shard: Option<Shard>,
     /// `--chunk`: each fact's windows indexed for vector search; `None`: whole facts.
     pub chunk: Option<ChunkSpec>,
+    /// The config file's `sources` and `source_boost`; `None`: every fact as fused.
+    pub sources: Option<SourcePolicy>,
 }
 
 /// What the provider factories read from a dataset (its fields, so the facts can be
@@ -208,6 +211,15 @@ pub fn execute(
     let indexed = index_corpus(dataset, &inputs)?
         .spilling_query_vectors(VECTOR_SPILL_MIN_BYTES)
         .chunking(settings.chunk);
+    let source_weights = settings.sources.as_ref().map(|policy| {
+        policy.weights(
+            indexed
+                .fact_order()
+                .iter()
+                .map(|&position| &dataset.facts[position as usize]),
+        )
+    });
+    let indexed = indexed.weighting_sources(source_weights);
     // A large corpus' facts wait on disk from here until the report; the embedder
     // reads their texts back a chunk at a time.
     let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
@@ -517,8 +529,11 @@ impl Prepared<'_> {
                     .zip(&shared.plans)
                     .map(|(configuration, plan)| {
                         let started = Instant::now();
-                        let (ranking, hyde) =
+                        let (mut ranking, hyde) =
                             shared.query_ranking(query, expansion, configuration, *plan);
+                        if let Some(weights) = &shared.source_weights {
+                            apply_weights(&mut ranking, weights);
+                        }
                         QueryOutcome {
                             ranking: ranking
                                 .into_iter()

@@ -91,6 +91,8 @@ pub struct Prepared<'a> {
     pub(super) served: Option<ServedBy<'a>>,
     /// ANN recall per configuration (aligned with `configurations`), when served.
     pub(super) ann: Vec<AnnTally>,
+    /// Each fact's source weight (corpus order), applied to every fused ranking.
+    pub(super) source_weights: Option<Vec<f64>>,
 }
 
 /// The corpus' fact ids, sorted, with its indexes (facts are addressed by position).
@@ -139,6 +141,9 @@ pub struct IndexedCorpus<'a> {
     pub(super) vector_spill_min_bytes: Option<usize>,
     /// Split each fact into windows for the vector index (see [`Self::chunking`]).
     pub(super) chunking: Option<ChunkSpec>,
+    /// Each fact's source weight, when the run filters or boosts sources (see
+    /// [`Self::weighting_sources`]).
+    pub(super) source_weights: Option<Vec<f64>>,
 }
 
 impl<'a> Prepared<'a> {

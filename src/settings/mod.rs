@@ -307,6 +307,7 @@ pub fn resolve(
             progress: !args.quiet,
             shard: None,
             chunk,
+            sources: file.source_policy()?,
         },
         table_metrics,
         output_dir: args
