@@ -159,3 +159,67 @@ fn the_config_key_is_read_and_checked_naming_the_file() {
     assert!(message.contains("hyde-eval.toml"), "{message}");
     assert!(message.contains("less than the chunk size"), "{message}");
 }
+
+#[test]
+fn a_chunked_sweep_agrees_with_chunked_runs() {
+    use hyde_eval::commands::execute_sweep;
+    use hyde_eval::sweep::{grid::ParamRange, SweepKind, SweepSettings};
+    let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
+    let spec = ChunkSpec::new(8, 2).unwrap();
+    let manifest = dataset.manifest.clone();
+    let settings = |chunk: Option<ChunkSpec>, set: Vec<String>| {
+        resolve(
+            &RunOptions {
+                configurations: vec!["hyde-3b".into()],
+                chunk,
+                set,
+                quiet: true,
+                ..RunOptions::default()
+            },
+            &ConfigFile::default(),
+            &manifest,
+        )
+        .unwrap()
+    };
+    let swept = execute_sweep(
+        &dataset,
+        &settings(Some(spec), Vec::new()),
+        &SweepSettings {
+            kind: SweepKind::Param(ParamRange::parse("min_cosine=0.1:0.3:0.2").unwrap()),
+            metrics: vec!["ndcg@10".into()],
+            folds: 5,
+            seed: 42,
+        },
+    )
+    .unwrap();
+    let ndcg = |execution: &Execution| {
+        execution.results.configurations[0].macro_metrics["ndcg@10"]
+            .as_f64()
+            .unwrap()
+    };
+    let sweep = &swept.configurations[0];
+    for (point, value) in sweep.points.iter().zip([0.1, 0.3]) {
+        let run_settings = settings(Some(spec), vec![format!("min_cosine={value}")]).run;
+        let chunked = execute(&mut dataset, &run_settings, RankingOutputs::default()).unwrap();
+        assert_eq!(point.value("ndcg@10"), ndcg(&chunked), "min_cosine={value}");
+    }
+    let chunked = execute(
+        &mut dataset,
+        &settings(Some(spec), Vec::new()).run,
+        RankingOutputs::default(),
+    )
+    .unwrap();
+    let whole = execute(
+        &mut dataset,
+        &settings(None, Vec::new()).run,
+        RankingOutputs::default(),
+    )
+    .unwrap();
+    assert_eq!(sweep.default.value("ndcg@10"), ndcg(&chunked));
+    assert_ne!(
+        ndcg(&chunked),
+        ndcg(&whole),
+        "8-word windows change devmem's hyde-3b ranking"
+    );
+    assert!(chunked.results.chunking.as_ref().unwrap().chunks > dataset.facts.len());
+}

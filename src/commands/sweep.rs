@@ -59,11 +59,6 @@ pub fn execute_sweep(
                 .into(),
         ));
     }
-    if let Some(chunk) = settings.run.chunk {
-        return Err(Error::Usage(format!(
-            "sweep indexes whole facts: drop --chunk {chunk} (or the config file's chunk key)"
-        )));
-    }
     let (selected, _) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
     let engine = settings
         .run
@@ -81,6 +76,7 @@ pub fn execute_sweep(
             metrics: &settings.run.metrics,
             configurations: &settings.run.configurations,
             progress: !settings.quiet,
+            chunk: settings.run.chunk,
             engine: engine
                 .as_ref()
                 .map(|(name, engine)| (*name, engine.as_ref())),
