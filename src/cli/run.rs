@@ -13,7 +13,7 @@ use crate::metrics::Semantics;
 use crate::results::shard::Shard;
 use crate::settings::{GateOptions, RunOptions, SignificanceOptions};
 use crate::stats::Correction;
-use crate::text::Analyzer;
+use crate::text::{Analyzer, ChunkSpec};
 
 pub(super) const COMPARE_EXAMPLES: &str = "\
 Examples:
@@ -225,6 +225,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub engine: Option<String>,
 
+    /// Index each fact for vector search as windows of TOKENS whitespace-separated words
+    /// overlapping by OVERLAP (e.g. 400,80), a fact scoring as its best window (MaxP);
+    /// the lexical signals still score whole facts [default: whole facts]
+    #[arg(long, value_name = "TOKENS,OVERLAP")]
+    pub chunk: Option<ChunkSpec>,
+
     /// Use only cached embeddings and hypotheses: a miss is an error (exit 3), no request
     /// is made and no API key is needed
     #[arg(long)]
@@ -363,6 +369,7 @@ impl RunArgs {
             embedder: self.embedder.clone(),
             generator: self.generator.clone(),
             engine: self.engine.clone(),
+            chunk: self.chunk,
             offline: self.offline,
             cache_dir: self.cache_dir.clone(),
             model_dir: self.model_dir.clone(),

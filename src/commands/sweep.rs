@@ -48,6 +48,12 @@ pub fn execute_sweep(
     sweep_settings: &SweepSettings,
 ) -> Result<SweepResults, Error> {
     dataset.check_evaluable(settings.run.metrics.relevance_level)?;
+    if settings.run.sources.is_some() {
+        return Err(Error::Usage(
+            "sweep ranks every source as fused: drop the config file's sources and source_boost"
+                .into(),
+        ));
+    }
     let (selected, _) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
     let engine = settings
         .run
@@ -65,6 +71,7 @@ pub fn execute_sweep(
             metrics: &settings.run.metrics,
             configurations: &settings.run.configurations,
             progress: !settings.quiet,
+            chunk: settings.run.chunk,
             engine: engine
                 .as_ref()
                 .map(|(name, engine)| (*name, engine.as_ref())),

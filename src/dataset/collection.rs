@@ -246,6 +246,7 @@ pub fn plain_fact(id: String, content: String) -> Fact {
         last_accessed: None,
         access_count: 0,
         confidence: None,
+        source: None,
     }
 }
 

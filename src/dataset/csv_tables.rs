@@ -237,7 +237,7 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
             access_count,
             confidence,
             _score: None,
-            _source: None,
+            source: None,
             _source_project: None,
             _provenance: None,
         };

@@ -88,6 +88,9 @@ pub struct Fact {
     pub access_count: u64,
     /// In (0, 1]; `None` when unset (chatcli treats it as 0.6).
     pub confidence: Option<f64>,
+    /// Where the fact comes from (chatcli's `session`, ...); `None` counts as `memory`
+    /// for the `sources` filter and `source_boost`.
+    pub source: Option<String>,
 }
 
 impl Fact {

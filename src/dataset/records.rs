@@ -28,11 +28,12 @@ pub(super) struct FactRecord {
     pub access_count: Option<u64>,
     #[serde(default)]
     pub confidence: Option<f64>,
+    /// Where the fact comes from (chatcli: `session`), for `sources` and `source_boost`.
+    #[serde(default)]
+    pub source: Option<String>,
     // chatcli fields that ranking never reads; accepted so its files load unchanged.
     #[serde(default, rename = "score")]
     pub _score: Option<serde_json::Value>,
-    #[serde(default, rename = "source")]
-    pub _source: Option<serde_json::Value>,
     #[serde(default, rename = "source_project")]
     pub _source_project: Option<serde_json::Value>,
     #[serde(default, rename = "provenance")]
@@ -95,6 +96,7 @@ pub(super) fn fact_from_record(
         last_accessed,
         access_count: record.access_count.unwrap_or(0),
         confidence,
+        source: record.source,
     })
 }
 

@@ -463,6 +463,7 @@ mod tests {
                 last_accessed: None,
                 access_count: 0,
                 confidence: None,
+                source: None,
             })
             .collect()
     }

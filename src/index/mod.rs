@@ -3,11 +3,13 @@
 //! temporal signal. Facts are addressed by their position in the corpus, which is sorted
 //! by fact id, so "ties by id ascending" is "ties by position ascending" everywhere.
 
+mod chunked;
 mod lexical;
 mod postings;
 mod temporal;
 mod vector;
 
+pub use chunked::ChunkOwners;
 pub use lexical::{Bm25Params, LexicalIndex, LexicalNeeds, ScoredFacts};
 pub use temporal::{gimli_recency, temporal_score};
 pub use vector::FlatIndex;

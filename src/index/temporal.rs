@@ -52,6 +52,7 @@ mod tests {
             last_accessed: Some(last_accessed.parse().unwrap()),
             access_count,
             confidence,
+            source: None,
         }
     }
 

@@ -9,6 +9,7 @@
 use std::time::Instant;
 
 use super::accounting::StageUsage;
+use super::chunks::ChunkedTexts;
 use super::expand::expand_queries;
 use super::expand::QueryExpansion;
 use super::state::{elapsed_ms, progress_bar, Corpus, IndexedCorpus, Prepared};
@@ -40,13 +41,27 @@ impl<'a> IndexedCorpus<'a> {
             temporal_by_setting,
             mut timings,
             vector_spill_min_bytes,
+            chunking,
+            source_weights,
         } = self;
         assert_eq!(texts.len(), ids.len(), "one text per fact of the corpus");
         let started = Instant::now();
         let usage_before = embedder.and_then(|embedder| embedder.usage());
+        let chunked = match (chunking, embedder) {
+            (Some(spec), Some(_)) => Some(ChunkedTexts::new(texts, spec)?),
+            _ => None,
+        };
+        let (texts, chunk_owners): (&dyn CorpusTexts, _) = match chunked {
+            Some((ref chunks, owners)) => (chunks, Some(owners)),
+            None => (texts, None),
+        };
         let vectors = match embedder {
             Some(embedder) => {
-                crate::progress::stage(progress, &format!("embedding {} facts", texts.len()));
+                let what = match &chunk_owners {
+                    Some(_) => format!("embedding {} chunks of {} facts", texts.len(), ids.len()),
+                    None => format!("embedding {} facts", texts.len()),
+                };
+                crate::progress::stage(progress, &what);
                 let bar = progress_bar(progress, texts.len() > 2000, texts.len(), "embedding");
                 // Each chunk's vectors go straight into the matrix: the corpus' vectors
                 // are never held twice. The matrix is made after the first answer, when
@@ -80,6 +95,7 @@ impl<'a> IndexedCorpus<'a> {
             ids,
             lexical,
             vectors,
+            chunk_owners,
         };
 
         let started = Instant::now();
@@ -105,8 +121,8 @@ impl<'a> IndexedCorpus<'a> {
             }),
             _ => None,
         };
-        let embedded_texts = if corpus.vectors.is_some() {
-            corpus.ids.len() + expansions.len() + hypothesis_vectors
+        let embedded_texts = if let Some(vectors) = &corpus.vectors {
+            vectors.len() + expansions.len() + hypothesis_vectors
         } else {
             0
         };
@@ -126,6 +142,7 @@ impl<'a> IndexedCorpus<'a> {
             progress,
             served: None,
             ann: Vec::new(),
+            source_weights,
         })
     }
 }

@@ -92,6 +92,7 @@ impl<W: Write> FactWriter<W> {
         self.u64(fact.access_count)?;
         self.u64(u64::from(fact.confidence.is_some()))?;
         self.u64(fact.confidence.unwrap_or(0.0).to_bits())?;
+        self.optional_text(fact.source.as_deref())?;
         Ok(content_start)
     }
 }
@@ -159,6 +160,7 @@ impl<R: Read> FactReader<R> {
                 let bits = self.u64()?;
                 present.then(|| f64::from_bits(bits))
             },
+            source: self.optional_text()?,
         })
     }
 }
@@ -270,6 +272,7 @@ mod tests {
         full.last_accessed = DateTime::from_timestamp(-86_400, 0);
         full.access_count = u64::MAX;
         full.confidence = Some(0.3);
+        full.source = Some("session".into());
         let original = vec![fact("a", "first fact"), fact("b", ""), full];
         let mut facts = original.clone();
         let spilled = SpilledFacts::take(&mut facts, 1).unwrap().expect("spilled");

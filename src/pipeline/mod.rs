@@ -4,7 +4,7 @@
 //!   (`prepare.rs`); a large corpus' facts wait on disk meanwhile ([`fact_spill`]);
 //! - [`expand`]: each query's keywords and hypotheses, and the skip heuristics
 //!   (`expand.rs`);
-//! - [`embed`]: fact vectors, query and hypothesis vectors (`embed.rs`), large sets of
+//! - [`embed`]: fact vectors (of each fact's chunks with `--chunk`, [`chunks`]), query and hypothesis vectors (`embed.rs`), large sets of
 //!   the latter waiting on disk until their chunk ([`vector_spill`]);
 //! - [`retrieve`]: queries in chunks, each chunk's vector searches in one batch, and what
 //!   each configuration searches with for each query (`retrieve.rs`); with `--engine`,
@@ -13,6 +13,7 @@
 //!   method (`fuse.rs`, over [`crate::fusion`]);
 //! - [`run`](mod@run): the driver: every configuration over every query into the ranking sinks,
 //!   and a whole evaluation ([`run::execute`]);
+//! - [`sources`]: the `sources` filter and `source_boost` on fused rankings;
 //! - [`accounting`]: HyDE and backend accounting, percentiles, stage timings.
 //!
 //! Configurations differ only in their [`Plan`] and
@@ -29,6 +30,7 @@
 //! gate, comparisons, settings or the command line.
 
 pub mod accounting;
+pub mod chunks;
 pub mod embed;
 pub mod expand;
 pub mod fact_spill;
@@ -37,6 +39,7 @@ pub mod prepare;
 pub mod retrieve;
 pub mod run;
 pub mod served;
+pub mod sources;
 pub mod state;
 pub mod vector_spill;
 

@@ -20,6 +20,7 @@ use crate::dataset::{Dataset, Fact, FactId};
 use crate::error::Error;
 use crate::fusion;
 use crate::index::{gimli_recency, temporal_score, LexicalIndex, LexicalNeeds};
+use crate::text::ChunkSpec;
 
 /// Prepares the shared stages of `dataset` for every configuration of `inputs`: the
 /// corpus and its indexes, fact vectors, query expansions and temporal scores. The
@@ -138,6 +139,8 @@ pub fn index_corpus<'a>(
         temporal_by_setting,
         timings,
         vector_spill_min_bytes: None,
+        chunking: None,
+        source_weights: None,
     })
 }
 
@@ -147,6 +150,21 @@ impl<'a> IndexedCorpus<'a> {
     /// of queries reads its own back before it is searched.
     pub fn spilling_query_vectors(mut self, min_bytes: usize) -> Self {
         self.vector_spill_min_bytes = Some(min_bytes);
+        self
+    }
+
+    /// Indexes each fact's windows of `spec` for vector search rather than the whole
+    /// fact, a fact scoring as its best window (see [`super::chunks`]); `None` indexes
+    /// whole facts.
+    pub fn chunking(mut self, spec: Option<ChunkSpec>) -> Self {
+        self.chunking = spec;
+        self
+    }
+
+    /// Filters and boosts every fused ranking by each fact's source weight (corpus
+    /// order; see [`super::sources`]); `None` leaves rankings as fused.
+    pub fn weighting_sources(mut self, weights: Option<Vec<f64>>) -> Self {
+        self.source_weights = weights;
         self
     }
 

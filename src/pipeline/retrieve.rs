@@ -77,7 +77,8 @@ impl Prepared<'_> {
 
     /// Searches, in one batch, every vector that some configuration searches for
     /// `queries`, storing the hits in their `expansions` (aligned with `queries`): in the
-    /// in-process index, or, when an engine serves the run, in the engine (with the exact
+    /// in-process index (a fact scoring as its best chunk when the facts were chunked),
+    /// or, when an engine serves the run, in the engine (with the exact
     /// index beside it for `ann`) and the engine's text rankings too.
     fn search(
         &self,
@@ -95,7 +96,10 @@ impl Prepared<'_> {
                     .iter()
                     .map(|(_, _, vector)| vector.as_slice())
                     .collect();
-                let results = index.search_batch(&vectors, limit, f64::NEG_INFINITY);
+                let results = match &self.corpus.chunk_owners {
+                    Some(owners) => owners.search_batch(index, &vectors, limit),
+                    None => index.search_batch(&vectors, limit, f64::NEG_INFINITY),
+                };
                 for ((position, key, _), hits) in searches.into_iter().zip(results) {
                     expansions[position].search_hits.insert(key, hits);
                 }

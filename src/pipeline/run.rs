@@ -31,14 +31,16 @@ use crate::results::digest::{Digest, RankingDigest};
 use crate::results::engine::{metric_deltas, EngineConfiguration, EngineRun};
 use crate::results::shard::Shard;
 use crate::results::{
-    metric_map, ConfigurationResult, Counts, DatasetSummary, EvaluationSummary, HydeSummary,
-    Results, ToolInfo, SCHEMA_VERSION,
+    metric_map, Chunking, ConfigurationResult, Counts, DatasetSummary, EvaluationSummary,
+    HydeSummary, Results, ToolInfo, SCHEMA_VERSION,
 };
+use crate::text::ChunkSpec;
 
 use super::accounting::account;
 use super::expand::HydeOutcome;
 use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
 use super::prepare::{index_corpus, prepare};
+use super::sources::{apply_weights, SourcePolicy};
 use super::state::{
     elapsed_ms, progress_bar, ConfigurationOutput, PipelineInputs, PipelineOutput, Prepared,
 };
@@ -63,6 +65,10 @@ pub struct RunSpec {
     pub progress: bool,
     /// Evaluate only this shard's queries (`run --shard I/N`); `None` evaluates all.
     pub shard: Option<Shard>,
+    /// `--chunk`: each fact's windows indexed for vector search; `None`: whole facts.
+    pub chunk: Option<ChunkSpec>,
+    /// The config file's `sources` and `source_boost`; `None`: every fact as fused.
+    pub sources: Option<SourcePolicy>,
 }
 
 /// What the provider factories read from a dataset (its fields, so the facts can be
@@ -202,7 +208,18 @@ pub fn execute(
         progress: settings.progress,
     };
     // Large sets of query and hypothesis vectors wait on disk until their chunk.
-    let indexed = index_corpus(dataset, &inputs)?.spilling_query_vectors(VECTOR_SPILL_MIN_BYTES);
+    let indexed = index_corpus(dataset, &inputs)?
+        .spilling_query_vectors(VECTOR_SPILL_MIN_BYTES)
+        .chunking(settings.chunk);
+    let source_weights = settings.sources.as_ref().map(|policy| {
+        policy.weights(
+            indexed
+                .fact_order()
+                .iter()
+                .map(|&position| &dataset.facts[position as usize]),
+        )
+    });
+    let indexed = indexed.weighting_sources(source_weights);
     // A large corpus' facts wait on disk from here until the report; the embedder
     // reads their texts back a chunk at a time.
     let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
@@ -254,6 +271,14 @@ pub fn execute(
         digests,
     );
     results.backend = output.backend.clone();
+    results.chunking = settings
+        .chunk
+        .zip(output.chunks)
+        .map(|(spec, chunks)| Chunking {
+            tokens: spec.tokens,
+            overlap: spec.overlap,
+            chunks,
+        });
     if let (Some(spec), Some(engine)) = (&settings.engine, &engine) {
         results.engine = Some(engine_run(
             dataset,
@@ -449,6 +474,7 @@ pub fn build_results(
         embedder,
         generator,
         engine: None,
+        chunking: None,
         configurations,
         backend: None,
         queries: details::query_details(dataset, queries),
@@ -505,8 +531,11 @@ impl Prepared<'_> {
                     .zip(&shared.plans)
                     .map(|(configuration, plan)| {
                         let started = Instant::now();
-                        let (ranking, hyde) =
+                        let (mut ranking, hyde) =
                             shared.query_ranking(query, expansion, configuration, *plan);
+                        if let Some(weights) = &shared.source_weights {
+                            apply_weights(&mut ranking, weights);
+                        }
                         QueryOutcome {
                             ranking: ranking
                                 .into_iter()
@@ -565,6 +594,7 @@ impl Prepared<'_> {
             configurations: outputs,
             timings,
             embedded_texts,
+            chunks: self.chunk_count(),
             backend: self.run_backend_accounting(),
             backend_failures: self.backend_failures(),
             ann: std::mem::take(&mut self.ann),

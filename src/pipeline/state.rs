@@ -13,9 +13,10 @@ use crate::embed::EmbeddingProvider;
 use crate::engine::SearchEngine;
 use crate::error::Error;
 use crate::generate::{GenerationFailure, HypothesisGenerator};
-use crate::index::{FactIndex, FlatIndex, LexicalIndex};
+use crate::index::{ChunkOwners, FactIndex, FlatIndex, LexicalIndex};
 use crate::progress::Counted;
 use crate::results::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
+use crate::text::ChunkSpec;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -48,6 +49,8 @@ pub struct PipelineOutput {
     pub timings: StageTimings,
     /// Texts sent to the embedder (facts, queries, hypotheses).
     pub embedded_texts: usize,
+    /// Chunks indexed for vector search, when the facts were chunked (`--chunk`).
+    pub chunks: Option<usize>,
     /// `None` when no backend spent anything.
     pub backend: Option<RunBackendAccounting>,
     /// Why hypotheses failed, per failing query (they fell back), for the run's notes.
@@ -88,6 +91,8 @@ pub struct Prepared<'a> {
     pub(super) served: Option<ServedBy<'a>>,
     /// ANN recall per configuration (aligned with `configurations`), when served.
     pub(super) ann: Vec<AnnTally>,
+    /// Each fact's source weight (corpus order), applied to every fused ranking.
+    pub(super) source_weights: Option<Vec<f64>>,
 }
 
 /// The corpus' fact ids, sorted, with its indexes (facts are addressed by position).
@@ -95,6 +100,8 @@ pub(super) struct Corpus {
     pub(super) ids: Vec<FactId>,
     pub(super) lexical: LexicalIndex,
     pub(super) vectors: Option<FlatIndex>,
+    /// With `--chunk`, the fact of each row of `vectors` (one row per chunk).
+    pub(super) chunk_owners: Option<ChunkOwners>,
 }
 
 /// Milliseconds since `started`.
@@ -132,6 +139,11 @@ pub struct IndexedCorpus<'a> {
     /// Query and hypothesis vectors totalling this many bytes go to disk as they are
     /// made (see [`Self::spilling_query_vectors`]).
     pub(super) vector_spill_min_bytes: Option<usize>,
+    /// Split each fact into windows for the vector index (see [`Self::chunking`]).
+    pub(super) chunking: Option<ChunkSpec>,
+    /// Each fact's source weight, when the run filters or boosts sources (see
+    /// [`Self::weighting_sources`]).
+    pub(super) source_weights: Option<Vec<f64>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -172,6 +184,11 @@ impl<'a> Prepared<'a> {
     /// The number of facts in the corpus.
     pub fn fact_count(&self) -> usize {
         self.corpus.ids.len()
+    }
+
+    /// The number of chunks indexed for vector search, when the facts were chunked.
+    pub fn chunk_count(&self) -> Option<usize> {
+        self.corpus.chunk_owners.as_ref().map(ChunkOwners::chunks)
     }
 }
 

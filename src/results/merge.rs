@@ -105,6 +105,7 @@ pub fn merge(shards: &[ShardResults], run_name: &str) -> Result<Results, Error> 
         generator: first.generator.clone(),
         // `run --shard` refuses an engine.
         engine: None,
+        chunking: first.chunking.clone(),
         configurations,
         backend: sum_options(shards.iter().map(|shard| &shard.results.backend), add_run),
         queries,

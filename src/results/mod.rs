@@ -48,6 +48,10 @@ pub struct Results {
     /// index cost; absent for runs on the in-process indexes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<engine::EngineRun>,
+    /// How facts were split for vector search (`run --chunk`); absent when whole facts
+    /// were indexed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunking: Option<Chunking>,
     pub configurations: Vec<ConfigurationResult>,
     /// What real backends spent in the run (requests, tokens, cache hits). Absent for
     /// deterministic providers and recorded hypotheses; unlike every other field it
@@ -60,6 +64,17 @@ pub struct Results {
     /// The facts named by any `top` list or judgment, for per-query diagnostics.
     #[serde(default)]
     pub facts: Vec<details::FactDetail>,
+}
+
+/// The windows facts were split into for vector search, and how many there were.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunking {
+    /// Whitespace-separated words per window.
+    pub tokens: usize,
+    /// Words each window shares with the next.
+    pub overlap: usize,
+    /// Windows indexed, over every fact of the corpus.
+    pub chunks: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

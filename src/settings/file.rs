@@ -12,6 +12,8 @@ use crate::configuration::ParamOverrides;
 use crate::dataset::Grade;
 use crate::error::{Error, Problem};
 use crate::metrics::Semantics;
+use crate::pipeline::sources::SourcePolicy;
+use crate::text::ChunkSpec;
 
 /// A parsed config file.
 #[derive(Debug, Default, Deserialize)]
@@ -30,6 +32,13 @@ pub struct ConfigFile {
     pub(super) engine: Option<String>,
     #[serde(default)]
     pub(super) engines: EngineTables,
+    /// `chunk = "TOKENS,OVERLAP"`: facts split into windows for vector search (like
+    /// `--chunk`).
+    pub(super) chunk: Option<String>,
+    /// `sources = ["memory"]`: return only facts of these sources.
+    pub(super) sources: Option<Vec<String>>,
+    /// `source_boost = { memory = 1.2 }`: multiply a source's facts' fused scores.
+    pub(super) source_boost: Option<BTreeMap<String, f64>>,
     pub(super) dimension: Option<usize>,
     pub(super) lexicon: Option<PathBuf>,
     pub(super) model_dir: Option<PathBuf>,
@@ -71,6 +80,31 @@ impl ConfigFile {
         file.directory = path.parent().map(Path::to_path_buf).unwrap_or_default();
         file.path = path.to_path_buf();
         Ok(file)
+    }
+
+    /// The `chunk` key, parsed; an error names the file.
+    pub(super) fn chunk_spec(&self) -> Result<Option<ChunkSpec>, Error> {
+        self.chunk
+            .as_deref()
+            .map(|text| {
+                text.parse().map_err(|message: String| {
+                    Error::problem(Problem::new(&self.path, None, format!("chunk: {message}")))
+                })
+            })
+            .transpose()
+    }
+
+    /// The `sources` and `source_boost` keys, checked; `None` when neither is set.
+    pub(super) fn source_policy(&self) -> Result<Option<SourcePolicy>, Error> {
+        if self.sources.is_none() && self.source_boost.is_none() {
+            return Ok(None);
+        }
+        SourcePolicy::new(
+            self.sources.clone().unwrap_or_default(),
+            self.source_boost.clone().unwrap_or_default(),
+        )
+        .map(Some)
+        .map_err(|error| Error::problem(Problem::new(&self.path, None, error.to_string())))
     }
 
     pub(super) fn relative(&self, path: &Option<PathBuf>) -> Option<PathBuf> {

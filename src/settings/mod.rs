@@ -46,7 +46,7 @@ use crate::metrics::{MetricSettings, Semantics};
 use crate::pipeline::run::RunSpec;
 use crate::report::files::check_output_name;
 use crate::stats::Correction;
-use crate::text::Analyzer;
+use crate::text::{Analyzer, ChunkSpec};
 
 /// The dataset used when neither the command line nor a config file names one.
 pub const DEFAULT_DATASET: &str = "datasets/devmem";
@@ -63,6 +63,8 @@ pub struct RunOptions {
     pub generator: Option<String>,
     /// `--engine NAME`: candidates from the config file's `[engines.NAME]`.
     pub engine: Option<String>,
+    /// `--chunk TOKENS,OVERLAP`: facts split into windows for vector search.
+    pub chunk: Option<ChunkSpec>,
     pub offline: bool,
     pub cache_dir: Option<PathBuf>,
     pub model_dir: Option<PathBuf>,
@@ -261,6 +263,15 @@ pub fn resolve(
         .or(file.engine.as_ref())
         .map(|name| engines::resolve_engine(name, &file.engines))
         .transpose()?;
+    let chunk = match args.chunk {
+        Some(spec) => Some(spec),
+        None => file.chunk_spec()?,
+    };
+    if chunk.is_some() && engine.is_some() {
+        return Err(Error::Usage(
+            "--chunk indexes chunks in process; a search engine holds whole facts: drop --chunk or --engine".into(),
+        ));
+    }
     let table_metrics = resolve_table_metrics(args, file, &metrics)?;
     check_threads(args.threads)?;
     let run_name = args
@@ -295,6 +306,8 @@ pub fn resolve(
             run_name,
             progress: !args.quiet,
             shard: None,
+            chunk,
+            sources: file.source_policy()?,
         },
         table_metrics,
         output_dir: args

@@ -39,6 +39,7 @@ use crate::generate::HypothesisGenerator;
 use crate::metrics::MetricSettings;
 use crate::pipeline::{self, PipelineInputs};
 use crate::results::ToolInfo;
+use crate::text::ChunkSpec;
 use grid::{simplex_grid, weight, ParamRange};
 use score::{mean, score_point, JudgedQueries};
 
@@ -204,6 +205,9 @@ pub struct SweepInputs<'a> {
     /// The search engine serving the vector searches (`--engine`): its table's name and
     /// client.
     pub engine: Option<(&'a str, &'a dyn SearchEngine)>,
+    /// `--chunk`: facts indexed as windows for vector search, a fact scoring as its
+    /// best window.
+    pub chunk: Option<ChunkSpec>,
 }
 
 /// Which configurations a sweep applies to, and the names of the others.
@@ -417,7 +421,7 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
     let (planned, to_prepare) = plan_points(&selected, &settings.kind)?;
 
     let needs_vectors = to_prepare.iter().any(|c| c.plan().vector.is_some());
-    let mut prepared = pipeline::prepare(
+    let indexed = pipeline::index_corpus(
         inputs.dataset,
         &PipelineInputs {
             embedder: inputs.embedder,
@@ -425,7 +429,10 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
             configurations: &to_prepare,
             progress: inputs.progress,
         },
-    )?;
+    )?
+    .chunking(inputs.chunk);
+    let texts = indexed.texts_of(&inputs.dataset.facts);
+    let mut prepared = indexed.embed(&texts, &inputs.dataset.queries)?;
     if let (Some((name, engine)), Some(embedder)) = (inputs.engine, inputs.embedder) {
         prepared.serve_checked(
             name,

@@ -5,11 +5,13 @@
 //! free of I/O and of any notion of facts or queries: it only turns strings into tokens.
 
 mod analyzer;
+mod chunk;
 mod keywords;
 mod stopwords;
 mod tokenize;
 
 pub use analyzer::Analyzer;
+pub use chunk::ChunkSpec;
 pub use keywords::{extract_keywords, merge_keywords, MAX_KEYWORDS, MIN_KEYWORD_CHARS};
 pub use stopwords::is_stop_word;
 pub use tokenize::{is_letter_or_digit, word_tokens};
