@@ -231,6 +231,10 @@ pub fn report_files(
                 p.muted { "Macro averages over the " (results.evaluation.evaluated_queries)
                     " queries with at least one relevant fact. Green = best in column." }
                 (metric_table(results))
+                @if let Some(judged) = super::JudgedSummary::of(results) {
+                    p.muted { (judged.line()) }
+                    @if let Some(warning) = &judged.warning { p { strong { "Warning: " } (warning) } }
+                }
                 (chart(&bars, "bar chart of the headline metrics per configuration"))
                 (chart(&curves, "recall@k and nDCG@k over the cut-offs"))
                 (configuration_table(results))
