@@ -6,6 +6,7 @@
 mod dataset;
 mod engine;
 mod eval;
+mod label;
 mod merge;
 mod run;
 mod tools;
@@ -13,6 +14,7 @@ mod tools;
 pub use dataset::*;
 pub use engine::*;
 pub use eval::*;
+pub use label::*;
 pub use merge::*;
 pub use run::*;
 pub use tools::*;

@@ -36,18 +36,21 @@ pub fn build<'a>(
 ) -> Result<Box<dyn HypothesisGenerator + 'a>, Error> {
     match choice {
         GeneratorChoice::Recorded => Ok(Box::new(RecordedGenerator::new(queries, hypotheses))),
-        GeneratorChoice::Chat(choice) => {
-            let secret = Secret::for_backend(
-                &format!("[generators.{}]", choice.name),
-                &choice.http,
-                cache.offline,
-            )?;
-            Ok(Box::new(ChatGenerator::new(
-                choice.chat.clone(),
-                HttpClient::new(choice.http.clone(), secret),
-                &(cache.root)()?,
-                cache.offline,
-            )?))
-        }
+        GeneratorChoice::Chat(choice) => Ok(Box::new(build_chat(choice, cache)?)),
     }
+}
+
+/// The chat generator `choice` names, behind the cache.
+pub fn build_chat(choice: &ChatChoice, cache: &CacheAccess<'_>) -> Result<ChatGenerator, Error> {
+    let secret = Secret::for_backend(
+        &format!("[generators.{}]", choice.name),
+        &choice.http,
+        cache.offline,
+    )?;
+    ChatGenerator::new(
+        choice.chat.clone(),
+        HttpClient::new(choice.http.clone(), secret),
+        &(cache.root)()?,
+        cache.offline,
+    )
 }

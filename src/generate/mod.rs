@@ -8,6 +8,7 @@
 //! rejected credentials and `--offline` cache misses do (as errors).
 
 pub mod choice;
+pub mod draft;
 pub mod openai_chat;
 pub mod prompts;
 
