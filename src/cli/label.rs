@@ -77,3 +77,63 @@ pub struct DraftQueriesArgs {
     #[arg(long)]
     pub replace: bool,
 }
+
+pub(super) const JUDGE_HELP: &str = "\
+The pool, as TREC pools: per query, the union of the top --depth facts of every
+configuration in the --results files and of every --run file, less the pairs
+DATASET/qrels.tsv already judges. Each grade is written at once (atomically) to
+DATASET/qrels.tsv and DATASET/judgments.jsonl, so a session can stop at any point and
+the next one resumes with the pairs left.
+
+Keys: 0 not relevant, 1 related, 2 answers; s or Right skip; b or Left back; q quit.
+--keys FILE (or - for stdin) reads the same keys as whitespace-separated tokens and
+drives the same handler without a terminal, printing one status line per key.
+
+Examples:
+  hyde-eval judge --dataset my-notes --results reports/my-notes/results.json
+  hyde-eval judge --dataset my-notes --results r.json --assist gpt --config hyde-eval.toml
+  hyde-eval judge --dataset my-notes --agreement";
+
+/// Options of `hyde-eval judge`.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// Dataset directory whose qrels.tsv receives the grades
+    #[arg(long, value_name = "DIR")]
+    pub dataset: PathBuf,
+
+    /// results.json files whose configurations' top lists are pooled
+    #[arg(long, value_name = "FILE")]
+    pub results: Vec<PathBuf>,
+
+    /// TREC run files pooled as well
+    #[arg(long = "run", value_name = "FILE")]
+    pub runs: Vec<PathBuf>,
+
+    /// Pool depth: the top k of each configuration and run
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    pub depth: usize,
+
+    /// Show an LLM's proposed grade beside each pair ([generators.NAME])
+    #[arg(long, value_name = "NAME")]
+    pub assist: Option<String>,
+
+    /// Config file with the [generators.NAME] table
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Only cached proposals: a miss is an error, no request is made
+    #[arg(long)]
+    pub offline: bool,
+
+    /// The answer cache [default: the config's cache_dir, else ~/.cache/hyde-eval/cache]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Scripted input: keys from FILE (- for stdin) instead of the terminal
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+
+    /// Report Cohen's kappa between the LLM's proposals and the grades given, and exit
+    #[arg(long)]
+    pub agreement: bool,
+}
