@@ -489,6 +489,7 @@ mod tests {
                                                 .collect(),
                                         ),
                                     ),
+                                    top: Vec::new(),
                                 })
                                 .collect(),
                         }

@@ -362,6 +362,14 @@ fn resolve_table_metrics(
     Ok(table_metrics)
 }
 
+/// The cache directory: `explicit` (`--cache-dir`), else the config file's `cache_dir`
+/// (relative to the file), else `None` (the default, resolved when used).
+pub fn cache_dir(explicit: Option<&std::path::Path>, file: &ConfigFile) -> Option<PathBuf> {
+    explicit
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| file.relative(&file.cache_dir))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,12 +549,4 @@ mod tests {
             "{message}"
         );
     }
-}
-
-/// The cache directory: `explicit` (`--cache-dir`), else the config file's `cache_dir`
-/// (relative to the file), else `None` (the default, resolved when used).
-pub fn cache_dir(explicit: Option<&std::path::Path>, file: &ConfigFile) -> Option<PathBuf> {
-    explicit
-        .map(std::path::Path::to_path_buf)
-        .or_else(|| file.relative(&file.cache_dir))
 }
