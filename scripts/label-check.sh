@@ -6,6 +6,7 @@
 # and judged@5 before and after judging. scripts/real-backend-check.sh runs it against
 # its llama-cpp-python server; by hand:
 #   scripts/label-check.sh http://127.0.0.1:PORT/v1 MODEL WORKDIR
+# ($HYDE_EVAL_BIN names a built hyde-eval binary to use instead of `cargo run --release`.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base_url="$1"; model="$2"; work="$3"
@@ -22,7 +23,9 @@ temperature = 0.7
 max_tokens = 40
 max_in_flight = 2
 TOML
-hyde_label() { cargo run --release --quiet -- "$@"; }
+hyde_label() {
+  if [ -n "${HYDE_EVAL_BIN:-}" ]; then "$HYDE_EVAL_BIN" "$@"; else cargo run --release --quiet -- "$@"; fi
+}
 with_llm=(--config "$work/label.toml" --cache-dir "$work/cache")
 
 echo "==> dataset draft-queries: 6 facts x 4 styles"
@@ -31,10 +34,13 @@ hyde_label dataset validate "$label"
 hyde_label run --dataset "$label" --configurations bm25,dense,hybrid --k 5 \
   --output-dir "$work/label-reports" --run-name before --quiet > /dev/null
 
-echo "==> judge: a scripted pass over the pool (keys 2 1 0 in turn), with LLM proposals"
+echo "==> judge: scripted passes over the pool (keys 2 1 0 in turn): 12 pairs with LLM proposals, then the rest"
+python3 -c "print(' '.join('210'[i % 3] for i in range(12)))" > "$work/keys-assisted.txt"
 python3 -c "print(' '.join('210'[i % 3] for i in range(400)))" > "$work/keys.txt"
 hyde_label judge --dataset "$label" --results "$work/label-reports/before/results.json" --depth 5 \
-  --keys "$work/keys.txt" --assist drafter "${with_llm[@]}" | tail -2
+  --keys "$work/keys-assisted.txt" --assist drafter "${with_llm[@]}" | tail -1
+hyde_label judge --dataset "$label" --results "$work/label-reports/before/results.json" --depth 5 \
+  --keys "$work/keys.txt" | tail -1
 hyde_label judge --dataset "$label" --agreement
 hyde_label dataset validate "$label"
 ls "$label"
