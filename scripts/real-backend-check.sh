@@ -12,6 +12,8 @@
 # runs every configuration with the live generator and the infinity embedder, checks
 # the numbers, then runs again and checks that no request reached either server (their
 # access logs and hyde-eval's own accounting), and that --offline works with no server.
+# scripts/label-check.sh then drafts queries for six devmem facts with the chat server,
+# judges the pool with scripted keys and LLM proposals, and runs and reports again.
 #
 # Usage: scripts/real-backend-check.sh [--ci]
 #   --ci  give up installing after $HYDE_EVAL_BACKEND_INSTALL_SECONDS (default 1200)
@@ -170,6 +172,9 @@ if [ "$chat_after" != "$chat_before" ] || [ "$embed_after" != "$embed_before" ];
   exit 1
 fi
 echo "server logs: no request on the second run (chat $chat_after, embeddings $embed_after POSTs in all)"
+
+echo "==> a labeled set from facts alone: drafted queries, scripted judging, run, report"
+scripts/label-check.sh "http://127.0.0.1:$chat_port/v1" smollm2 "$work"
 
 echo "==> --offline with both servers stopped"
 for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done

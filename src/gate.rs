@@ -488,6 +488,7 @@ mod tests {
                                                 .collect(),
                                         ),
                                     ),
+                                    top: Vec::new(),
                                 })
                                 .collect(),
                         }

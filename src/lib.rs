@@ -26,6 +26,7 @@ pub mod http;
 pub mod index;
 pub mod input;
 pub mod interrupt;
+pub mod judging;
 pub mod memory;
 pub mod metric_names;
 pub mod metrics;

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval(args),
         Command::Dataset(command) => commands::dataset(command),
         Command::Record(args) => commands::record(args),
+        Command::Judge(args) => commands::judge(args),
         Command::Engine {
             action: EngineAction::Load(args),
         } => commands::engine_load(args),

@@ -10,7 +10,12 @@
 //! - `hit@k` = 1 when a relevant fact is in the top k (`success_k`);
 //! - `mrr@k` = 1 / rank of the first relevant fact within the top k, else 0;
 //! - `mrr` = the same over the whole ranking (`recip_rank`);
-//! - `map` = average precision over the whole ranking (`map`).
+//! - `map` = average precision over the whole ranking (`map`);
+//! - `judged@k` = judged facts (any grade, 0 included) among the top k / min(k, returned),
+//!   0 when nothing was returned (ir_measures' `Judged@k`): how far the other measures can
+//!   be trusted, since an unjudged fact scores as not relevant;
+//! - `bpref` = trec_eval's `bpref`, which reads judged facts only, so it is robust to
+//!   incomplete judgments.
 //!
 //! chatcli semantics (its eval harness, chatcli's eval harness, `eval/eval.go`) change two definitions:
 //! `precision@k` divides by min(k, returned) (0 when nothing returned) and `ndcg@k` uses
@@ -66,13 +71,21 @@ pub struct MetricSettings {
 }
 
 /// Metrics computed at every cut-off, in output order.
-pub const CUTOFF_METRICS: [&str; 5] = ["recall", "precision", "ndcg", "hit", "mrr"];
+pub const CUTOFF_METRICS: [&str; 6] = ["recall", "precision", "ndcg", "hit", "mrr", "judged"];
 /// Metrics over the whole ranking.
-pub const WHOLE_RANKING_METRICS: [&str; 2] = ["mrr", "map"];
+pub const WHOLE_RANKING_METRICS: [&str; 3] = ["mrr", "map", "bpref"];
+
+/// The grade a ranking carries for a returned fact the qrels do not list: never
+/// relevant, never a gain, and not counted by `judged@k` or `bpref`.
+pub const NOT_JUDGED: Grade = -1;
+
+/// Below this `judged@k`, reports warn that the configuration's scores count many
+/// unjudged facts as not relevant (documented in docs/metrics-and-eval.md).
+pub const JUDGED_WARNING_THRESHOLD: f64 = 0.8;
 
 impl MetricSettings {
     /// Metric names in output order: per cut-off `recall@k precision@k ndcg@k hit@k
-    /// mrr@k`, then `mrr map`.
+    /// mrr@k judged@k`, then `mrr map bpref`.
     pub fn metric_names(&self) -> Vec<String> {
         let mut names = Vec::new();
         for k in &self.cutoffs {
@@ -278,7 +291,8 @@ impl RankingProfile {
 }
 
 /// Computes every metric for one query. `ranked` holds the grade of each returned fact
-/// in rank order (0 for unjudged); `judged` holds every judged grade of the query.
+/// in rank order ([`NOT_JUDGED`] for unjudged); `judged` holds every judged grade of the
+/// query.
 /// Values align with [`MetricSettings::metric_names`].
 pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettings) -> Vec<f64> {
     let level = settings.relevance_level;
@@ -313,11 +327,53 @@ pub fn query_metrics(ranked: &[Grade], judged: &[Grade], settings: &MetricSettin
             ndcg,
             profile.success(k),
             profile.reciprocal_rank_within(k),
+            judged_share(ranked, k),
         ]);
     }
     values.push(profile.reciprocal_rank());
     values.push(profile.average_precision());
+    let judged_nonrelevant = judged
+        .iter()
+        .filter(|&&grade| (0..level).contains(&grade))
+        .count();
+    values.push(bpref(ranked, level, relevant_total, judged_nonrelevant));
     values
+}
+
+/// `judged@k`: judged results (grade >= 0) among the first k / min(k, returned); 0 when
+/// nothing was returned (ir_measures' `Judged@k`).
+pub fn judged_share(ranked: &[Grade], k: usize) -> f64 {
+    let top = &ranked[..k.min(ranked.len())];
+    if top.is_empty() {
+        return 0.0;
+    }
+    top.iter().filter(|&&grade| grade >= 0).count() as f64 / top.len() as f64
+}
+
+/// trec_eval's `bpref` over `ranked` (negative grades are unjudged and skipped): each
+/// relevant result scores 1 - min(judged non-relevant above it, R) / min(N, R), where R
+/// is `relevant` and N `judged_nonrelevant`; the sum over R (0 when R = 0).
+pub fn bpref(ranked: &[Grade], level: Grade, relevant: usize, judged_nonrelevant: usize) -> f64 {
+    let mut nonrelevant_so_far = 0usize;
+    let mut sum = 0.0;
+    for &grade in ranked {
+        if grade < 0 {
+            continue;
+        }
+        if grade < level {
+            nonrelevant_so_far += 1;
+        } else if nonrelevant_so_far > 0 {
+            sum += 1.0
+                - nonrelevant_so_far.min(relevant) as f64 / judged_nonrelevant.min(relevant) as f64;
+        } else {
+            sum += 1.0;
+        }
+    }
+    if relevant > 0 {
+        sum / relevant as f64
+    } else {
+        0.0
+    }
 }
 
 /// One query's metrics.
@@ -391,7 +447,7 @@ pub fn evaluate_query(
         .collect();
     let ranked: Vec<Grade> = results
         .iter()
-        .map(|(fact, _)| grade_of.get(fact).copied().unwrap_or(0))
+        .map(|(fact, _)| grade_of.get(fact).copied().unwrap_or(NOT_JUDGED))
         .collect();
     let judged: Vec<Grade> = judgments.iter().map(|judgment| judgment.grade).collect();
     Some(QueryEvaluation {
@@ -468,6 +524,34 @@ mod tests {
         assert!((metric(&settings, &values, "ndcg@4") - dcg / ideal).abs() < 1e-12);
         // AP = (1/2 + 2/4) / 3.
         assert!((metric(&settings, &values, "map") - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn judged_share_and_bpref_worked_by_hand() {
+        // Ranking: [grade 0, unjudged, grade 2, unjudged, grade 1]; judged {2, 1, 0, 0}.
+        let settings = settings(&[1, 2, 4, 10], Semantics::Trec);
+        let ranked = [0, NOT_JUDGED, 2, NOT_JUDGED, 1];
+        let values = query_metrics(&ranked, &[2, 1, 0, 0], &settings);
+        assert_eq!(metric(&settings, &values, "judged@1"), 1.0);
+        assert_eq!(metric(&settings, &values, "judged@2"), 0.5);
+        assert_eq!(metric(&settings, &values, "judged@4"), 0.5);
+        // Only 5 returned: 3 judged of 5.
+        assert_eq!(metric(&settings, &values, "judged@10"), 0.6);
+        // R = 2, N = 2: the grade-2 fact has 1 judged non-relevant above it (1 - 1/2),
+        // the grade-1 fact too (1 - 1/2): (0.5 + 0.5) / 2.
+        assert_eq!(metric(&settings, &values, "bpref"), 0.5);
+        // Unjudged results change nothing else: they score as grade 0 would.
+        let as_zero = query_metrics(&[0, 0, 2, 0, 1], &[2, 1, 0, 0], &settings);
+        for (name, (a, b)) in settings
+            .metric_names()
+            .iter()
+            .zip(values.iter().zip(&as_zero))
+        {
+            if !name.starts_with("judged@") && name != "bpref" {
+                assert_eq!(a, b, "{name}");
+            }
+        }
+        assert_eq!(judged_share(&[], 10), 0.0);
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub enum DatasetCommand {
     /// Write a seeded synthetic dataset (Zipfian vocabulary, topical clusters, planted
     /// graded qrels, synonym-shifted queries, hypotheses) for scale tests
     Synth(SynthArgs),
+    /// Draft queries and grade-2 judgments for a set of facts with an LLM
+    /// ([generators.NAME]), filtered for near-duplicates and copied wording
+    #[command(name = "draft-queries", after_long_help = super::label::DRAFT_HELP)]
+    DraftQueries(super::label::DraftQueriesArgs),
 }
 
 /// Options of `hyde-eval dataset synth`.

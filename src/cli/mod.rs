@@ -7,6 +7,7 @@ mod dataset;
 mod engine;
 mod eval;
 mod fuse;
+mod label;
 mod merge;
 mod run;
 mod shell;
@@ -16,6 +17,7 @@ pub use dataset::*;
 pub use engine::*;
 pub use eval::*;
 pub use fuse::*;
+pub use label::*;
 pub use merge::*;
 pub use run::*;
 pub use shell::*;
@@ -125,6 +127,10 @@ pub enum Command {
     /// Score TREC run files against TREC qrels with trec_eval's semantics.
     #[command(after_long_help = EVAL_HELP)]
     Eval(EvalArgs),
+    /// Judge the pooled top results of runs (0/1/2) in the terminal, every grade saved
+    /// to the dataset's qrels.tsv as it is given; --agreement reports Cohen's kappa.
+    #[command(after_long_help = JUDGE_HELP)]
+    Judge(JudgeArgs),
     /// Import, summarize or validate datasets (BEIR, TREC, CSV, SMART, native).
     #[command(subcommand)]
     Dataset(DatasetCommand),

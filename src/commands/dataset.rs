@@ -19,6 +19,7 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
         }
     };
     match command {
+        DatasetCommand::DraftQueries(args) => return super::draft_queries(args),
         DatasetCommand::Synth(args) => {
             let mut options =
                 crate::dataset::synth::SynthOptions::new(args.facts, args.queries, args.seed);

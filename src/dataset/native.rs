@@ -161,6 +161,16 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     })
 }
 
+/// The fact list of a dataset directory alone (`facts.jsonl` or `memory_index.json`),
+/// validated as [`load`] validates it: for drafting queries for a set that has none.
+pub fn load_facts(root: &Path) -> Result<Vec<Fact>, Error> {
+    let list = read_fact_list(root, &mut ContentHasher::default())?;
+    let mut problems = Problems::default();
+    let facts = list.parse(&mut problems);
+    problems.into_result()?;
+    Ok(facts)
+}
+
 /// The fact list's bytes, read and hashed before the other files, parsed after them.
 enum FactList {
     Jsonl { path: PathBuf, bytes: Vec<u8> },

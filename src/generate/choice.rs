@@ -37,23 +37,21 @@ pub fn build<'a>(
 ) -> Result<Box<dyn HypothesisGenerator + 'a>, Error> {
     match choice {
         GeneratorChoice::Recorded => Ok(Box::new(RecordedGenerator::new(queries, hypotheses))),
-        GeneratorChoice::Chat(choice) => {
-            let table = format!("[generators.{}]", choice.name);
-            let client = match &choice.chat.api {
-                ChatApi::BedrockConverse { region } => {
-                    bedrock_client(&table, &choice.http, region, cache.offline)?
-                }
-                ChatApi::OpenAiChat => HttpClient::new(
-                    choice.http.clone(),
-                    Secret::for_backend(&table, &choice.http, cache.offline)?,
-                ),
-            };
-            Ok(Box::new(ChatGenerator::new(
-                choice.chat.clone(),
-                client,
-                &(cache.root)()?,
-                cache.offline,
-            )?))
-        }
+        GeneratorChoice::Chat(choice) => Ok(Box::new(build_chat(choice, cache)?)),
     }
+}
+
+/// The chat generator `choice` names, behind the cache.
+pub fn build_chat(choice: &ChatChoice, cache: &CacheAccess<'_>) -> Result<ChatGenerator, Error> {
+    let table = format!("[generators.{}]", choice.name);
+    let client = match &choice.chat.api {
+        ChatApi::BedrockConverse { region } => {
+            bedrock_client(&table, &choice.http, region, cache.offline)?
+        }
+        ChatApi::OpenAiChat => HttpClient::new(
+            choice.http.clone(),
+            Secret::for_backend(&table, &choice.http, cache.offline)?,
+        ),
+    };
+    ChatGenerator::new(choice.chat.clone(), client, &(cache.root)()?, cache.offline)
 }

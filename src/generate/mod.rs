@@ -10,6 +10,7 @@
 
 pub mod bedrock_converse;
 pub mod choice;
+pub mod draft;
 pub mod openai_chat;
 pub mod prompts;
 

@@ -26,6 +26,68 @@ use crate::results::Results;
 use crate::sweep::SweepResults;
 use crate::trec_eval::{EvalOptions, EvaluatedRun};
 
+/// Each configuration's `judged@k` at the run's deepest cut-off, and a warning naming
+/// those below [`crate::metrics::JUDGED_WARNING_THRESHOLD`]: their other scores count
+/// many unjudged facts as not relevant. `None` for results without `judged@k`.
+pub struct JudgedSummary {
+    /// `judged@k` of the deepest cut-off.
+    pub metric: String,
+    /// Configuration name and its `judged@k`, in run order.
+    pub values: Vec<(String, f64)>,
+    /// The warning sentence, when any configuration is below the threshold.
+    pub warning: Option<String>,
+}
+
+impl JudgedSummary {
+    pub fn of(results: &Results) -> Option<JudgedSummary> {
+        let metric = results
+            .evaluation
+            .metrics
+            .iter()
+            .rfind(|metric| metric.starts_with("judged@"))?
+            .clone();
+        let values: Vec<(String, f64)> = results
+            .configurations
+            .iter()
+            .map(|configuration| {
+                let value = configuration
+                    .macro_metrics
+                    .get(&metric)
+                    .and_then(serde_json::Value::as_f64)
+                    .unwrap_or(f64::NAN);
+                (configuration.name.clone(), value)
+            })
+            .collect();
+        let threshold = crate::metrics::JUDGED_WARNING_THRESHOLD;
+        let low: Vec<String> = values
+            .iter()
+            .filter(|(_, value)| *value < threshold)
+            .map(|(name, value)| format!("{name} ({value:.2})"))
+            .collect();
+        let warning = (!low.is_empty()).then(|| {
+            format!(
+                "{metric} below {threshold}: {}; unjudged facts score as not relevant, so these scores are lower bounds (judge them with `hyde-eval judge`, or read bpref)",
+                low.join(", ")
+            )
+        });
+        Some(JudgedSummary {
+            metric,
+            values,
+            warning,
+        })
+    }
+
+    /// One line: `judged@10: a 0.95, b 0.71`.
+    pub fn line(&self) -> String {
+        let values: Vec<String> = self
+            .values
+            .iter()
+            .map(|(name, value)| format!("{name} {value:.2}"))
+            .collect();
+        format!("{}: {}", self.metric, values.join(", "))
+    }
+}
+
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

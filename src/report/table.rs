@@ -57,6 +57,7 @@ pub fn run_sections(
             hyde_table(results),
             backend_table(results),
             abstention_line(results),
+            judged_lines(results),
             scenario_table(results),
             expectation_failures(results),
             gate.map(gate_summary),
@@ -427,6 +428,18 @@ pub fn summary_line(results: &Results) -> String {
 }
 
 /// Correct abstentions on queries without relevant facts; `None` when every query has one.
+/// The share of each configuration's top k that has a judgment, with a warning when
+/// any is low.
+pub fn judged_lines(results: &Results) -> Option<String> {
+    let summary = super::JudgedSummary::of(results)?;
+    let mut text = summary.line();
+    if let Some(warning) = &summary.warning {
+        text.push_str("\nwarning: ");
+        text.push_str(warning);
+    }
+    Some(text)
+}
+
 pub fn abstention_line(results: &Results) -> Option<String> {
     let unanswerable = results.evaluation.queries_without_relevant.len();
     if unanswerable == 0 {

@@ -112,6 +112,11 @@ impl Judgments {
                     .per_query
                     .into_iter()
                     .map(|query| StoredQuery {
+                        top: query
+                            .top
+                            .iter()
+                            .map(|fact| fact.as_str().to_owned())
+                            .collect(),
                         query: query.query,
                         metrics: query.metrics,
                     })

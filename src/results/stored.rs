@@ -67,6 +67,9 @@ pub struct StoredParams {
 pub struct StoredQuery {
     pub query: QueryId,
     pub metrics: MetricValues,
+    /// The ranking's first facts (as deep as the largest cut-off); what judging pools.
+    #[serde(default)]
+    pub top: Vec<String>,
 }
 
 impl StoredConfiguration {
@@ -194,6 +197,11 @@ impl StoredResults {
                         .map(|query| StoredQuery {
                             query: query.query.clone(),
                             metrics: query.metrics.clone(),
+                            top: query
+                                .top
+                                .iter()
+                                .map(|fact| fact.as_str().to_owned())
+                                .collect(),
                         })
                         .collect(),
                 })

@@ -34,6 +34,7 @@ use std::path::PathBuf;
 
 use configurations::resolve_configurations;
 pub use file::ConfigFile;
+pub use providers::chat_generator;
 use providers::{resolve_embedder, resolve_generator};
 
 use crate::compare::paired::{SignificanceSettings, SignificanceTest};
@@ -414,6 +415,14 @@ fn resolve_table_metrics(
     };
 
     Ok(table_metrics)
+}
+
+/// The cache directory: `explicit` (`--cache-dir`), else the config file's `cache_dir`
+/// (relative to the file), else `None` (the default, resolved when used).
+pub fn cache_dir(explicit: Option<&std::path::Path>, file: &ConfigFile) -> Option<PathBuf> {
+    explicit
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| file.relative(&file.cache_dir))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use crate::dataset::Manifest;
 use crate::embed::choice::EmbedderChoice;
 use crate::error::Error;
-use crate::generate::choice::GeneratorChoice;
+use crate::generate::choice::{ChatChoice, GeneratorChoice};
 
 use super::backends::{self, EmbedderTableChoice};
 use super::{ConfigFile, RunOptions};
@@ -118,4 +118,19 @@ pub(super) fn resolve_generator(
     };
 
     Ok(generator)
+}
+
+/// The `[generators.NAME]` table of `file` as a live chat generator (commands that
+/// need an LLM: `dataset draft-queries`, `judge --assist`).
+pub fn chat_generator(name: &str, file: &ConfigFile) -> Result<ChatChoice, Error> {
+    let options = RunOptions {
+        generator: Some(name.to_owned()),
+        ..RunOptions::default()
+    };
+    match resolve_generator(&options, file)? {
+        GeneratorChoice::Chat(choice) => Ok(*choice),
+        GeneratorChoice::Recorded => Err(Error::Usage(format!(
+            "--generator {name:?}: this needs a live generator, a [generators.NAME] table of the --config file"
+        ))),
+    }
 }

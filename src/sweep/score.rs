@@ -12,7 +12,7 @@ use crate::configuration::{Fusion, Params};
 use crate::dataset::{Dataset, FactId, Grade};
 use crate::fusion::{fuse, CandidateTable};
 use crate::index::FactIndex;
-use crate::metrics::{query_metrics, MetricSettings};
+use crate::metrics::{query_metrics, MetricSettings, NOT_JUDGED};
 
 /// The judgments of the evaluated queries (those with at least one relevant fact),
 /// keyed by corpus position.
@@ -100,7 +100,7 @@ pub fn score_point(
                 let grades = &judged.grade_of[query];
                 grades
                     .binary_search_by_key(fact, |&(index, _)| index)
-                    .map_or(0, |found| grades[found].1)
+                    .map_or(NOT_JUDGED, |found| grades[found].1)
             })
             .collect();
         let all = query_metrics(&grades, &judged.judged[query], settings);

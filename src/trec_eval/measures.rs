@@ -667,27 +667,7 @@ impl QueryFacts<'_> {
     /// trec_eval's `bpref`: over judged results only, each relevant one scores
     /// 1 - min(nonrelevant above it, R) / min(judged nonrelevant, R); the sum over R.
     fn bpref(&self, relevant: usize) -> f64 {
-        let mut nonrelevant_so_far = 0usize;
-        let mut sum = 0.0;
-        for &grade in self.grades {
-            if grade < 0 {
-                continue;
-            }
-            if grade < self.level {
-                nonrelevant_so_far += 1;
-            } else if nonrelevant_so_far > 0 {
-                sum += 1.0
-                    - nonrelevant_so_far.min(relevant) as f64
-                        / self.judged_nonrelevant.min(relevant) as f64;
-            } else {
-                sum += 1.0;
-            }
-        }
-        if relevant > 0 {
-            sum / relevant as f64
-        } else {
-            0.0
-        }
+        crate::metrics::bpref(self.grades, self.level, relevant, self.judged_nonrelevant)
     }
 }
 
