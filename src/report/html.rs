@@ -51,7 +51,7 @@ impl From<ChartError> for ReportError {
     }
 }
 
-const STYLE: &str = r#"
+pub(super) const STYLE: &str = r#"
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif;
        margin: 0 auto; max-width: 1180px; padding: 24px; color: #1f2328; line-height: 1.45; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
