@@ -30,7 +30,8 @@ same-named configuration; * and ** mark differences significant at alpha and alp
 after the correction over every cell. compare.json and compare.md are written to
 reports/<dataset>-compare/ (reports/compare/ for stored results and run files; or
 --output-dir/--run-name). --configurations keeps those rows of stored results; --metrics
-and --html are refused (compare shows one --metric, in text, JSON and Markdown).";
+is refused (compare shows one --metric, in text, JSON and Markdown); --html writes
+report.html beside them for run files compared with --qrels, and is refused otherwise.";
 
 /// `hyde-eval run`: run options plus the gate and summary options.
 #[derive(Debug, Args)]
