@@ -59,7 +59,7 @@ fn refuse_unhonoured(args: &CompareArgs) -> Result<(), Error> {
     }
     if run.html && args.external_qrels().is_none() {
         return Err(Error::Usage(
-            "compare --html writes the report of run files compared with --qrels; stored results and --embedder runs are not an HTML page here: for the HTML report of one run use `hyde-eval run --html` or `hyde-eval report RESULTS`".into(),
+            "compare --html writes the HTML report of run files compared with --qrels; for stored results or --embedder runs, the HTML report of one run is `hyde-eval run --html` or `hyde-eval report RESULTS`".into(),
         ));
     }
     if run.html && run.no_report {
