@@ -441,7 +441,7 @@ fn eval_gate_exit_codes_and_compare_flag_hygiene() {
     // Flags compare cannot honour are refused up front.
     for (flag, says) in [
         (vec!["--metrics", "mrr"], "compares one metric"),
-        (vec!["--html"], "not an HTML page"),
+        (vec!["--html", "--no-report"], "--no-report turns off"),
         (
             vec!["--configurations", "keyword"],
             "--configurations selects what hyde-eval runs",
@@ -521,6 +521,95 @@ fn dataset_files_are_read_gzipped() {
     assert_eq!(code(&output), 2);
     assert!(
         text(&output.stderr).contains("corpus.jsonl.gz: corrupt gzip data"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// The text of the first element after `marker` in `page` (up to the next `<`).
+fn cell_after<'p>(page: &'p str, marker: &str) -> &'p str {
+    let at = page
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker} not in {page}"));
+    let rest = &page[at + marker.len()..];
+    let start = rest.find('>').unwrap() + 1;
+    let end = start + rest[start..].find('<').unwrap();
+    &rest[start..end]
+}
+
+#[test]
+fn compare_qrels_html_reports_each_run_its_metrics_diagnostics_and_p_value() {
+    let directory = tempfile::tempdir().unwrap();
+    let d = directory.path();
+    let qrels = write(d, "qrels", QRELS.as_bytes());
+    let run = write(d, "sys.run", RUN.as_bytes());
+    let weak = write(d, "weak.run", WEAK_RUN.as_bytes());
+    let output_dir = d.join("out").display().to_string();
+    let output = hyde_eval(&[
+        "compare",
+        "--quiet",
+        "--qrels",
+        &qrels,
+        &run,
+        &weak,
+        "--metric",
+        "ndcg@10",
+        "--html",
+        "--output-dir",
+        &output_dir,
+        "--run-name",
+        "c",
+    ]);
+    assert_eq!(code(&output), 0, "{}", text(&output.stderr));
+    let page = std::fs::read_to_string(d.join("out/c/report.html")).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("out/c/compare.json")).unwrap()).unwrap();
+    // By hand (trec_eval's gain = grade): sys ranks d2 (0), d1 (1), d3 (2) for q1:
+    // (1/log2 3 + 2/2) / (2 + 1/log2 3) = 0.6199, q2 1: mean 0.8100. weak ranks d3 at 2:
+    // (2/log2 3) / 2.6309 = 0.4796, q2 0: mean 0.2398.
+    // Each run is labelled by its path, as `eval` labels it.
+    for (path, by_hand) in [(&run, "0.8100"), (&weak, "0.2398")] {
+        let label = path;
+        let row = &page[page
+            .find(&format!("<tr data-run=\"{label}\">"))
+            .unwrap_or_else(|| panic!("no row for {label}: {page}"))..];
+        let shown = cell_after(row, "data-metric=\"ndcg@10\"");
+        let eval = hyde_eval(&["eval", "-m", "ndcg_cut.10", &qrels, path]);
+        assert_eq!(code(&eval), 0, "{}", text(&eval.stderr));
+        let eval = text(&eval.stdout);
+        let computed = eval
+            .lines()
+            .find(|line| line.starts_with("ndcg_cut_10"))
+            .and_then(|line| line.split('\t').nth(2))
+            .unwrap_or_else(|| panic!("{eval}"));
+        assert_eq!(shown, computed, "{label}");
+        assert_eq!(shown, by_hand, "{label}");
+    }
+    // The runs are described as external, never with parameters.
+    assert!(page.contains("external run file"), "{page}");
+    // Per-query diagnostics: both queries worse, q2 (-1) the largest loss, then q1.
+    assert!(page.contains("id=\"diagnostics\""), "{page}");
+    let diagnostics = &page[page.find("id=\"diagnostics\"").unwrap()..];
+    assert!(diagnostics.contains("0 better"), "{diagnostics}");
+    assert!(diagnostics.contains("2 worse"), "{diagnostics}");
+    let q2 = diagnostics.find(">q2<").unwrap();
+    let q1 = diagnostics.find(">q1<").unwrap();
+    assert!(q2 < q1, "{diagnostics}");
+    assert!(diagnostics.contains("-0.1403"), "{diagnostics}");
+    // The p-value is compare.json's.
+    let p_value = &page[page.find("data-p-value=\"").unwrap() + "data-p-value=\"".len()..];
+    let p_value: f64 = p_value[..p_value.find('"').unwrap()].parse().unwrap();
+    assert_eq!(
+        p_value,
+        report["rows"][0]["comparisons"][0]["p_value"]
+            .as_f64()
+            .unwrap()
+    );
+    // Stored results have their own report (`report`): compare refuses --html for them.
+    let output = hyde_eval(&["compare", "a/results.json", "b/results.json", "--html"]);
+    assert_eq!(code(&output), 2, "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("hyde-eval report RESULTS"),
         "{}",
         text(&output.stderr)
     );

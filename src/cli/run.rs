@@ -30,7 +30,8 @@ same-named configuration; * and ** mark differences significant at alpha and alp
 after the correction over every cell. compare.json and compare.md are written to
 reports/<dataset>-compare/ (reports/compare/ for stored results and run files; or
 --output-dir/--run-name). --configurations keeps those rows of stored results; --metrics
-and --html are refused (compare shows one --metric, in text, JSON and Markdown).";
+is refused (compare shows one --metric, in text, JSON and Markdown); --html writes
+report.html beside them for run files compared with --qrels, and is refused otherwise.";
 
 /// `hyde-eval run`: run options plus the gate and summary options.
 #[derive(Debug, Args)]
@@ -183,6 +184,11 @@ pub struct CompareArgs {
     /// The metric compared [default: ndcg at the largest cut-off]
     #[arg(long, value_name = "METRIC")]
     pub metric: Option<String>,
+
+    /// With --qrels: also write report.html (metrics, the paired comparison, per-query
+    /// diagnostics) beside compare.json and compare.md
+    #[arg(long)]
+    pub html: bool,
 
     #[command(flatten)]
     pub significance: SignificanceArgs,

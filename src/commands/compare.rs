@@ -1,11 +1,13 @@
 //! `hyde-eval compare`: several stored results, runs of any system scored against qrels
-//! (`--qrels`), or one run per `--embedder`, side by side with paired significance tests.
+//! (`--qrels`), or one run per `--embedder`, side by side with paired significance tests;
+//! with `--qrels`, `--html` adds the comparison's HTML report.
 
 use std::path::{Path, PathBuf};
 
 use crate::cli::{CompareArgs, RunArgs};
 use crate::compare::{self, Accounting};
 use crate::error::{exit_code, Error};
+use crate::report::external_html::{self, ExternalRun};
 use crate::report::files::{check_destination, write_directory};
 use crate::report::{render, Document, Format};
 use crate::results::stored::StoredResults;
@@ -53,6 +55,16 @@ fn refuse_unhonoured(args: &CompareArgs) -> Result<(), Error> {
     if !run.metrics.is_empty() {
         return Err(Error::Usage(
             "compare compares one metric: name it with --metric (--metrics picks the columns of `run`'s table)".into(),
+        ));
+    }
+    if args.html && args.external_qrels().is_none() {
+        return Err(Error::Usage(
+            "compare --html writes the HTML report of run files compared with --qrels; for stored results or --embedder runs, the HTML report of one run is `hyde-eval run --html` or `hyde-eval report RESULTS`".into(),
+        ));
+    }
+    if args.html && run.no_report {
+        return Err(Error::Usage(
+            "--html writes report.html into the comparison's directory, which --no-report turns off; drop one of them".into(),
         ));
     }
     if args.external_qrels().is_some() {
@@ -247,20 +259,27 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
     let document = Document::Compare(&report);
     printer.print(&render(Format::Table, &document)?)?;
     if !args.run.no_report {
-        let directory = write_directory(
-            &output_dir,
-            &name,
-            [
-                (
-                    "compare.json".into(),
-                    render(Format::Json, &document)?.into_bytes(),
-                ),
-                (
-                    "compare.md".into(),
-                    render(Format::Markdown, &document)?.into_bytes(),
-                ),
-            ],
-        )?;
+        let mut files = vec![
+            (
+                "compare.json".to_owned(),
+                render(Format::Json, &document)?.into_bytes(),
+            ),
+            (
+                "compare.md".to_owned(),
+                render(Format::Markdown, &document)?.into_bytes(),
+            ),
+        ];
+        if args.html {
+            let labelled: Vec<ExternalRun<'_>> = runs
+                .iter()
+                .map(|(label, results, _)| (label.as_str(), results))
+                .collect();
+            files.push((
+                crate::report::html::PAGE.to_owned(),
+                external_html::page(&report, &labelled).into_bytes(),
+            ));
+        }
+        let directory = write_directory(&output_dir, &name, files)?;
         note(
             args.run.quiet,
             &format!("comparison written to {}", directory.display()),

@@ -55,7 +55,7 @@ impl From<ChartError> for ReportError {
 
 /// The page's stylesheet: layout, and the colours of [`palette`] (best and gains blue,
 /// losses vermillion).
-fn style() -> String {
+pub(super) fn style() -> String {
     let best = palette::BEST.hex();
     let best_tint = palette::BEST_TINT.hex();
     let loss = palette::LOSS.hex();

@@ -2,13 +2,15 @@
 //! [`Exporter`] of the documents the commands print or write ([`Document`]): `table`
 //! for the terminal, `markdown` for pull-request summaries, `csv`, `json`, and
 //! `trec_text` (trec_eval's layout, for `eval`). `html` renders the report page (with
-//! `charts` and the per-query `diagnostics`); `files` writes report directories
+//! `charts` and the per-query `diagnostics`), `external_html` that of runs of any system
+//! compared against qrels; `files` writes report directories
 //! atomically. Every renderer reads the documents of `results`, `gate`, `compare`,
 //! `sweep` and `trec_eval`; none computes them.
 
 pub mod charts;
 pub mod csv;
 pub mod diagnostics;
+pub mod external_html;
 pub mod files;
 pub mod fit;
 pub mod html;
