@@ -549,12 +549,12 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("**Improvements** (1):\n\n- hyde-3b ndcg@10: 0.6000 → 0.6250 (+0.0250**, p adj. 0.0030)\n"),
+            text.contains("**Improvements** (1):\n\n- hyde-3b nDCG@10: 0.6000 → 0.6250 (+0.0250**, p adj. 0.0030)\n"),
             "{text}"
         );
         assert!(
             text.contains("**Near misses** (1): passed, but dropped by at least 50% of the allowed drop:\n\n\
-                 - hyde-3b recall@10: 0.7000 → 0.6940 (-0.0060, p adj. 0.4000); max drop 0.0100, margin left 0.0040\n"),
+                 - hyde-3b R@10: 0.7000 → 0.6940 (-0.0060, p adj. 0.4000); max drop 0.0100, margin left 0.0040\n"),
             "{text}"
         );
         assert!(!text.contains("- blend"), "{text}");
@@ -564,10 +564,10 @@ mod tests {
             .expect(&text);
         let closing = text.find("</details>").expect(&text);
         for row in [
-            "| hyde-3b | ndcg@10 | 0.6000 | 0.6250 | +0.0250** | 0.0030 | 3/35/2 | 0.0100 |  |",
-            "| hyde-3b | recall@10 | 0.7000 | 0.6940 | -0.0060 | 0.4000 | 3/35/2 | 0.0100 |  |",
-            "| blend | ndcg@10 | 0.5000 | 0.4990 | -0.0010 | 0.9000 | 3/35/2 | 0.0100 |  |",
-            "| blend | recall@10 | 0.5000 | 0.5000 | ±0.0000 | 1.0000 | 3/35/2 | 0.0100 |  |",
+            "| hyde-3b | nDCG@10 | 0.6000 | 0.6250 | +0.0250** | 0.0030 | 3/35/2 | 0.0100 |  |",
+            "| hyde-3b | R@10 | 0.7000 | 0.6940 | -0.0060 | 0.4000 | 3/35/2 | 0.0100 |  |",
+            "| blend | nDCG@10 | 0.5000 | 0.4990 | -0.0010 | 0.9000 | 3/35/2 | 0.0100 |  |",
+            "| blend | R@10 | 0.5000 | 0.5000 | ±0.0000 | 1.0000 | 3/35/2 | 0.0100 |  |",
         ] {
             let at = text.find(row).expect(row);
             assert!(
@@ -587,9 +587,9 @@ mod tests {
         let text = gate_section(&gate);
         let failed = text.find("Failed checks:").expect(&text);
         let row =
-            "| hyde-3b | ndcg@10 | 0.6000 | 0.5500 | -0.0500** | 0.0010 | 3/35/2 | 0.0100 | ❌ |";
+            "| hyde-3b | nDCG@10 | 0.6000 | 0.5500 | -0.0500** | 0.0010 | 3/35/2 | 0.0100 | ❌ |";
         let details = text.find("<details>").expect(&text);
         assert!(failed < text.find(row).unwrap() && text.find(row).unwrap() < details);
-        assert!(text.contains("- blend ndcg@10: 0.5000 → 0.5100 (+0.0100, p adj. 0.5000)"));
+        assert!(text.contains("- blend nDCG@10: 0.5000 → 0.5100 (+0.0100, p adj. 0.5000)"));
     }
 }
