@@ -20,6 +20,7 @@ pub fn canonical(spelling: &str) -> Option<String> {
     match lower.as_str() {
         "mrr" | "rr" | "recip_rank" => return Some("mrr".into()),
         "map" | "ap" => return Some("map".into()),
+        "bpref" => return Some("bpref".into()),
         _ => {}
     }
     let (family, cutoff) = if let Some((family, cutoff)) = lower.split_once('@') {
@@ -82,12 +83,7 @@ pub fn resolve(spelling: &str, computed: &[String], place: &str) -> Result<Strin
     match canonical(spelling) {
         Some(name) if known.contains(&name.as_str()) => Ok(name),
         Some(name) => Err(Error::Usage(format!(
-            "{place}: {spelling:?} is {name}, which {}; it computes: {}",
-            if name.starts_with("judged@") {
-                "this run does not compute (Judged@k is accepted as a name only)"
-            } else {
-                "this run does not compute"
-            },
+            "{place}: {spelling:?} is {name}, which this run does not compute; it computes: {}",
             known.join(", ")
         ))),
         None => Err(Error::Usage(format!(
@@ -143,7 +139,7 @@ mod tests {
 
     #[test]
     fn names_of_other_definitions_map_to_nothing() {
-        // trec_eval's ndcg (no cut-off), map_cut (AP@k), Rprec and bpref are not
+        // trec_eval's ndcg (no cut-off), map_cut (AP@k) and Rprec are not
         // hyde-eval metrics; a cut-off must be a positive integer.
         for spelling in [
             "ndcg",
@@ -151,7 +147,6 @@ mod tests {
             "map_cut.10",
             "AP@10",
             "Rprec",
-            "bpref",
             "ndcg@0",
             "ndcg@x",
             "P.5,10",
@@ -211,6 +206,9 @@ mod tests {
         let message = resolve("Judged@10", &computed, "--metrics")
             .unwrap_err()
             .to_string();
-        assert!(message.contains("accepted as a name only"), "{message}");
+        assert!(
+            message.contains("\"Judged@10\" is judged@10, which this run does not compute"),
+            "{message}"
+        );
     }
 }

@@ -363,6 +363,9 @@ pub fn bpref(ranked: &[Grade], level: Grade, relevant: usize, judged_nonrelevant
         if grade < level {
             nonrelevant_so_far += 1;
         } else if nonrelevant_so_far > 0 {
+            // The judgments count at least the nonrelevant facts ranked so far; a ranking
+            // that holds more than its judgments (inconsistent input) keeps bpref in [0, 1].
+            let judged_nonrelevant = judged_nonrelevant.max(nonrelevant_so_far);
             sum += 1.0
                 - nonrelevant_so_far.min(relevant) as f64 / judged_nonrelevant.min(relevant) as f64;
         } else {

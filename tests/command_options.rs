@@ -11,7 +11,6 @@ fn options_a_command_does_not_use_are_refused() {
     for (args, option) in [
         (vec!["sweep", "--html"], "--html"),
         (vec!["record", "--html"], "--html"),
-        (vec!["compare", "--html"], "--html"),
         (vec!["baseline", "update", "--html"], "--html"),
         (
             vec!["dataset", "validate", "datasets/devmem", "--json"],

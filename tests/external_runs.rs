@@ -378,7 +378,7 @@ fn eval_gate_exit_codes_and_compare_flag_hygiene() {
     );
     assert_eq!(code(&failed), 1, "{}", text(&failed.stderr));
     let markdown = std::fs::read_to_string(&summary).unwrap();
-    assert!(markdown.contains("mrr"), "{markdown}");
+    assert!(markdown.contains("| MRR |"), "{markdown}");
     assert!(markdown.contains("-0.5000"), "{markdown}");
     // A drop of 0.5 within a tolerance of 0.5 passes; the better run passes at 0.
     assert_eq!(code(&gate(&weak, &run, &["--max-drop", "mrr=0.5"])), 0);
