@@ -105,7 +105,7 @@ fn gate_fails_on_a_weaker_configuration_passes_on_an_equal_one_and_rejects_anoth
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.starts_with("## ✅ hyde-eval gate: PASS\n\n17 checks"),
+        stdout.starts_with("## ✅ hyde-eval gate: PASS\n\n21 checks"),
         "{stdout}"
     );
 
