@@ -396,10 +396,10 @@ fn eval_gate_exit_codes_and_compare_flag_hygiene() {
     let output = hyde_eval(&["eval", &qrels, &weak, "--min", "mrr=0.3"]);
     assert_eq!(code(&output), 1, "{}", text(&output.stderr));
     // Usage errors, as the built-in gate's: exit 2 before anything is scored.
-    let output = gate(&weak, &run, &["--max-drop", "ndcg_cut_7=0"]);
+    let output = gate(&weak, &run, &["--max-drop", "ndgc@10=0"]);
     assert_eq!(code(&output), 2);
     assert!(
-        text(&output.stderr).contains("does not compute"),
+        text(&output.stderr).contains("unknown metric \"ndgc@10\" (did you mean \"ndcg@10\"?)"),
         "{}",
         text(&output.stderr)
     );
