@@ -41,7 +41,7 @@ def main(report):
     level = settings["relevance_level"]
     cutoffs = ",".join(str(k) for k in settings["cutoffs"])
     qrels = read_qrels(report / "qrels.trec")
-    measures = {f"P.{cutoffs}", f"recall.{cutoffs}", f"ndcg_cut.{cutoffs}", f"success.{cutoffs}", "recip_rank", "map"}
+    measures = {f"P.{cutoffs}", f"recall.{cutoffs}", f"ndcg_cut.{cutoffs}", f"success.{cutoffs}", "recip_rank", "map", "bpref"}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level)
     names = {"precision": "P", "recall": "recall", "ndcg": "ndcg_cut", "hit": "success"}
     compared = 0
