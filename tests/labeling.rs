@@ -371,11 +371,13 @@ fn the_terminal_ui_in_tmux() {
     let work = tempfile::tempdir().unwrap();
     let (dataset, results) = devmem_with_run(work.path());
     let before = qrels_lines(&dataset).len();
-    let socket = work.path().join("tmux.sock");
+    // Each start gets its own server socket: `kill-server` returns before the old server
+    // has gone, and a client connecting to its socket meanwhile sees it exit under it.
+    let server = std::cell::Cell::new(0);
     let tmux = |args: &[&str]| {
         std::process::Command::new("tmux")
             .arg("-S")
-            .arg(&socket)
+            .arg(work.path().join(format!("tmux-{}.sock", server.get())))
             .args(args)
             .output()
             .unwrap()
@@ -405,6 +407,7 @@ fn the_terminal_ui_in_tmux() {
         }
     };
     let start = || {
+        server.set(server.get() + 1);
         let output = tmux(&[
             "new-session",
             "-d",
