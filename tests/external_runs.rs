@@ -561,6 +561,12 @@ fn compare_qrels_html_reports_each_run_its_metrics_diagnostics_and_p_value() {
         "c",
     ]);
     assert_eq!(code(&output), 0, "{}", text(&output.stderr));
+    // Run files record no embedder and no cost: no table of dashes for them.
+    let markdown = std::fs::read_to_string(d.join("out/c/compare.md")).unwrap();
+    for printed in [text(&output.stdout), markdown] {
+        assert!(printed.contains("nDCG@10"), "{printed}");
+        assert!(!printed.contains("texts embedded"), "{printed}");
+    }
     let page = std::fs::read_to_string(d.join("out/c/report.html")).unwrap();
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("out/c/compare.json")).unwrap()).unwrap();
@@ -587,6 +593,35 @@ fn compare_qrels_html_reports_each_run_its_metrics_diagnostics_and_p_value() {
     }
     // The runs are described as external, never with parameters.
     assert!(page.contains("external run file"), "{page}");
+    // The built-in report's charts, inline: metric bars, curves over the cut-offs, and
+    // one per-query difference plot (weak against the reference sys), each a PNG at
+    // twice its layout size.
+    for alt in [
+        "bar chart of the headline metrics per run",
+        "metrics over the cut-offs per run",
+        "per-query differences, sorted",
+    ] {
+        let image = &page[..page
+            .find(&format!("alt=\"{alt}\""))
+            .unwrap_or_else(|| panic!("no chart {alt:?}: {page}"))];
+        let image = &image[image.rfind("<img").unwrap()..];
+        let encoded = &image[image.find("base64,").unwrap() + "base64,".len()..];
+        let encoded = &encoded[..encoded.find('"').unwrap()];
+        use base64::Engine;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .unwrap();
+        assert_eq!(&png[1..4], b"PNG", "{alt}");
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let shown: u32 = image[image.find("width=\"").unwrap() + 7..]
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(width, 2 * shown, "{alt}");
+    }
+    assert_eq!(page.matches("<img").count(), 3, "{page}");
     // Per-query diagnostics: both queries worse, q2 (-1) the largest loss, then q1.
     assert!(page.contains("id=\"diagnostics\""), "{page}");
     let diagnostics = &page[page.find("id=\"diagnostics\"").unwrap()..];

@@ -276,7 +276,12 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 .collect();
             files.push((
                 crate::report::html::PAGE.to_owned(),
-                external_html::page(&report, &labelled).into_bytes(),
+                external_html::page(&report, &labelled)
+                    .map_err(|error| Error::Write {
+                        path: output_dir.join(crate::report::html::PAGE),
+                        source: std::io::Error::other(error.to_string()),
+                    })?
+                    .into_bytes(),
             ));
         }
         let directory = write_directory(&output_dir, &name, files)?;

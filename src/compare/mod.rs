@@ -55,6 +55,19 @@ pub struct CompareReport {
     pub rows: Vec<CompareRow>,
 }
 
+impl CompareReport {
+    /// Whether any run recorded an embedder or a cost: runs of other systems (`--qrels`)
+    /// record neither, and a table of dashes would only be noise.
+    pub fn has_costs(&self) -> bool {
+        self.runs.iter().any(|run| {
+            run.embedder.is_some()
+                || run.accounting.embedded_texts.is_some()
+                || run.accounting.embedding_ms.is_some()
+                || run.accounting.retrieval_ms.is_some()
+        })
+    }
+}
+
 /// Compares `runs` (label, results, accounting); the first is the reference.
 pub fn build(
     runs: &[(String, StoredResults, Accounting)],

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use crate::configuration::{KeywordSource, Plan, SearchVector};
 use crate::dataset::{FactId, Grade, QueryId};
 use crate::results::details::QueryDetail;
-use crate::results::{ConfigurationResult, PerQueryResult, Results};
+use crate::results::scored::ScoredConfiguration;
+use crate::results::{ConfigurationResult, MetricValues, Results};
 
 /// The plan a HyDE plan is measured against: the same fusion with the raw query in
 /// place of every hypothesis-derived input. `None` for plans without hypotheses.
@@ -46,31 +47,22 @@ pub struct QueryDelta {
     pub delta: f64,
 }
 
-fn metric_of(query: &PerQueryResult, metric: &str) -> f64 {
-    query.metrics.get(metric).unwrap_or(0.0)
-}
-
 /// Per-query `metric` of `configuration` against `baseline`, for the queries both
-/// evaluated, in `configuration`'s order.
+/// evaluated, in `configuration`'s order (a value the query lacks counts as 0).
 pub fn per_query_deltas(
-    configuration: &ConfigurationResult,
-    baseline: &ConfigurationResult,
+    configuration: &impl ScoredConfiguration,
+    baseline: &impl ScoredConfiguration,
     metric: &str,
 ) -> Vec<QueryDelta> {
-    let baseline_of: HashMap<&QueryId, &PerQueryResult> = baseline
-        .per_query
-        .iter()
-        .map(|query| (&query.query, query))
-        .collect();
+    let baseline_of: HashMap<&QueryId, &MetricValues> = baseline.query_metrics().collect();
     configuration
-        .per_query
-        .iter()
-        .filter_map(|query| {
-            let other = baseline_of.get(&query.query)?;
-            let value = metric_of(query, metric);
-            let baseline = metric_of(other, metric);
+        .query_metrics()
+        .filter_map(|(query, metrics)| {
+            let other = baseline_of.get(query)?;
+            let value = metrics.get(metric).unwrap_or(0.0);
+            let baseline = other.get(metric).unwrap_or(0.0);
             Some(QueryDelta {
-                query: query.query.clone(),
+                query: query.clone(),
                 value,
                 baseline,
                 delta: value - baseline,

@@ -2,14 +2,20 @@
 //! --html`): one self-contained page with the style of the built-in report, rendered from
 //! the comparison and the runs' read models. External runs carry no preset, plan or
 //! parameters, so each is shown as an external run file with its depth, never with
-//! invented parameters. Sections: what was compared, every metric per run, the paired
-//! comparison with the reference run, and per-query diagnostics (queries better, worse,
-//! tied and the largest gains and losses). Every label goes through maud's escaping.
+//! invented parameters. Sections: what was compared, every metric per run with the
+//! built-in report's charts (metric bars with bootstrap whiskers, curves over the
+//! cut-offs), the paired comparison with the reference run, and per-query diagnostics
+//! (the per-query difference plot, queries better, worse and tied, and the largest gains
+//! and losses). Every label goes through maud's escaping.
 
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup, DOCTYPE};
 
+use super::charts::{self, ChartError, ChartTitle};
+use super::diagnostics::{per_query_deltas, QueryDelta};
+use super::html::{chart, page_head};
 use crate::compare::paired::significance_mark;
 use crate::compare::CompareReport;
+use crate::results::scored::ScoredConfiguration;
 use crate::results::stored::{StoredConfiguration, StoredResults};
 
 /// Largest gains and losses listed per comparison.
@@ -18,13 +24,80 @@ const DIAGNOSED_QUERIES: usize = 5;
 /// One compared run: its label and read model (holding one configuration).
 pub type ExternalRun<'a> = (&'a str, &'a StoredResults);
 
+/// A run's one scored configuration, shown under the run's label.
+struct LabelledRun<'a> {
+    label: &'a str,
+    configuration: &'a StoredConfiguration,
+}
+
+impl ScoredConfiguration for LabelledRun<'_> {
+    fn name(&self) -> &str {
+        self.label
+    }
+
+    fn macro_value(&self, metric: &str) -> Option<f64> {
+        self.configuration.macro_value(metric)
+    }
+
+    fn query_metrics(
+        &self,
+    ) -> impl Iterator<Item = (&crate::dataset::QueryId, &crate::results::MetricValues)> {
+        ScoredConfiguration::query_metrics(self.configuration)
+    }
+}
+
 /// The page comparing `runs` (the first is the reference) as `report` describes them.
-pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> String {
+pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, ChartError> {
     let Some((_, reference)) = runs.first() else {
-        return String::new();
+        return Ok(String::new());
     };
     let metrics = &reference.evaluation.metrics;
     let configuration_of = |results: &StoredResults| results.configurations.first().cloned();
+    let scored: Vec<LabelledRun<'_>> = runs
+        .iter()
+        .filter_map(|(label, results)| {
+            results
+                .configurations
+                .first()
+                .map(|configuration| LabelledRun {
+                    label,
+                    configuration,
+                })
+        })
+        .collect();
+    let cutoffs = &reference.evaluation.cutoffs;
+    let mut bar_metrics = vec![report.metric.clone()];
+    if let Some(k) = cutoffs.last() {
+        bar_metrics.push(format!("recall@{k}"));
+    }
+    bar_metrics.push("mrr".to_owned());
+    bar_metrics.dedup();
+    bar_metrics.retain(|metric| metrics.contains(metric));
+    let title = ChartTitle {
+        dataset: &report.dataset,
+        evaluated_queries: reference.dataset.queries,
+    };
+    let bars = charts::metric_bars(&title, &scored, &bar_metrics)?;
+    let families: Vec<&str> = ["recall", "ndcg"]
+        .into_iter()
+        .filter(|family| {
+            cutoffs
+                .iter()
+                .all(|k| metrics.contains(&format!("{family}@{k}")))
+        })
+        .collect();
+    let curves = if families.is_empty() {
+        None
+    } else {
+        Some(charts::cutoff_curves(cutoffs, &scored, &families)?)
+    };
+    let mut diagnoses = Vec::new();
+    if let Some((base, candidates)) = scored.split_first() {
+        for candidate in candidates {
+            let png = charts::delta_plot(candidate, base, &report.metric)?;
+            diagnoses.push(diagnosis(candidate, base, &report.metric, &png));
+        }
+    }
     let best: Vec<Option<String>> = metrics
         .iter()
         .map(|metric| {
@@ -43,14 +116,7 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> String {
     let page = html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta http-equiv="Content-Security-Policy"
-                    content="default-src 'none'; img-src data:; style-src 'unsafe-inline'";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "hyde-eval report: external runs on " (report.dataset) }
-                style { (PreEscaped(super::html::style())) }
-            }
+            (page_head(&format!("hyde-eval report: external runs on {}", report.dataset)))
             body {
                 h1 { "External runs on " (report.dataset) }
                 nav.muted {
@@ -70,7 +136,7 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> String {
                     dt { "semantics" } dd { (reference.evaluation.semantics.name()) }
                 }
                 h2 #metrics { "Metrics" }
-                p.muted { "Macro averages over the qrels queries with at least one relevant document. Green = best in column." }
+                p.muted { "Macro averages over the qrels queries with at least one relevant document. " span.win { "Blue" } " = best in column." }
                 div.scroll { table {
                     thead { tr { th { "run" } @for metric in metrics { th { (metric) } } } }
                     tbody {
@@ -90,6 +156,10 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> String {
                         }
                     }
                 } }
+                (chart(&bars, "bar chart of the headline metrics per run"))
+                @if let Some(curves) = &curves {
+                    (chart(curves, "metrics over the cut-offs per run"))
+                }
                 h2 #configurations { "Runs" }
                 table {
                     thead { tr { th { "run" } th { "what it is" } th { "depth" } } }
@@ -126,62 +196,48 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> String {
                 h2 #diagnostics { "Per-query diagnostics" }
                 p.muted { "Per query, " (report.metric) " of each run minus the reference run " (report.reference)
                     ": the queries better, worse and tied, and the largest gains and losses." }
-                @for (label, results) in runs.iter().skip(1) {
-                    @if let (Some(configuration), Some(base)) = (configuration_of(results), configuration_of(reference)) {
-                        (diagnosis(label, &configuration, runs[0].0, &base, &report.metric))
-                    }
-                }
+                @for diagnosis in &diagnoses { (diagnosis) }
             }
         }
     };
-    page.into_string()
+    Ok(page.into_string())
 }
 
-/// `label` against `reference_label` query by query on `metric`.
+/// `run` against `reference` query by query on `metric`: the difference plot, the counts
+/// of queries better, worse and tied, and the largest gains and losses.
 fn diagnosis(
-    label: &str,
-    configuration: &StoredConfiguration,
-    reference_label: &str,
-    reference: &StoredConfiguration,
+    run: &LabelledRun<'_>,
+    reference: &LabelledRun<'_>,
     metric: &str,
+    delta_png: &[u8],
 ) -> Markup {
-    let reference_values = reference.per_query_values(metric);
-    let mut deltas: Vec<(&str, f64, f64)> = configuration
-        .per_query_values(metric)
-        .into_iter()
-        .filter_map(|(query, value)| {
-            reference_values
-                .iter()
-                .find(|(id, _)| *id == query)
-                .map(|(_, base)| (query.0.as_str(), value, *base))
-        })
-        .collect();
-    let better = deltas.iter().filter(|(_, v, b)| v > b).count();
-    let worse = deltas.iter().filter(|(_, v, b)| v < b).count();
+    let mut deltas = per_query_deltas(run, reference, metric);
+    let better = deltas.iter().filter(|query| query.delta > 0.0).count();
+    let worse = deltas.iter().filter(|query| query.delta < 0.0).count();
     let tied = deltas.len() - better - worse;
-    deltas.sort_by(|x, y| (x.1 - x.2).total_cmp(&(y.1 - y.2)).then(x.0.cmp(y.0)));
-    let losses: Vec<_> = deltas
+    deltas.sort_by(|x, y| x.delta.total_cmp(&y.delta).then(x.query.cmp(&y.query)));
+    let losses: Vec<&QueryDelta> = deltas
         .iter()
-        .filter(|(_, v, b)| v < b)
+        .filter(|query| query.delta < 0.0)
         .take(DIAGNOSED_QUERIES)
         .collect();
-    let gains: Vec<_> = deltas
+    let gains: Vec<&QueryDelta> = deltas
         .iter()
         .rev()
-        .filter(|(_, v, b)| v > b)
+        .filter(|query| query.delta > 0.0)
         .take(DIAGNOSED_QUERIES)
         .collect();
-    let rows = |rows: &[&(&str, f64, f64)]| {
+    let rows = |rows: &[&QueryDelta]| {
         html! {
             table {
-                thead { tr { th { "query" } th { (label) } th { (reference_label) } th { "Δ" } } }
+                thead { tr { th { "query" } th { (run.label) } th { (reference.label) } th { "Δ" } } }
                 tbody {
-                    @for (query, value, base) in rows {
+                    @for query in rows {
                         tr {
-                            td.mono { (query) }
-                            td.num { (format!("{value:.4}")) }
-                            td.num { (format!("{base:.4}")) }
-                            td.num { (format!("{:+.4}", value - base)) }
+                            td.mono { (query.query.0) }
+                            td.num { (format!("{:.4}", query.value)) }
+                            td.num { (format!("{:.4}", query.baseline)) }
+                            td.num { (format!("{:+.4}", query.delta)) }
                         }
                     }
                 }
@@ -189,7 +245,8 @@ fn diagnosis(
         }
     };
     html! {
-        h3 { (label) " vs " (reference_label) " on " (metric) }
+        h3 { (run.label) " vs " (reference.label) " on " (metric) }
+        (chart(delta_png, "per-query differences, sorted"))
         p {
             span.win { (better) " better" } ", "
             span.loss { (worse) " worse" } ", "

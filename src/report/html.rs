@@ -107,9 +107,24 @@ fn data_uri(png: &[u8]) -> String {
     )
 }
 
+/// The `<head>` of every report page: a content policy that loads nothing from outside
+/// the page, the viewport, `title` and the shared style.
+pub(super) fn page_head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta http-equiv="Content-Security-Policy"
+                content="default-src 'none'; img-src data:; style-src 'unsafe-inline'";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) }
+            style { (PreEscaped(style())) }
+        }
+    }
+}
+
 /// A chart at its layout size; the PNG holds [`charts::SCALE`] times as many pixels,
 /// so it is sharp on HiDPI screens.
-fn chart(png: &[u8], alt: &str) -> Markup {
+pub(super) fn chart(png: &[u8], alt: &str) -> Markup {
     let (width, height) = charts::display_size(png).unwrap_or_default();
     html! { img.chart src=(data_uri(png)) width=(width) height=(height) alt=(alt); }
 }
@@ -182,8 +197,16 @@ pub fn report_files(
     bar_metrics.retain(|m| results.evaluation.metrics.contains(m));
 
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    let bars = charts::metric_bars(results, &bar_metrics)?;
-    let curves = charts::cutoff_curves(results, &["recall", "ndcg"])?;
+    let title = charts::ChartTitle {
+        dataset: &results.dataset.name,
+        evaluated_queries: results.evaluation.evaluated_queries,
+    };
+    let bars = charts::metric_bars(&title, &results.configurations, &bar_metrics)?;
+    let curves = charts::cutoff_curves(
+        &results.evaluation.settings.cutoffs,
+        &results.configurations,
+        &["recall", "ndcg"],
+    )?;
     files.push(("charts/metrics.png".into(), bars.clone()));
     files.push(("charts/cutoffs.png".into(), curves.clone()));
 
@@ -224,14 +247,7 @@ pub fn report_files(
     let page = html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta http-equiv="Content-Security-Policy"
-                    content="default-src 'none'; img-src data:; style-src 'unsafe-inline'";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "hyde-eval report: " (results.run_name) }
-                style { (PreEscaped(style())) }
-            }
+            (page_head(&format!("hyde-eval report: {}", results.run_name)))
             body {
                 h1 { "hyde-eval report: " (results.run_name) }
                 p.muted {

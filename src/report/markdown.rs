@@ -445,6 +445,10 @@ pub fn compare_summary(report: &CompareReport) -> String {
             let _ = write!(text, " {} |", cell_text(report, row, column));
         }
     }
+    if !report.has_costs() {
+        text.push('\n');
+        return text;
+    }
     text.push_str("\n\n| run | embedder | texts embedded | embedding ms | retrieval ms |\n|---|---|---:|---:|---:|\n");
     for run in &report.runs {
         let _ = writeln!(

@@ -792,7 +792,11 @@ pub fn compare_table(report: &CompareReport) -> String {
             optional(run.accounting.retrieval_ms),
         ]);
     }
-    format!("{}\n{}\n{}", legend(report), fit(&table), fit(&costs))
+    if report.has_costs() {
+        format!("{}\n{}\n{}", legend(report), fit(&table), fit(&costs))
+    } else {
+        format!("{}\n{}", legend(report), fit(&table))
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod engine;
 pub mod external;
 pub mod merge;
 pub mod per_query;
+pub mod scored;
 pub mod shard;
 pub mod stored;
 

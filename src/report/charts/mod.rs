@@ -16,7 +16,7 @@ use plotters::prelude::*;
 use plotters::style::colors::colormaps::ViridisRGB;
 
 use super::palette;
-use crate::results::{ConfigurationResult, Results};
+use crate::results::scored::ScoredConfiguration;
 use crate::stats::{bootstrap_mean_interval, Interval};
 use crate::sweep::{ConfigurationSweep, MetricSummary, SweepResults, BLEND_AXES};
 
@@ -138,12 +138,8 @@ fn draw_legend(area: &Area<'_>, title: &str, entries: &[(String, Swatch)]) -> Dr
     Ok(())
 }
 
-fn value_of(configuration: &ConfigurationResult, metric: &str) -> f64 {
-    configuration
-        .macro_metrics
-        .get(metric)
-        .and_then(serde_json::Value::as_f64)
-        .unwrap_or(0.0)
+fn value_of(configuration: &impl ScoredConfiguration, metric: &str) -> f64 {
+    configuration.macro_value(metric).unwrap_or(0.0)
 }
 
 /// Resamples behind the bars' confidence whiskers and the HTML table's intervals
@@ -151,20 +147,29 @@ fn value_of(configuration: &ConfigurationResult, metric: &str) -> f64 {
 pub const BAR_INTERVAL_RESAMPLES: usize = 2_000;
 
 /// The 95% percentile-bootstrap interval of `metric`'s mean over the evaluated queries.
-pub fn mean_interval(configuration: &ConfigurationResult, metric: &str) -> Interval {
+pub fn mean_interval(configuration: &impl ScoredConfiguration, metric: &str) -> Interval {
     let values: Vec<f64> = configuration
-        .per_query
-        .iter()
-        .filter_map(|query| query.metrics.get(metric))
+        .query_metrics()
+        .filter_map(|(_, metrics)| metrics.get(metric))
         .collect();
     bootstrap_mean_interval(&values, BAR_INTERVAL_RESAMPLES, 0.95, 42)
+}
+
+/// What a chart's title says the values are: macro averages over `evaluated_queries`
+/// queries of the dataset (or qrels) `dataset`.
+pub struct ChartTitle<'a> {
+    pub dataset: &'a str,
+    pub evaluated_queries: usize,
 }
 
 /// Horizontal bars of `metrics` (one panel each) for every configuration, with 95%
 /// bootstrap confidence whiskers over queries; the best bar of each panel is blue
 /// ([`palette::BEST`]), the others grey, and every bar carries its value.
-pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, ChartError> {
-    let configurations = &results.configurations;
+pub fn metric_bars<C: ScoredConfiguration>(
+    chart_title: &ChartTitle<'_>,
+    configurations: &[C],
+    metrics: &[String],
+) -> Result<Vec<u8>, ChartError> {
     let rows = configurations.len().max(1) as i32;
     let height = (110 + 34 * rows as u32).max(260);
     let width = 300 + 260 * metrics.len().max(1) as u32;
@@ -174,7 +179,7 @@ pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, Cha
         title.draw(&Text::new(
             format!(
                 "{}: macro averages over {} queries (blue = best; whiskers = 95% bootstrap CI)",
-                results.dataset.name, results.evaluation.evaluated_queries
+                chart_title.dataset, chart_title.evaluated_queries
             ),
             (12, 12),
             text_style(18),
@@ -196,7 +201,7 @@ pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, Cha
                 .fold(f64::NEG_INFINITY, f64::max);
             let names: Vec<String> = configurations
                 .iter()
-                .map(|c| shorten(&c.name, 20))
+                .map(|c| shorten(c.name(), 20))
                 .collect();
             let mut chart = ChartBuilder::on(&area)
                 .caption(metric, text_style(16))
@@ -275,9 +280,11 @@ pub fn metric_bars(results: &Results, metrics: &[String]) -> Result<Vec<u8>, Cha
 
 /// `family@k` over the run's cut-offs, one line per configuration, one panel per family
 /// (e.g. `recall` and `ndcg`).
-pub fn cutoff_curves(results: &Results, families: &[&str]) -> Result<Vec<u8>, ChartError> {
-    let cutoffs = &results.evaluation.settings.cutoffs;
-    let configurations = &results.configurations;
+pub fn cutoff_curves<C: ScoredConfiguration>(
+    cutoffs: &[usize],
+    configurations: &[C],
+    families: &[&str],
+) -> Result<Vec<u8>, ChartError> {
     let legend_width = 220;
     let panel_width = 420;
     let width = legend_width + panel_width * families.len().max(1) as u32;
@@ -336,7 +343,7 @@ pub fn cutoff_curves(results: &Results, families: &[&str]) -> Result<Vec<u8>, Ch
         let entries: Vec<(String, Swatch)> = configurations
             .iter()
             .enumerate()
-            .map(|(index, c)| (c.name.clone(), Swatch::Color(series_color(index))))
+            .map(|(index, c)| (c.name().to_owned(), Swatch::Color(series_color(index))))
             .collect();
         draw_legend(&legend.margin(40, 0, 8, 0), "configuration", &entries)
     })
@@ -345,8 +352,8 @@ pub fn cutoff_curves(results: &Results, families: &[&str]) -> Result<Vec<u8>, Ch
 /// Per-query `metric` of `configuration` minus `baseline`, sorted from largest gain to
 /// largest loss; the caption counts wins, losses and ties.
 pub fn delta_plot(
-    configuration: &ConfigurationResult,
-    baseline: &ConfigurationResult,
+    configuration: &impl ScoredConfiguration,
+    baseline: &impl ScoredConfiguration,
     metric: &str,
 ) -> Result<Vec<u8>, ChartError> {
     let deltas = super::diagnostics::per_query_deltas(configuration, baseline, metric);
@@ -367,8 +374,8 @@ pub fn delta_plot(
             .caption(
                 format!(
                     "{} vs {}: {wins} better, {losses} worse, {ties} tied",
-                    shorten(&configuration.name, 24),
-                    shorten(&baseline.name, 24)
+                    shorten(configuration.name(), 24),
+                    shorten(baseline.name(), 24)
                 ),
                 text_style(17),
             )
