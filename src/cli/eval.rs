@@ -17,14 +17,15 @@ averages over every qrels query. Run queries without judgments are ignored.
 
 Measures (-m, repeatable; default: official): official (runid num_q num_ret num_rel
 num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P), all_trec (every
-measure below), runid, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, map,
-gm_map, Rprec, bpref, recip_rank, ndcg, set_P, set_relative_P, set_recall, set_map,
-set_F; the cut-off measures P, recall, ndcg_cut, map_cut, relative_P (default cut-offs
-5,10,15,20,30,100,200,500,1000) and success (1,5,10); the recall-level measures
-iprec_at_recall and 11pt_avg (0.0,0.1,...,1.0). Set parameters with a dot:
--m P.5,10 -m ndcg_cut.10 -m iprec_at_recall.0.25,0.5. Not computed (refused by name):
-infAP, gm_bpref, Rprec_mult, utility, binG, G, ndcg_rel, Rndcg, rbp, unj,
-relstring.
+measure below), runid, num_q, num_ret, num_rel, num_rel_ret,
+num_nonrel_judged_ret, map, gm_map, Rprec, bpref, infAP, gm_bpref, recip_rank, ndcg,
+ndcg_rel, Rndcg, binG, G, set_P, set_relative_P, set_recall, set_map, set_F, utility,
+rbp, rbp_resid; the cut-off measures P, recall, ndcg_cut, map_cut, relative_P (default
+cut-offs 5,10,15,20,30,100,200,500,1000), success (1,5,10) and unj (5,10,20); the
+recall-level measures iprec_at_recall and 11pt_avg (0.0,0.1,...,1.0); Rprec_mult
+(0.2,0.4,...,2.0); relstring (per query, first 10 results). Set parameters with a dot,
+as trec_eval does: -m P.5,10 -m ndcg_cut.10 -m iprec_at_recall.0.25,0.5 -m
+relstring.20.
 
 Examples:
   hyde-eval eval qrels.test results.test
