@@ -163,6 +163,38 @@ impl GateReport {
     pub fn missed_targets(&self) -> impl Iterator<Item = &TargetCheck> {
         self.target_checks.iter().filter(|check| check.failed)
     }
+
+    /// The baseline checks whose metric rose (by at least what shows in 4 decimals).
+    pub fn improvements(&self) -> impl Iterator<Item = &GateCheck> {
+        self.checks
+            .iter()
+            .filter(|check| check.comparison.delta >= SHOWN_CHANGE)
+    }
+
+    /// The baseline checks that passed but came close to failing: a drop of at least
+    /// [`NEAR_MISS_SHARE`] of the allowed drop (or beyond it, when only significant drops
+    /// fail).
+    pub fn near_misses(&self) -> impl Iterator<Item = &GateCheck> {
+        self.checks.iter().filter(|check| {
+            let drop = -check.comparison.delta;
+            !check.failed && drop >= SHOWN_CHANGE && drop >= NEAR_MISS_SHARE * check.max_drop
+        })
+    }
+}
+
+/// The smallest change that shows in 4 decimals.
+const SHOWN_CHANGE: f64 = 5e-5;
+
+/// A passed check counts as a near miss when it dropped by at least this share of its
+/// allowed drop (or beyond it, when only significant drops fail).
+pub const NEAR_MISS_SHARE: f64 = 0.5;
+
+impl GateCheck {
+    /// What is left of the allowed drop: negative when the drop went beyond it (a pass
+    /// then, only when only significant drops fail).
+    pub fn margin(&self) -> f64 {
+        self.max_drop + self.comparison.delta
+    }
 }
 
 /// Runs the gate: the baseline checks (when there is a baseline, with its path) and the

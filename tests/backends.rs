@@ -765,6 +765,49 @@ fn chat_hypotheses_use_n_then_seeded_calls_and_replay_from_the_cache() {
     }
 }
 
+/// `record`'s progress names its generation stage from the moment it starts, and the
+/// heartbeat counts the queries done (never the stale load stage).
+#[test]
+fn record_progress_names_the_generation_stage() {
+    let server = Server::start(|request, _| {
+        Reply::json(chat_completion(request, 1)).delayed(Duration::from_millis(5))
+    });
+    let workspace = Workspace::new(&chat_config(&server.base_url, "max_in_flight = 2"));
+    let output = workspace.path("hypotheses.jsonl");
+    let mut command = common::command();
+    command
+        .args(["record", "--generator", "llm", "--n", "1", "--output"])
+        .arg(&output)
+        .arg("--config")
+        .arg(workspace.path("hyde-eval.toml"))
+        .arg("--cache-dir")
+        .arg(workspace.path("cache"))
+        .env("HYDE_EVAL_PROGRESS_INTERVAL_MS", "1");
+    let result = command.output().unwrap();
+    assert_success(&result);
+    let stderr = String::from_utf8(result.stderr).unwrap();
+    let stage = "hyde-eval: generating 90 queries' hypotheses (1 each) with generator llm";
+    let start = stderr.find(&format!("{stage} (")).expect(&stderr);
+    let after: Vec<&str> = stderr[start..].lines().skip(1).collect();
+    // 90 requests of at least 5 ms, two at a time: the 1 ms heartbeat beats many times.
+    let beats: Vec<&&str> = after
+        .iter()
+        .filter(|line| line.starts_with(&format!("{stage}: ")))
+        .collect();
+    assert!(!beats.is_empty(), "{stderr}");
+    assert!(beats.iter().any(|line| line.contains("/90 (")), "{stderr}");
+    assert!(
+        !after
+            .iter()
+            .any(|line| line.starts_with("hyde-eval: loading")),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap().lines().count(),
+        90
+    );
+}
+
 #[test]
 fn chat_failures_and_timeouts_fall_back_per_query_and_are_not_cached() {
     let calls = Arc::new(AtomicUsize::new(0));

@@ -79,7 +79,8 @@ fn every_document_written_on_devmem_validates_against_its_schema() {
         "--output-dir",
         output,
     ]);
-    succeed(&[
+    // `--format json` prints the document it writes.
+    let sweep = succeed(&[
         "sweep",
         "--quiet",
         "--configurations",
@@ -90,15 +91,27 @@ fn every_document_written_on_devmem_validates_against_its_schema() {
         "2",
         "--output-dir",
         output,
+        "--format",
+        "json",
     ]);
-    succeed(&[
+    let compare = succeed(&[
         "compare",
         "--quiet",
         "reports/baseline.json",
         &format!("{output}/devmem/results.json"),
         "--output-dir",
         output,
+        "--format",
+        "json",
     ]);
+    assert_eq!(
+        sweep,
+        std::fs::read_to_string(directory.path().join("devmem-sweep/sweep.json")).unwrap()
+    );
+    assert_eq!(
+        compare,
+        std::fs::read_to_string(directory.path().join("compare/compare.json")).unwrap()
+    );
 
     let mut validated = Vec::new();
     for path in json_files(directory.path()) {

@@ -241,7 +241,7 @@ fn report_input_errors_exit_2() {
     let directory = output_dir.path().join("devmem");
     let results = directory.join("results.json");
     let results = results.to_str().unwrap();
-    let output = hyde_eval(&["report", results, "--baseline", "blnd"]);
+    let output = hyde_eval(&["report", results, "--reference", "blnd"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("did you mean \"blend\""));
     let output = hyde_eval(&["report", results, "--metric", "ndcg@7"]);

@@ -107,6 +107,24 @@ fn tag_metrics_match_the_hand_computation() {
         .collect();
     assert_eq!(cells, ["bm25", "0.5000", "1.0000"], "{section}");
 
+    // The Markdown summary carries the same breakdown (one configuration: nothing bold).
+    let markdown = common::hyde_eval(&[
+        "report",
+        "-q",
+        report.join("results.json").to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(markdown.status.code(), Some(0));
+    assert!(markdown.stderr.is_empty());
+    let markdown = String::from_utf8(markdown.stdout).unwrap();
+    assert!(
+        markdown.contains(
+            "### nDCG@2 by query tag\n\n| configuration | cache (2) | exact (2) |\n|---|---:|---:|\n| bm25 | 0.5000 | 1.0000 |\n"
+        ),
+        "{markdown}"
+    );
+
     let page = std::fs::read_to_string(report.join("report.html")).unwrap();
     assert!(page.contains("<h2 id=\"tags\">By query tag</h2>"), "{page}");
     assert!(page.contains("<th>cache (2)</th><th>exact (2)</th>"));

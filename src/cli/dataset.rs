@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::choices;
+use super::run::OutputFormat;
 
 use crate::dataset::import::Format;
 
@@ -151,20 +152,11 @@ pub struct StatsArgs {
     #[command(flatten)]
     pub inspect: InspectArgs,
 
-    /// Output format on stdout
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: StatsFormat,
+    /// Format on stdout (CSV and Markdown: one row per field)
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
 
     /// Same as --format json
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
-}
-
-/// Output formats of `dataset stats`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StatsFormat {
-    /// Text for people.
-    Table,
-    /// JSON for tools.
-    Json,
 }

@@ -46,19 +46,26 @@ mrr@k mrr map; cut-offs 1,3,5,10 plus those the thresholds name; -l is the relev
 level, -M the depth). The verdict goes to stderr (stdout keeps the measures) and, with
 --summary-file, as Markdown to that file.
 
+-q is trec_eval's per-query flag here, so that trec_eval command lines run unchanged;
+quiet is --quiet (every other command takes -q for --quiet).
+
 Exit codes: 0 success (gate passed); 1 the gate failed; 2 bad flag or input file (the
 message names the file and line).";
 
-/// Output of `hyde-eval eval`.
+/// Output of `hyde-eval eval`: the formats of every command, its table being
+/// trec_eval's layout.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum EvalFormat {
-    /// trec_eval's text layout
+    /// trec_eval's text layout (also accepted as `table`)
     #[default]
+    #[value(alias = "table")]
     Trec,
     /// One JSON document with full-precision values
     Json,
     /// run,runid,query,measure,value rows
     Csv,
+    /// The averages, a measure per row and a column per run
+    Markdown,
 }
 
 /// Options of `hyde-eval eval` (trec_eval's flags where trec_eval has one).
@@ -76,7 +83,8 @@ pub struct EvalArgs {
     #[arg(short = 'm', long = "measure", value_name = "MEASURE")]
     pub measures: Vec<String>,
 
-    /// Print per-query values before the averages (trec_eval -q)
+    /// Print per-query values before the averages (trec_eval -q; the one command where
+    /// -q is not --quiet)
     #[arg(short = 'q', long)]
     pub per_query: bool,
 
@@ -100,7 +108,7 @@ pub struct EvalArgs {
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
 
-    /// No notes on stderr
+    /// No notes on stderr (long form only: -q is trec_eval's per-query flag)
     #[arg(long)]
     pub quiet: bool,
 

@@ -76,6 +76,10 @@ pub struct DraftQueriesArgs {
     /// Overwrite an existing queries.jsonl and qrels.tsv
     #[arg(long)]
     pub replace: bool,
+
+    /// No progress or notes on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 pub(super) const JUDGE_HELP: &str = "\
@@ -136,4 +140,8 @@ pub struct JudgeArgs {
     /// Report Cohen's kappa between the LLM's proposals and the grades given, and exit
     #[arg(long)]
     pub agreement: bool,
+
+    /// No note of the pool's size on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
 }

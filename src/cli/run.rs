@@ -126,13 +126,31 @@ pub struct SignificanceArgs {
     pub seed: u64,
 }
 
-/// Output format of the summary on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// What a command prints on stdout (`--format`): every command that prints data takes
+/// these four.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
     /// Terminal tables.
+    #[default]
     Table,
+    /// JSON with `schema_version`, for tools.
+    Json,
+    /// CSV with a header row.
+    Csv,
     /// Markdown, for a pull-request comment.
     Markdown,
+}
+
+impl OutputFormat {
+    /// The renderer's format.
+    pub fn format(self) -> crate::report::Format {
+        match self {
+            OutputFormat::Table => crate::report::Format::Table,
+            OutputFormat::Json => crate::report::Format::Json,
+            OutputFormat::Csv => crate::report::Format::Csv,
+            OutputFormat::Markdown => crate::report::Format::Markdown,
+        }
+    }
 }
 
 /// Regression gate and summary options of `hyde-eval run`.
@@ -162,8 +180,9 @@ pub struct GateArgs {
     #[command(flatten)]
     pub significance: SignificanceArgs,
 
-    /// Summary format on stdout
-    #[arg(long, value_enum, default_value = "table")]
+    /// Format on stdout: the tables; JSON is results.json (the gate's verdict is gate.json
+    /// in the report); CSV the macro metric table; Markdown the pull-request summary
+    #[arg(long, value_enum, default_value_t)]
     pub format: OutputFormat,
 
     /// Also append the Markdown summary to this file (e.g. "$GITHUB_STEP_SUMMARY")
@@ -189,6 +208,11 @@ pub struct CompareArgs {
     /// diagnostics) beside compare.json and compare.md
     #[arg(long)]
     pub html: bool,
+
+    /// Format on stdout (JSON is compare.json, Markdown compare.md; CSV one row per
+    /// configuration and run)
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
 
     #[command(flatten)]
     pub significance: SignificanceArgs,

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::run::RunArgs;
+use super::dataset::SourceArgs;
+use super::run::{OutputFormat, RunArgs};
 
 pub(super) const RECORD_EXAMPLES: &str = "\
 Examples:
@@ -19,11 +20,33 @@ come from the cache when present, so recording after a run costs nothing; a run 
 default `recorded` generator then replays them, in CI, offline. Queries whose generation
 failed are left out and counted.";
 
-/// `hyde-eval record`.
+/// `hyde-eval record`: the options it reads, and no other run option.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
+    /// Dataset directory [default: datasets/devmem]
+    #[arg(short, long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+
     #[command(flatten)]
-    pub run: RunArgs,
+    pub source: SourceArgs,
+
+    /// TOML config file ([generators.NAME] tables, dataset, configurations, parameters)
+    #[arg(short, long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Hypothesis generator: a [generators.NAME] table of the config file
+    #[arg(long, value_name = "NAME")]
+    pub generator: Option<String>,
+
+    /// Configurations whose hypothesis count sets the default of --n, comma-separated
+    /// [default: all built-in + config-defined]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub configurations: Vec<String>,
+
+    /// Set a parameter (e.g. num_hypotheses=2): NAME=VALUE for all configurations or
+    /// CONFIGURATION.NAME=VALUE
+    #[arg(long = "set", value_name = "[CONFIG.]NAME=VALUE")]
+    pub set: Vec<String>,
 
     /// Hypotheses per query [default: the most any selected configuration uses]
     #[arg(long, value_name = "N")]
@@ -32,13 +55,49 @@ pub struct RecordArgs {
     /// Where the hypotheses go [default: DATASET/hypotheses.jsonl]
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Use only cached hypotheses: a miss is an error (exit 3), no request is made
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Cache of backend answers [default: $HYDE_EVAL_CACHE/cache, else
+    /// ~/.cache/hyde-eval/cache]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Worker threads [default: all cores]
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No progress or notes on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl RecordArgs {
+    /// The run options `record` reads, every other one at its default.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            dataset: self.dataset.clone(),
+            source: self.source.clone(),
+            config: self.config.clone(),
+            generator: self.generator.clone(),
+            configurations: self.configurations.clone(),
+            set: self.set.clone(),
+            offline: self.offline,
+            cache_dir: self.cache_dir.clone(),
+            threads: self.threads,
+            quiet: self.quiet,
+            ..RunArgs::default()
+        }
+    }
 }
 
 /// `hyde-eval cache ...`.
 #[derive(Debug, Subcommand)]
 pub enum CacheAction {
     /// Entries, size and damaged entries per provider and generator
-    Stats(CacheArgs),
+    Stats(CacheStatsArgs),
     /// Remove every cached answer, or one provider's (--provider KIND or directory name)
     Clear(CacheClearArgs),
 }
@@ -48,6 +107,21 @@ pub struct CacheArgs {
     /// The cache [default: $HYDE_EVAL_CACHE/cache, else ~/.cache/hyde-eval/cache]
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+
+    /// No notes on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `hyde-eval cache stats`.
+#[derive(Debug, Args)]
+pub struct CacheStatsArgs {
+    #[command(flatten)]
+    pub cache: CacheArgs,
+
+    /// Format on stdout
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]
@@ -97,7 +171,7 @@ pub(super) const REPORT_EXAMPLES: &str = "\
 Examples:
   hyde-eval report reports/devmem/results.json
   hyde-eval report reports/devmem/results.json --sweep reports/devmem-sweep/sweep.json
-  hyde-eval report reports/devmem/results.json --baseline bm25 --metric mrr
+  hyde-eval report reports/devmem/results.json --reference bm25 --metric mrr
 
 Writes report.html (self-contained: inline CSS, charts embedded as data URIs, no
 network), metrics.md and metrics.csv (the metric table) and charts/*.png beside
@@ -124,6 +198,11 @@ pub struct SweepArgs {
     /// Seed of the fold assignment
     #[arg(long, value_name = "N", default_value_t = 42)]
     pub seed: u64,
+
+    /// Format on stdout (JSON is sweep.json, CSV sweep.csv; table and Markdown end with
+    /// the flags and TOML of the best points)
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
 }
 
 /// Options of `hyde-eval report`.
@@ -141,14 +220,23 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
-    /// Compare every other configuration with this one [default: each HyDE configuration
-    /// with its counterpart that uses the raw query]
-    #[arg(long, value_name = "NAME")]
-    pub baseline: Option<String>,
+    /// Compare every other configuration with this reference configuration [default:
+    /// each HyDE configuration with its counterpart that uses the raw query]
+    #[arg(long, value_name = "CONFIG")]
+    pub reference: Option<String>,
 
     /// Metric of the bar chart, deltas and diagnostics [default: ndcg@<largest k>]
     #[arg(long, value_name = "METRIC")]
     pub metric: Option<String>,
+
+    /// Format of the results on stdout (as `run` prints them; JSON is results.json, CSV
+    /// the macro metric table)
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
+
+    /// No notes on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `hyde-eval models ...`.

@@ -257,7 +257,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
     let report = compare::build(&runs, args.metric.as_deref(), &significance)?;
     let mut printer = Printer::new();
     let document = Document::Compare(&report);
-    printer.print(&render(Format::Table, &document)?)?;
+    printer.print(render(args.format.format(), &document)?.trim_end_matches('\n'))?;
     if !args.run.no_report {
         let mut files = vec![
             (

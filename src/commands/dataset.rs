@@ -61,14 +61,14 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
         DatasetCommand::Stats(args) => {
             let dataset = load_inspected(&args.inspect)?;
             let summary = stats::stats(&dataset);
-            let text = if args.json || args.format == crate::cli::StatsFormat::Json {
-                let mut text = serde_json::to_string_pretty(&summary).expect("serializable stats");
-                text.push('\n');
-                text
+            let format = if args.json {
+                crate::report::Format::Json
             } else {
-                summary.render()
+                args.format.format()
             };
-            print_to_stdout(&text)?;
+            let text =
+                crate::report::render(format, &crate::report::Document::DatasetStats(&summary))?;
+            print_line(text.trim_end_matches('\n'))?;
         }
         DatasetCommand::Validate(args) => {
             let dataset = load_inspected(args)?;

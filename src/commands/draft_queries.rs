@@ -73,7 +73,7 @@ pub fn draft_queries(args: &DraftQueriesArgs) -> Result<u8, Error> {
         max_overlap: args.max_overlap,
     };
     crate::progress::stage(
-        true,
+        !args.quiet,
         &format!(
             "drafting {} styles x {} per fact for {} of {} facts with {}",
             styles.len(),

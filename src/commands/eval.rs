@@ -160,6 +160,7 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
             crate::cli::EvalFormat::Trec => Format::Trec,
             crate::cli::EvalFormat::Json => Format::Json,
             crate::cli::EvalFormat::Csv => Format::Csv,
+            crate::cli::EvalFormat::Markdown => Format::Markdown,
         };
         let qrels = args.qrels.display().to_string();
         let text = render(

@@ -43,20 +43,23 @@ pub fn judge(args: &JudgeArgs) -> Result<u8, Error> {
         runs.push(crate::trec::read_trec_run(path, text)?);
     }
     let (pairs, summary) = pool::pool(&dataset, &results, &runs, args.depth);
-    eprintln!(
-        "pool of depth {}: {} pairs, {} already judged, {} to judge{}",
-        args.depth,
-        summary.pooled,
-        summary.already_judged,
-        pairs.len(),
-        if summary.unknown > 0 {
-            format!(
-                "; {} pooled facts or queries are not in the dataset and were left out",
-                summary.unknown
-            )
-        } else {
-            String::new()
-        }
+    super::note(
+        args.quiet,
+        &format!(
+            "pool of depth {}: {} pairs, {} already judged, {} to judge{}",
+            args.depth,
+            summary.pooled,
+            summary.already_judged,
+            pairs.len(),
+            if summary.unknown > 0 {
+                format!(
+                    "; {} pooled facts or queries are not in the dataset and were left out",
+                    summary.unknown
+                )
+            } else {
+                String::new()
+            }
+        ),
     );
     let generator = match &args.assist {
         Some(name) => Some(assist_generator(name, args)?),

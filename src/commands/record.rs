@@ -2,8 +2,10 @@
 //! writes them, with their provenance, as a `hypotheses.jsonl`.
 
 use crate::cli::RecordArgs;
+use crate::dataset::Query;
 use crate::error::{exit_code, Error};
 use crate::generate::choice::GeneratorChoice;
+use crate::generate::{Generation, HypothesisGenerator};
 use crate::pipeline::{self};
 use crate::report::files::write_file_atomically;
 use crate::settings::{self};
@@ -13,8 +15,9 @@ use super::*;
 /// `hyde-eval record`: generates hypotheses for every query and writes them, with
 /// their provenance, as a `hypotheses.jsonl`.
 pub fn record(args: &RecordArgs) -> Result<u8, Error> {
-    let (file, dataset) = load_inputs(&args.run)?;
-    let settings = settings::resolve(&args.run.options(), &file, &dataset.manifest)?;
+    let run = args.run_args();
+    let (file, dataset) = load_inputs(&run)?;
+    let settings = settings::resolve(&run.options(), &file, &dataset.manifest)?;
     let GeneratorChoice::Chat(choice) = &settings.run.generator else {
         return Err(Error::Usage(
             "record needs a live generator: --generator NAME naming a [generators.NAME] table of the --config file".into(),
@@ -25,12 +28,19 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         Some(n) => n,
         None => pipeline::max_hypotheses(&settings.run.configurations).max(1),
     };
-    let output = args.output.clone().unwrap_or_else(|| {
-        settings::dataset_path(&args.run.options(), &file).join("hypotheses.jsonl")
-    });
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| settings::dataset_path(&run.options(), &file).join("hypotheses.jsonl"));
     let (_, generator) = settings.run.providers(&[], dataset_inputs(&dataset))?;
     let generations = in_pool(settings.threads, || {
-        generator.generate_all(&dataset.queries, n)
+        generate_with_progress(
+            generator.as_ref(),
+            &choice.name,
+            &dataset.queries,
+            n,
+            !args.quiet,
+        )
     })??;
     let source = choice.chat.source(
         &format!("{} ({})", choice.chat.api.kind(), choice.name),
@@ -61,7 +71,7 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
     let mut bytes = lines.join("\n").into_bytes();
     bytes.push(b'\n');
     write_file_atomically(&output, &bytes)?;
-    if !args.run.quiet {
+    if !args.quiet {
         for (query, failure) in failures.iter().take(5) {
             eprintln!("note: no hypothesis for query {query}: {failure}");
         }
@@ -86,4 +96,34 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         }
     ))?;
     Ok(exit_code::OK)
+}
+
+/// Queries handed to the generator at a time, so that the progress count moves while
+/// each batch keeps the generator's requests in flight together.
+const QUERIES_PER_BATCH: usize = 64;
+
+/// Every query's hypotheses, in order, under a stage line naming the generator and a
+/// count of the queries done (the heartbeat's `generating ...: 64/300`) when `progress`.
+fn generate_with_progress(
+    generator: &dyn HypothesisGenerator,
+    name: &str,
+    queries: &[Query],
+    n: usize,
+    progress: bool,
+) -> Result<Vec<Generation>, Error> {
+    crate::progress::stage(
+        progress,
+        &format!(
+            "generating {} queries' hypotheses ({n} each) with generator {name}",
+            queries.len()
+        ),
+    );
+    let count = crate::progress::counted(progress, true, queries.len(), "generating");
+    let mut generations = Vec::with_capacity(queries.len());
+    for batch in queries.chunks(QUERIES_PER_BATCH) {
+        generations.extend(generator.generate_all(batch, n)?);
+        count.inc(batch.len() as u64);
+    }
+    count.finish_and_clear();
+    Ok(generations)
 }

@@ -23,12 +23,39 @@ pub fn report(args: &ReportArgs) -> Result<u8, Error> {
             .unwrap_or_default(),
     };
     let options = HtmlOptions {
-        baseline: args.baseline.clone(),
+        reference: args.reference.clone(),
         metric: args.metric.clone(),
     };
     let page = write_html_report(&args.results, &args.sweep, &options, &directory)?;
-    note(false, &format!("report written to {}", page.display()));
+    let results: Results = read_json(&args.results, "results.json")?;
+    let columns = table_columns(&results);
+    let document = report::Document::Run {
+        results: &results,
+        columns: &columns,
+        gate: None,
+    };
+    print_line(report::render(args.format.format(), &document)?.trim_end_matches('\n'))?;
+    note(args.quiet, &format!("report written to {}", page.display()));
     Ok(crate::error::exit_code::OK)
+}
+
+/// The columns `run` shows by default, of those the results hold: recall, precision and
+/// nDCG at every cut-off, MRR and MAP.
+fn table_columns(results: &Results) -> Vec<String> {
+    let shown = |metric: &str| {
+        ["recall@", "precision@", "ndcg@"]
+            .iter()
+            .any(|family| metric.starts_with(family))
+            || metric == "mrr"
+            || metric == "map"
+    };
+    results
+        .evaluation
+        .metrics
+        .iter()
+        .filter(|metric| shown(metric))
+        .cloned()
+        .collect()
 }
 
 /// Renders the report of the results at `results_path` (with `sweep_paths`) into

@@ -217,12 +217,8 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
         columns,
         gate: gate.as_ref(),
     };
-    let format = match args.format {
-        OutputFormat::Table => Format::Table,
-        OutputFormat::Markdown => Format::Markdown,
-    };
     let mut printer = Printer::new();
-    printer.print(&render(format, &document)?)?;
+    printer.print(render(args.format.format(), &document)?.trim_end_matches('\n'))?;
     if let Some(path) = &args.summary_file {
         append(path, &render(Format::Markdown, &document)?)?;
     }

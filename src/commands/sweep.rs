@@ -1,6 +1,6 @@
 //! `hyde-eval sweep`: blend weights or one parameter over a grid, with cross-validation.
 
-use crate::cli::SweepArgs;
+use crate::cli::{OutputFormat, SweepArgs};
 use crate::dataset::Dataset;
 use crate::error::Error;
 use crate::report::files::{check_destination, write_directory};
@@ -36,7 +36,7 @@ pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
         seed: args.seed,
     };
     in_pool(settings.threads, || {
-        sweep_in_pool(&dataset, &settings, &sweep_settings)
+        sweep_in_pool(&dataset, &settings, &sweep_settings, args.format)
     })?
 }
 
@@ -84,6 +84,7 @@ fn sweep_in_pool(
     dataset: &Dataset,
     settings: &RunSettings,
     sweep_settings: &SweepSettings,
+    format: OutputFormat,
 ) -> Result<u8, Error> {
     let (_, skipped) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
     if !settings.quiet && !skipped.is_empty() {
@@ -103,9 +104,9 @@ fn sweep_in_pool(
     }
     let results = execute_sweep(dataset, settings, sweep_settings)?;
     let document = Document::Sweep(&results);
-    print_line(&render(Format::Table, &document)?)?;
+    print_line(render(format.format(), &document)?.trim_end_matches('\n'))?;
     let best = report::sweep::best_point_settings(&results);
-    if !best.is_empty() {
+    if format == OutputFormat::Table && !best.is_empty() {
         print_line(&format!(
             "To run a best point: add its flags to this sweep's options in `hyde-eval run`, or put its table in the config file (merged into an existing one of that name).\n{}",
             best.trim_end()

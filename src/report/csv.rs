@@ -1,9 +1,11 @@
-//! CSV: `per_query.csv` of a run, the metric table of the HTML report, `sweep.csv` and
-//! `eval --format csv`.
+//! CSV: `per_query.csv` of a run, the macro metric table (the HTML report's and a run's
+//! `--format csv`), `sweep.csv`, a comparison, and `eval`, `dataset stats` and `cache
+//! stats` with `--format csv`.
 
 use std::io::Write;
 
 use super::{Document, Exporter};
+use crate::compare::CompareReport;
 use crate::error::Error;
 use crate::results::Results;
 use crate::sweep::SweepResults;
@@ -15,15 +17,22 @@ pub struct Csv;
 impl Exporter for Csv {
     fn render(&self, document: &Document<'_>) -> Option<Result<String, Error>> {
         let bytes = match document {
-            Document::Run { results, .. } => {
-                let mut bytes = Vec::new();
-                write_per_query_csv(&mut bytes, results).map(|()| bytes)
-            }
+            Document::Run { results, .. } => metric_table(results),
             Document::Sweep(results) => sweep_csv(results),
             Document::Eval {
                 runs, per_query, ..
             } => return Some(eval_csv(runs, *per_query).map_err(csv_error)),
-            Document::Compare(_) => return None,
+            Document::Compare(report) => compare_csv(report),
+            Document::DatasetStats(stats) => rows(
+                &["field", "value"],
+                super::dataset_stats_fields(stats)
+                    .into_iter()
+                    .map(|(field, value)| vec![field, value]),
+            ),
+            Document::CacheStats { namespaces, .. } => rows(
+                &super::CACHE_STATS_HEADER,
+                super::cache_stats_rows(namespaces),
+            ),
         };
         Some(
             bytes
@@ -83,6 +92,68 @@ pub fn write_per_query_csv(output: &mut dyn Write, results: &Results) -> Result<
     }
     writer.flush()?;
     Ok(())
+}
+
+/// A header and rows.
+fn rows(
+    header: &[&str],
+    rows: impl IntoIterator<Item = Vec<String>>,
+) -> Result<Vec<u8>, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(header)?;
+    for row in rows {
+        writer.write_record(&row)?;
+    }
+    writer
+        .into_inner()
+        .map_err(|error| csv::Error::from(error.into_error()))
+}
+
+/// A comparison: one row per configuration and run, with the macro value and, for a
+/// candidate run, its paired comparison with the reference run (blank for the
+/// reference and where a run lacks the configuration).
+pub fn compare_csv(report: &CompareReport) -> Result<Vec<u8>, csv::Error> {
+    let header = [
+        "configuration",
+        "run",
+        "metric",
+        "value",
+        "delta",
+        "p_value",
+        "adjusted_p_value",
+        "significant",
+        "wins",
+        "ties",
+        "losses",
+    ];
+    let mut lines = Vec::new();
+    for row in &report.rows {
+        for (column, run) in report.runs.iter().enumerate() {
+            let mut line = vec![
+                row.configuration.clone(),
+                run.label.clone(),
+                report.metric.clone(),
+                row.values[column].map_or_else(String::new, csv_number),
+            ];
+            match column
+                .checked_sub(1)
+                .and_then(|candidate| row.comparisons[candidate].as_ref())
+            {
+                Some(comparison) => line.extend([
+                    csv_number(comparison.delta),
+                    csv_number(comparison.p_value),
+                    csv_number(comparison.adjusted_p_value),
+                    comparison.significant.to_string(),
+                    comparison.wins.to_string(),
+                    comparison.ties.to_string(),
+                    comparison.losses.to_string(),
+                ]),
+                None => line.extend(std::iter::repeat_n(String::new(), 7)),
+            }
+            lines.push(line);
+        }
+    }
+    rows(&header, lines)
 }
 
 /// `configuration,<metric>...` rows of macro averages.

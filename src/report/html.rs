@@ -32,9 +32,9 @@ const DIAGNOSED_QUERIES: usize = 5;
 /// Choices a reader of the report can make.
 #[derive(Debug, Clone, Default)]
 pub struct HtmlOptions {
-    /// Compare every other configuration with this one instead of each HyDE
-    /// configuration with its raw-query counterpart.
-    pub baseline: Option<String>,
+    /// The reference configuration: every other configuration is compared with it
+    /// instead of each HyDE configuration with its raw-query counterpart.
+    pub reference: Option<String>,
     /// The metric of the deltas and diagnostics [default: ndcg@<largest k>].
     pub metric: Option<String>,
 }
@@ -144,13 +144,13 @@ fn headline_metric(results: &Results, requested: Option<&str>) -> Result<String,
         .unwrap_or_default())
 }
 
-/// The pairs the diagnostics compare: each configuration against `baseline` when given,
-/// else each HyDE configuration against its raw-query counterpart.
+/// The pairs the diagnostics compare: each configuration against `reference` when
+/// given, else each HyDE configuration against its raw-query counterpart.
 fn comparison_pairs<'r>(
     results: &'r Results,
-    baseline: Option<&str>,
+    reference: Option<&str>,
 ) -> Result<Vec<(&'r ConfigurationResult, &'r ConfigurationResult)>, ReportError> {
-    match baseline {
+    match reference {
         Some(name) => {
             let Some(base) = results.configurations.iter().find(|c| c.name == name) else {
                 let known: Vec<&str> = results
@@ -159,7 +159,7 @@ fn comparison_pairs<'r>(
                     .map(|c| c.name.as_str())
                     .collect();
                 return Err(ReportError::Usage(format!(
-                    "--baseline {name:?}{} is not in these results; they hold: {}",
+                    "--reference {name:?}{} is not in these results; they hold: {}",
                     crate::hints::suggestion(name, &known),
                     known.join(", ")
                 )));
@@ -187,7 +187,7 @@ pub fn report_files(
     options: &HtmlOptions,
 ) -> Result<Vec<(PathBuf, Vec<u8>)>, ReportError> {
     let metric = headline_metric(results, options.metric.as_deref())?;
-    let pairs = comparison_pairs(results, options.baseline.as_deref())?;
+    let pairs = comparison_pairs(results, options.reference.as_deref())?;
     let mut bar_metrics = vec![metric.clone()];
     if let Some(k) = results.evaluation.settings.cutoffs.last() {
         bar_metrics.push(format!("recall@{k}"));
@@ -293,7 +293,7 @@ pub fn report_files(
                         "re-run hyde-eval to see the queries, ranks and displacing facts behind the plots below." }
                 }
                 @if comparisons.is_empty() {
-                    p { "No configuration pair to compare: none uses hypotheses and no --baseline was given." }
+                    p { "No configuration pair to compare: none uses hypotheses and no --reference was given." }
                 }
                 @for (position, (comparison, png)) in comparisons.iter().enumerate() {
                     (comparison_section(results, comparison, png, position == 0))

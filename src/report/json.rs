@@ -1,5 +1,6 @@
-//! JSON: the documents (`results.json`, `compare.json`, `gate.json`, `sweep.json`) and
-//! `eval --format json`, pretty-printed with a final newline.
+//! JSON: the documents (`results.json`, `compare.json`, `gate.json`, `sweep.json`),
+//! `eval`, `dataset stats` and `cache stats` with `--format json`, pretty-printed with a
+//! final newline, each with its `schema_version`.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -24,9 +25,35 @@ impl Exporter for Json {
                 options,
                 per_query,
             } => return Some(Ok(eval_json(qrels, runs, options, *per_query))),
+            Document::DatasetStats(stats) => json_bytes(&Versioned {
+                schema_version: super::STATS_SCHEMA_VERSION,
+                document: stats,
+            }),
+            Document::CacheStats { root, namespaces } => json_bytes(&Versioned {
+                schema_version: super::STATS_SCHEMA_VERSION,
+                document: CacheDocument {
+                    cache: root,
+                    namespaces,
+                },
+            }),
         };
         Some(Ok(String::from_utf8(bytes).expect("JSON is UTF-8")))
     }
+}
+
+/// A document with `schema_version` as its first field.
+#[derive(Serialize)]
+struct Versioned<T: Serialize> {
+    schema_version: u32,
+    #[serde(flatten)]
+    document: T,
+}
+
+/// `cache stats`' document: the cache directory and its namespaces.
+#[derive(Serialize)]
+struct CacheDocument<'a> {
+    cache: &'a std::path::Path,
+    namespaces: &'a [crate::cache::NamespaceStats],
 }
 
 /// Pretty JSON with a final newline.

@@ -1,6 +1,8 @@
 //! Markdown output for pull-request comments and `$GITHUB_STEP_SUMMARY`: the gate's
-//! verdict first, then metric deltas with significance marks, then the metric table and
-//! failed expectations. Also the metric table export of reports. Pure: returns strings.
+//! verdict first, then metric deltas with significance marks, then the metric table, the
+//! breakdown by query tag and failed expectations. Also the metric table export of
+//! reports, and the Markdown of a comparison, a sweep, `eval`, `dataset stats` and
+//! `cache stats`. Pure: returns strings.
 
 use std::fmt::Write;
 
@@ -20,16 +22,42 @@ impl Exporter for Markdown {
                 gate,
             } => Some(Ok(summary(results, columns, *gate))),
             Document::Compare(report) => Some(Ok(compare_summary(report))),
-            Document::Sweep(_) | Document::Eval { .. } => None,
+            Document::Sweep(results) => Some(Ok(sweep_summary(results))),
+            Document::Eval { runs, .. } => Some(Ok(eval_summary(runs))),
+            Document::DatasetStats(stats) => Some(Ok(format!(
+                "## Dataset `{}`\n\n{}",
+                cell(&stats.name),
+                table(
+                    &["field", "value"],
+                    super::dataset_stats_fields(stats)
+                        .into_iter()
+                        .map(|(field, value)| vec![field, value])
+                )
+            ))),
+            Document::CacheStats { root, namespaces } => Some(Ok(if namespaces.is_empty() {
+                format!("The cache in `{}` is empty.\n", root.display())
+            } else {
+                format!(
+                    "## Cache `{}`\n\n{}",
+                    root.display(),
+                    table(
+                        &super::CACHE_STATS_HEADER,
+                        super::cache_stats_rows(namespaces)
+                    )
+                )
+            })),
         }
     }
 }
 
 use crate::compare::paired::{significance_mark, SignificanceTest};
-use crate::gate::{GateCheck, GateReport};
+use crate::gate::{GateCheck, GateReport, NEAR_MISS_SHARE};
 use crate::metric_names::display;
+use crate::results::by_tag::tag_metric;
 use crate::results::Results;
 use crate::stats::Correction;
+use crate::sweep::SweepResults;
+use crate::trec_eval::EvaluatedRun;
 
 fn number(value: f64) -> String {
     format!("{value:.4}")
@@ -48,6 +76,103 @@ fn cell(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace(['\n', '\r'], " ")
+}
+
+/// A Markdown table: a header and rows of cells, escaped.
+fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut text = format!(
+        "| {} |\n|{}\n",
+        header
+            .iter()
+            .map(|name| cell(name))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(header.len())
+    );
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|text| cell(text)).collect();
+        let _ = writeln!(text, "| {} |", cells.join(" | "));
+    }
+    text
+}
+
+/// A sweep: what was swept, the summary table (as the terminal's), how to read it and
+/// the flags and TOML of the best points.
+fn sweep_summary(results: &SweepResults) -> String {
+    let mut rows = Vec::new();
+    for configuration in &results.configurations {
+        for summary in &configuration.summaries {
+            rows.push(vec![
+                configuration.name.clone(),
+                display(&summary.metric),
+                number(summary.default),
+                number(summary.best),
+                summary
+                    .best_points
+                    .first()
+                    .map(|at| super::sweep::point_label(configuration, at))
+                    .unwrap_or_default(),
+                summary.best_points.len().to_string(),
+                number(summary.cross_validated),
+            ]);
+        }
+    }
+    let mut text = format!(
+        "## Sweep: {}\n\n{}\n{}\n",
+        cell(&super::table::sweep_headline(results)),
+        table(
+            &[
+                "configuration",
+                "metric",
+                "own",
+                "best",
+                "best at",
+                "tied",
+                "cross-validated"
+            ],
+            rows
+        ),
+        super::table::SWEEP_NOTE
+    );
+    let best = super::sweep::best_point_settings(results);
+    if !best.is_empty() {
+        let _ = write!(
+            text,
+            "\nTo run a best point, add its flags to the sweep's options in `hyde-eval run`, or put its table in the config file:\n\n```\n{}\n```\n",
+            best.trim_end()
+        );
+    }
+    text
+}
+
+/// `eval`'s averages: a row per measure, a column per run (its file).
+fn eval_summary(runs: &[EvaluatedRun]) -> String {
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    let mut header = vec!["measure"];
+    header.extend(runs.iter().map(|run| run.path.as_str()));
+    let mut rows = vec![{
+        let mut row = vec!["num_q".to_owned()];
+        row.extend(
+            runs.iter()
+                .map(|run| run.evaluation.per_query.len().to_string()),
+        );
+        row
+    }];
+    for (index, column) in first.evaluation.columns.iter().enumerate() {
+        let mut row = vec![column.name()];
+        row.extend(runs.iter().map(|run| {
+            run.evaluation
+                .summary
+                .get(index)
+                .map_or_else(String::new, |value| {
+                    super::trec_text::format_value(column, *value)
+                })
+        }));
+        rows.push(row);
+    }
+    table(&header, rows)
 }
 
 /// The value of `metric` for the configuration at `index`, 0 when missing.
@@ -139,17 +264,6 @@ fn describe_significance(gate: &GateReport) -> String {
     )
 }
 
-/// A passed check counts as a near miss when it dropped by at least this share of its
-/// allowed drop (or beyond it, when only significant drops fail).
-pub const NEAR_MISS_SHARE: f64 = 0.5;
-
-/// Whether `check` passed but came close to failing: a drop of at least
-/// [`NEAR_MISS_SHARE`] of its allowed drop.
-fn is_near_miss(check: &GateCheck) -> bool {
-    let drop = -check.comparison.delta;
-    !check.failed && drop >= 5e-5 && drop >= NEAR_MISS_SHARE * check.max_drop
-}
-
 /// A Markdown table of baseline checks: values, delta with its significance mark,
 /// corrected p, wins/ties/losses, the allowed drop and a mark on failed ones.
 fn check_table(gate: &GateReport, checks: &[&GateCheck]) -> String {
@@ -239,11 +353,7 @@ pub fn gate_section(gate: &GateReport) -> String {
         text.push_str("\nFailed checks:\n\n");
         text.push_str(&check_table(gate, &failed));
     }
-    let improvements: Vec<&GateCheck> = gate
-        .checks
-        .iter()
-        .filter(|check| check.comparison.delta >= 5e-5)
-        .collect();
+    let improvements: Vec<&GateCheck> = gate.improvements().collect();
     if !improvements.is_empty() {
         let _ = write!(text, "\n**Improvements** ({}):\n\n", improvements.len());
         for check in &improvements {
@@ -261,7 +371,7 @@ pub fn gate_section(gate: &GateReport) -> String {
             );
         }
     }
-    let near_misses: Vec<&GateCheck> = gate.checks.iter().filter(|c| is_near_miss(c)).collect();
+    let near_misses: Vec<&GateCheck> = gate.near_misses().collect();
     if !near_misses.is_empty() {
         let _ = write!(
             text,
@@ -271,7 +381,6 @@ pub fn gate_section(gate: &GateReport) -> String {
         );
         for check in &near_misses {
             let comparison = &check.comparison;
-            let margin = check.max_drop + comparison.delta;
             let _ = writeln!(
                 text,
                 "- {} {}: {} → {} ({}{}, p adj. {:.4}); max drop {}, {}",
@@ -283,11 +392,7 @@ pub fn gate_section(gate: &GateReport) -> String {
                 significance_mark(comparison, gate.options.significance.alpha),
                 comparison.adjusted_p_value,
                 number(check.max_drop),
-                if margin >= 0.0 {
-                    format!("margin left {}", number(margin))
-                } else {
-                    format!("beyond it by {} but not significant", number(-margin))
-                },
+                super::margin_text(check),
             );
         }
     }
@@ -376,6 +481,10 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
             let _ = write!(text, "\n> **Warning:** {}\n", cell(warning));
         }
     }
+    if let Some(tags) = tag_section(results, metrics) {
+        text.push('\n');
+        text.push_str(&tags);
+    }
     if let Some(engine) = engine_section(results, metrics) {
         text.push('\n');
         text.push_str(&engine);
@@ -385,6 +494,48 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
         text.push_str(&expectations);
     }
     text
+}
+
+/// The headline metric (nDCG@10, as the terminal's breakdown) of each configuration on
+/// the queries of each tag, the best of each column in bold; `None` when no query has a
+/// tag.
+fn tag_section(results: &Results, metrics: &[String]) -> Option<String> {
+    let metric = super::table::headline_metric(metrics)?;
+    let tags = &results.configurations.first()?.by_tag;
+    if tags.is_empty() {
+        return None;
+    }
+    let mut text = format!("### {} by query tag\n\n| configuration |", display(metric));
+    for tag in tags {
+        let _ = write!(text, " {} ({}) |", cell(&tag.tag), tag.queries);
+    }
+    text.push_str("\n|---|");
+    text.push_str(&"---:|".repeat(tags.len()));
+    let best: Vec<String> = tags
+        .iter()
+        .map(|tag| {
+            number(
+                results
+                    .configurations
+                    .iter()
+                    .map(|configuration| tag_metric(configuration, &tag.tag, metric))
+                    .fold(f64::NEG_INFINITY, f64::max),
+            )
+        })
+        .collect();
+    for configuration in &results.configurations {
+        let _ = write!(text, "\n| {} |", cell(&configuration.name));
+        for (tag, best) in tags.iter().zip(&best) {
+            let shown = number(tag_metric(configuration, &tag.tag, metric));
+            if shown == *best && results.configurations.len() > 1 {
+                let _ = write!(text, " **{shown}** |");
+            } else {
+                let _ = write!(text, " {shown} |");
+            }
+        }
+    }
+    text.push('\n');
+    Some(text)
 }
 
 /// The run's search engine beside the exact in-process index; `None` without an engine.
@@ -467,7 +618,7 @@ pub fn compare_summary(report: &CompareReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -482,7 +633,7 @@ mod tests {
 
     /// A check of `configuration`'s `metric`: baseline value, current value, corrected
     /// p and allowed drop, worked out by hand.
-    fn check(
+    pub(crate) fn check(
         configuration: &str,
         metric: &str,
         (reference, candidate): (f64, f64),
@@ -515,7 +666,7 @@ mod tests {
         }
     }
 
-    fn passed_gate(checks: Vec<GateCheck>) -> GateReport {
+    pub(crate) fn passed_gate(checks: Vec<GateCheck>) -> GateReport {
         GateReport {
             schema_version: crate::results::SCHEMA_VERSION,
             passed: checks.iter().all(|check| !check.failed),

@@ -21,7 +21,11 @@ pub mod sweep;
 pub mod table;
 pub mod trec_text;
 
+use std::path::Path;
+
+use crate::cache::NamespaceStats;
 use crate::compare::CompareReport;
+use crate::dataset::stats::DatasetStats;
 use crate::error::Error;
 use crate::gate::GateReport;
 use crate::results::Results;
@@ -90,6 +94,102 @@ impl JudgedSummary {
     }
 }
 
+/// The version of the JSON documents of `dataset stats` and `cache stats`.
+pub const STATS_SCHEMA_VERSION: u32 = 1;
+
+/// The header of `cache stats`' table (terminal, CSV and Markdown).
+pub const CACHE_STATS_HEADER: [&str; 11] = [
+    "family",
+    "kind",
+    "model",
+    "endpoint",
+    "dims",
+    "entries",
+    "segments",
+    "size",
+    "damaged",
+    "unfinished",
+    "directory",
+];
+
+/// The rows of `cache stats`' table, one per namespace, as [`CACHE_STATS_HEADER`].
+pub fn cache_stats_rows(namespaces: &[NamespaceStats]) -> Vec<Vec<String>> {
+    namespaces
+        .iter()
+        .map(|namespace| {
+            let description =
+                namespace
+                    .description
+                    .clone()
+                    .unwrap_or(crate::cache::NamespaceDescription {
+                        family: "?".into(),
+                        kind: "?".into(),
+                        endpoint: "?".into(),
+                        model: "?".into(),
+                        dimension: None,
+                    });
+            vec![
+                description.family,
+                description.kind,
+                description.model,
+                description.endpoint,
+                description
+                    .dimension
+                    .map_or("native".into(), |dimension| dimension.to_string()),
+                namespace.entries.to_string(),
+                namespace.segments.to_string(),
+                format!("{:.1} MB", namespace.bytes as f64 / 1e6),
+                namespace.corrupt.to_string(),
+                namespace.unfinished_writes.to_string(),
+                namespace
+                    .directory
+                    .file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect()
+}
+
+/// `dataset stats` as (field, value) rows, for CSV and Markdown: the JSON document's
+/// fields, nested ones joined with `.` (`fact_words.p50`, `grades.2`).
+pub fn dataset_stats_fields(stats: &DatasetStats) -> Vec<(String, String)> {
+    fn flatten(prefix: &str, value: &serde_json::Value, fields: &mut Vec<(String, String)>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map {
+                    let name = if prefix.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{prefix}.{key}")
+                    };
+                    flatten(&name, value, fields);
+                }
+            }
+            serde_json::Value::String(text) => fields.push((prefix.to_owned(), text.clone())),
+            other => fields.push((prefix.to_owned(), other.to_string())),
+        }
+    }
+    let mut fields = Vec::new();
+    flatten(
+        "",
+        &serde_json::to_value(stats).expect("dataset stats serialize"),
+        &mut fields,
+    );
+    fields
+}
+
+/// What a near miss ([`crate::gate::GateReport::near_misses`]) left of its allowed
+/// drop: `margin left 0.0040`, or `beyond it by 0.0010 but not significant`.
+pub fn margin_text(check: &crate::gate::GateCheck) -> String {
+    let margin = check.margin();
+    if margin >= 0.0 {
+        format!("margin left {margin:.4}")
+    } else {
+        format!("beyond it by {:.4} but not significant", -margin)
+    }
+}
+
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -131,6 +231,13 @@ pub enum Document<'a> {
         options: &'a EvalOptions,
         per_query: bool,
     },
+    /// `dataset stats`.
+    DatasetStats(&'a DatasetStats),
+    /// `cache stats`: the cache directory and its namespaces.
+    CacheStats {
+        root: &'a Path,
+        namespaces: &'a [NamespaceStats],
+    },
 }
 
 impl Document<'_> {
@@ -140,6 +247,8 @@ impl Document<'_> {
             Document::Compare(_) => "a comparison",
             Document::Sweep(_) => "a sweep",
             Document::Eval { .. } => "eval",
+            Document::DatasetStats(_) => "dataset stats",
+            Document::CacheStats { .. } => "cache stats",
         }
     }
 }

@@ -13,8 +13,9 @@ use super::{Document, Exporter};
 use crate::compare::paired::significance_mark;
 use crate::compare::{cell_text, legend, optional, CompareReport};
 use crate::error::Error;
-use crate::gate::{GateCheck, GateReport};
+use crate::gate::{GateCheck, GateReport, NEAR_MISS_SHARE};
 use crate::metric_names::display;
+use crate::results::by_tag::tag_metric;
 use crate::results::{ConfigurationResult, Results};
 use crate::sweep::{ConfigurationSweep, SweepDescription, SweepResults};
 
@@ -36,6 +37,8 @@ impl Exporter for Terminal {
                 sweep_table(results)
             ),
             Document::Eval { .. } => return None,
+            Document::DatasetStats(stats) => stats.render().trim_end().to_owned(),
+            Document::CacheStats { root, namespaces } => cache_stats_table(root, namespaces),
         };
         Some(Ok(wrap_prose(&text, output_width())))
     }
@@ -184,13 +187,7 @@ pub fn tag_table(results: &Results, columns: &[String]) -> Option<String> {
     }));
     table.set_header(headers);
     add_starred_rows(&mut table, results, tags, |configuration, tag| {
-        configuration
-            .by_tag
-            .iter()
-            .find(|entry| entry.tag == tag.tag)
-            .and_then(|entry| entry.macro_metrics.get(metric))
-            .and_then(|value| value.as_f64())
-            .unwrap_or(0.0)
+        tag_metric(configuration, &tag.tag, metric)
     });
     Some(fit(&table))
 }
@@ -589,6 +586,9 @@ pub fn gate_summary(gate: &GateReport) -> String {
     if !gate.checks.is_empty() {
         text.push_str(&baseline_checks(gate, failed > 0));
     }
+    if let Some(near_misses) = near_miss_lines(gate) {
+        text.push_str(&near_misses);
+    }
     if !gate.target_checks.is_empty() {
         let mut table = new_table();
         table.set_header(vec!["configuration", "metric", "value", "min", "failed"]);
@@ -612,6 +612,36 @@ pub fn gate_summary(gate: &GateReport) -> String {
         ));
     }
     text
+}
+
+/// The checks that passed close to their threshold, one line each (as the Markdown
+/// summary's near misses); `None` without any.
+fn near_miss_lines(gate: &GateReport) -> Option<String> {
+    let near_misses: Vec<&GateCheck> = gate.near_misses().collect();
+    if near_misses.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "\nnear misses ({}): passed, but dropped by at least {:.0}% of the allowed drop:",
+        near_misses.len(),
+        NEAR_MISS_SHARE * 100.0
+    );
+    for check in near_misses {
+        let comparison = &check.comparison;
+        text.push_str(&format!(
+            "\n  {} {}: {:.4} -> {:.4} ({:+.4}{}, p adj. {:.4}); max drop {:.4}, {}",
+            comparison.configuration,
+            display(&comparison.metric),
+            comparison.reference,
+            comparison.candidate,
+            comparison.delta,
+            significance_mark(comparison, gate.options.significance.alpha),
+            comparison.adjusted_p_value,
+            check.max_drop,
+            super::margin_text(check),
+        ));
+    }
+    Some(text)
 }
 
 /// The baseline checks that failed (or, when none failed, those that moved) and the
@@ -752,6 +782,22 @@ pub fn sweep_table(results: &SweepResults) -> String {
     fit(&table)
 }
 
+/// `cache stats`: the cache's directory, then a row per namespace (or that it is empty).
+fn cache_stats_table(
+    root: &std::path::Path,
+    namespaces: &[crate::cache::NamespaceStats],
+) -> String {
+    if namespaces.is_empty() {
+        return format!("the cache in {} is empty", root.display());
+    }
+    let mut table = new_table();
+    table.set_header(super::CACHE_STATS_HEADER.to_vec());
+    for row in super::cache_stats_rows(namespaces) {
+        table.add_row(row);
+    }
+    format!("cache: {}\n{}", root.display(), fit(&table))
+}
+
 /// How to read the sweep summary.
 pub const SWEEP_NOTE: &str = "own = the configuration's own parameters (what `run` reports); best at = the first best point in sweep order (all tied points are in sweep.json and sweep.csv); cross-validated = mean held-out value of the point chosen on the other folds. best minus cross-validated is how much of the gain is fitted to these queries.";
 
@@ -825,5 +871,31 @@ mod tests {
         assert!(loss.contains(vermillion), "{loss:?}");
         let unchanged = styled(delta_cell("+0.0000".into(), 0.00001));
         assert!(!unchanged.contains("\x1b[38;2"), "{unchanged:?}");
+    }
+
+    #[test]
+    fn a_passing_gate_lists_its_near_misses_as_the_markdown_summary_does() {
+        use crate::report::markdown::tests::{check, passed_gate};
+        let gate = passed_gate(vec![
+            // -0.006 of an allowed 0.01: 60% of the allowance, a near miss with 0.004 left.
+            check("hyde-3b", "recall@10", (0.7, 0.694), 0.4, 0.01),
+            // -0.001 of an allowed 0.01: 10%, not one.
+            check("blend", "ndcg@10", (0.5, 0.499), 0.9, 0.01),
+            // +0.025: an improvement, not a near miss.
+            check("hyde-3b", "ndcg@10", (0.6, 0.625), 0.003, 0.01),
+        ]);
+        let text = gate_summary(&gate);
+        assert!(text.starts_with("gate: PASS (3 checks"), "{text}");
+        assert!(
+            text.contains(
+                "\nnear misses (1): passed, but dropped by at least 50% of the allowed drop:\n  \
+                 hyde-3b R@10: 0.7000 -> 0.6940 (-0.0060, p adj. 0.4000); max drop 0.0100, margin left 0.0040"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("  blend nDCG@10:"), "{text}");
+        // No near miss, no section.
+        let quiet = passed_gate(vec![check("blend", "ndcg@10", (0.5, 0.499), 0.9, 0.01)]);
+        assert!(!gate_summary(&quiet).contains("near misses"));
     }
 }

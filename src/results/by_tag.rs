@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{metric_map, PerQueryResult, Results};
+use super::{metric_map, ConfigurationResult, PerQueryResult, Results};
 use crate::dataset::QueryId;
 
 /// The macro metrics of the evaluated queries that carry one tag.
@@ -20,6 +20,18 @@ pub struct TagMetrics {
     /// Means over those queries, in metric order (null for a NaN, as in `macro`).
     #[serde(rename = "macro")]
     pub macro_metrics: Map<String, Value>,
+}
+
+/// `configuration`'s macro `metric` on the queries tagged `tag`; 0 when it has no such
+/// tag or value (as the metric tables show a missing value).
+pub fn tag_metric(configuration: &ConfigurationResult, tag: &str, metric: &str) -> f64 {
+    configuration
+        .by_tag
+        .iter()
+        .find(|entry| entry.tag == tag)
+        .and_then(|entry| entry.macro_metrics.get(metric))
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
 }
 
 /// Fills every configuration's `by_tag` from its per-query records and the tags of
