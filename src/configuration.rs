@@ -636,6 +636,28 @@ impl Preset {
         )
     }
 
+    /// The configuration without HyDE a HyDE preset's improvement is measured against:
+    /// the same fusion with the raw query in place of every hypothesis-derived input
+    /// (ctx-sys: HyDE against direct embedding). `None` for presets without hypotheses.
+    pub fn counterpart(self) -> Option<Preset> {
+        match self {
+            Preset::Hyde3a => Some(Preset::Keyword),
+            Preset::Hyde3b | Preset::Hyde3bHyp | Preset::HydeMean | Preset::MultiHyde => {
+                Some(Preset::Blend)
+            }
+            Preset::HydeDense | Preset::MultiHydeDense | Preset::HydeMeanDense => {
+                Some(Preset::Dense)
+            }
+            Preset::Keyword
+            | Preset::Bm25
+            | Preset::Dense
+            | Preset::Blend
+            | Preset::Hybrid
+            | Preset::Bm25DenseRrf
+            | Preset::Bm25DenseWsum => None,
+        }
+    }
+
     /// One line on what the configuration does.
     pub fn description(self) -> &'static str {
         match self {

@@ -183,6 +183,14 @@ pub fn bootstrap_difference_interval(
     bootstrap_mean_interval(&differences, resamples, confidence, seed)
 }
 
+/// Permutations and bootstrap resamples of a paired comparison unless told otherwise
+/// (`compare`, the gate, and HyDE's improvement over its counterpart).
+pub const DEFAULT_ITERATIONS: usize = 10_000;
+/// The seed of those permutations and resamples unless told otherwise.
+pub const DEFAULT_SEED: u64 = 42;
+/// The significance level of those comparisons unless told otherwise.
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
 /// Multiple-comparison correction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

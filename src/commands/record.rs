@@ -53,6 +53,12 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         cost += &generation.cost;
         match &generation.hypotheses {
             Ok(texts) => {
+                // The time measured when the hypotheses were generated; none for
+                // hypotheses served from the cache.
+                let source = crate::dataset::HypothesisSource {
+                    generation_time_ms: generation.cost.latency_ms,
+                    ..source.clone()
+                };
                 let line = serde_json::json!({"query_id": query.id.0, "hypotheses": texts, "source": source});
                 lines.push(serde_json::to_string(&line).expect("serializes"));
             }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::results::stored::StoredConfiguration;
 use crate::stats::{
     adjust, bootstrap_difference_interval, paired_t_test, randomization_test, win_tie_loss,
-    Correction, Interval,
+    Correction, Interval, DEFAULT_ALPHA, DEFAULT_ITERATIONS, DEFAULT_SEED,
 };
 
 /// Which paired significance test to run.
@@ -52,9 +52,9 @@ impl Default for SignificanceSettings {
         SignificanceSettings {
             test: SignificanceTest::Randomization,
             correction: Correction::Holm,
-            alpha: 0.05,
-            iterations: 10_000,
-            seed: 42,
+            alpha: DEFAULT_ALPHA,
+            iterations: DEFAULT_ITERATIONS,
+            seed: DEFAULT_SEED,
         }
     }
 }

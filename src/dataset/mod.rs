@@ -159,6 +159,10 @@ pub struct HypothesisSource {
     pub date: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How long generating this query's hypotheses took, milliseconds (`record` writes
+    /// the measured time of the queries it generated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_time_ms: Option<f64>,
 }
 
 /// Hypothetical answers recorded for one query.

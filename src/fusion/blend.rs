@@ -97,6 +97,10 @@ impl FusionMethod for Blend {
     fn scorer(&self, params: &Params, candidates: impl Iterator<Item = Candidate>) -> BlendScorer {
         BlendScorer::over(candidates, params.weights)
     }
+
+    fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64> {
+        adaptive_floor_on(sources.params).then(|| settled_floor(sources.searches, sources.params))
+    }
 }
 
 /// The min-max scaling of one signal (chatcli: a span <= 1e-12 makes every value 0).
@@ -183,32 +187,49 @@ impl Scorer for BlendScorer {
 }
 
 /// Vector hits for a blend, in fact order (to merge with the keyword matches): top-K
-/// over every search vector with the floor (stepping the floor down when multi-hyde's
-/// adaptive floor is on); a fact hit by several vectors keeps its highest cosine.
+/// over every search vector at the floor the query settles on ([`settled_floor`]); a
+/// fact hit by several vectors keeps its highest cosine.
 fn vector_hits(searches: Searches<'_>, params: &Params) -> Vec<(FactIndex, f64)> {
-    let search = |floor: f64| {
-        let mut best: FxHashMap<FactIndex, f64> = FxHashMap::default();
-        for position in 0..searches.hits.len() {
-            for (fact, score) in searches.top(position, params.vector_top_k, floor) {
-                let slot = best.entry(fact).or_insert(score);
-                *slot = slot.max(score);
-            }
-        }
-        let mut hits: Vec<(FactIndex, f64)> = best.into_iter().collect();
-        hits.sort_unstable_by_key(|&(fact, _)| fact);
-        hits
-    };
-    if params.adaptive_floor_start > params.min_cosine {
-        let mut floor = params.adaptive_floor_start;
-        loop {
-            let hits = search(floor);
-            if !hits.is_empty() || floor <= params.min_cosine {
-                return hits;
-            }
-            floor = (floor - params.adaptive_floor_step).max(params.min_cosine);
+    let floor = settled_floor(searches, params);
+    let mut best: FxHashMap<FactIndex, f64> = FxHashMap::default();
+    for position in 0..searches.hits.len() {
+        for (fact, score) in searches.top(position, params.vector_top_k, floor) {
+            let slot = best.entry(fact).or_insert(score);
+            *slot = slot.max(score);
         }
     }
-    search(params.min_cosine)
+    let mut hits: Vec<(FactIndex, f64)> = best.into_iter().collect();
+    hits.sort_unstable_by_key(|&(fact, _)| fact);
+    hits
+}
+
+/// True when `params` turn the adaptive floor on (`adaptive_floor_start` above
+/// `min_cosine`).
+pub fn adaptive_floor_on(params: &Params) -> bool {
+    params.adaptive_floor_start > params.min_cosine
+}
+
+/// The cosine floor of a query's vector hits: `min_cosine`, or with the adaptive floor on,
+/// the first of `adaptive_floor_start`, one `adaptive_floor_step` lower, and so on
+/// (never below `min_cosine`, where it stops) at which some search vector has a hit
+/// within its top-K: the TypeScript retriever's adaptive thresholding.
+pub fn settled_floor(searches: Searches<'_>, params: &Params) -> f64 {
+    if !adaptive_floor_on(params) {
+        return params.min_cosine;
+    }
+    let has_hits = |floor: f64| {
+        (0..searches.hits.len()).any(|position| {
+            searches
+                .top(position, params.vector_top_k, floor)
+                .next()
+                .is_some()
+        })
+    };
+    let mut floor = params.adaptive_floor_start;
+    while !has_hits(floor) && floor > params.min_cosine {
+        floor = (floor - params.adaptive_floor_step).max(params.min_cosine);
+    }
+    floor
 }
 
 /// A blend's candidates: the keyword matches, still on the lexical accumulators, and the
@@ -333,5 +354,85 @@ mod tests {
                 candidate(3, 0.4, 0.0, 0.4),
             ]
         );
+    }
+
+    /// hyde-systems.md, section A (the TypeScript HyDE retriever): "Adaptive
+    /// thresholding: search starts at an initial similarity threshold and steps down until
+    /// results are found or a minimum threshold is reached; the effective threshold is
+    /// part of the result." Floors here are multiples of 1/8, exact in binary, so each
+    /// step lands on the value worked by hand.
+    #[test]
+    fn adaptive_floor_steps_down_until_hits() {
+        // Two search vectors, top-K 2: the first's third hit (fact 0) is never read.
+        let first: &[(FactIndex, f64)] = &[(3, 0.45), (1, 0.40), (0, 0.30)];
+        let second: &[(FactIndex, f64)] = &[(2, 0.44), (1, 0.42)];
+        let hits = [first, second];
+        let searches = Searches {
+            hits: &hits,
+            all_zero: false,
+        };
+        let params = Params {
+            vector_top_k: 2,
+            min_cosine: 0.25,
+            adaptive_floor_start: 0.75,
+            adaptive_floor_step: 0.125,
+            ..Params::default()
+        };
+        // 0.75, 0.625 and 0.5 are above the best cosine (0.45): no hits. Three steps
+        // down, 0.375 admits 0.45, 0.44, 0.42 and 0.40; fact 1 keeps its higher cosine.
+        assert_eq!(settled_floor(searches, &params), 0.375);
+        assert_eq!(
+            vector_hits(searches, &params),
+            vec![(1, 0.42), (2, 0.44), (3, 0.45)]
+        );
+        // One step from 0.5 already reaches 0.375.
+        let from_half = Params {
+            adaptive_floor_start: 0.5,
+            ..params.clone()
+        };
+        assert_eq!(settled_floor(searches, &from_half), 0.375);
+        // A start at the best cosine needs no step (kept when score >= floor).
+        let at_best = Params {
+            adaptive_floor_start: 0.45,
+            ..params.clone()
+        };
+        assert_eq!(settled_floor(searches, &at_best), 0.45);
+        assert_eq!(vector_hits(searches, &at_best), vec![(3, 0.45)]);
+    }
+
+    /// The same rule at its other end: with no hit above the minimum, the floor steps
+    /// 0.75 -> 0.5 -> 0.25 and stops at the minimum (0.25, not 0.75 - 3 x 0.25 = 0)
+    /// with no hits; without an adaptive floor it is `min_cosine` and nothing is stepped.
+    #[test]
+    fn adaptive_floor_stops_at_the_minimum() {
+        let only: &[(FactIndex, f64)] = &[(4, 0.2), (5, 0.1)];
+        let hits = [only];
+        let searches = Searches {
+            hits: &hits,
+            all_zero: false,
+        };
+        let params = Params {
+            vector_top_k: 10,
+            min_cosine: 0.25,
+            adaptive_floor_start: 0.75,
+            adaptive_floor_step: 0.25,
+            ..Params::default()
+        };
+        assert_eq!(settled_floor(searches, &params), 0.25);
+        assert!(vector_hits(searches, &params).is_empty());
+        let clamped = Params {
+            adaptive_floor_step: 0.375,
+            ..params.clone()
+        };
+        // 0.75 -> 0.375 -> max(0.0, 0.25) = 0.25.
+        assert_eq!(settled_floor(searches, &clamped), 0.25);
+        let off = Params {
+            min_cosine: 0.15,
+            adaptive_floor_start: 0.0,
+            ..params
+        };
+        assert!(!adaptive_floor_on(&off));
+        assert_eq!(settled_floor(searches, &off), 0.15);
+        assert_eq!(vector_hits(searches, &off), vec![(4, 0.2)]);
     }
 }

@@ -222,6 +222,13 @@ pub trait FusionMethod: Sync {
     /// The scorer of one set of candidates under `params`; `candidates` walks the set,
     /// for a method whose scores depend on all of it.
     fn scorer(&self, params: &Params, candidates: impl Iterator<Item = Candidate>) -> Self::Scorer;
+
+    /// The cosine floor one query's vector hits settled on, for a method whose floor
+    /// adapts per query (the blend's adaptive floor, when its parameters turn it on);
+    /// `None` otherwise.
+    fn adaptive_floor(&self, _sources: SignalSources<'_>) -> Option<f64> {
+        None
+    }
 }
 
 /// A fusion method as the pipeline and sweeps call it; every [`FusionMethod`] is one.
@@ -238,6 +245,8 @@ pub trait Fuser: Sync {
     /// The streaming route: what fusing the query's candidate table gives, without
     /// keeping the candidates.
     fn fused_ranking(&self, sources: SignalSources<'_>) -> Vec<(FactIndex, f64)>;
+    /// See [`FusionMethod::adaptive_floor`].
+    fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64>;
 }
 
 impl<M: FusionMethod> Fuser for M {
@@ -272,6 +281,10 @@ impl<M: FusionMethod> Fuser for M {
                 sources,
             },
         )
+    }
+
+    fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64> {
+        FusionMethod::adaptive_floor(self, sources)
     }
 }
 

@@ -49,10 +49,13 @@ pub struct GenerationCost {
     pub requests: u64,
     pub hypotheses_generated: u64,
     pub hypotheses_from_cache: u64,
+    /// Hypotheses replayed from the dataset's recorded file.
+    pub hypotheses_recorded: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub corrupt_entries_ignored: u64,
-    /// Wall time of the requests, when any were made.
+    /// Wall time of the requests, when any were made; for recorded hypotheses, the
+    /// generation time their provenance states, when it states one.
     pub latency_ms: Option<f64>,
 }
 
@@ -63,6 +66,7 @@ impl std::ops::AddAssign<&GenerationCost> for GenerationCost {
         self.requests += other.requests;
         self.hypotheses_generated += other.hypotheses_generated;
         self.hypotheses_from_cache += other.hypotheses_from_cache;
+        self.hypotheses_recorded += other.hypotheses_recorded;
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.corrupt_entries_ignored += other.corrupt_entries_ignored;
@@ -111,7 +115,8 @@ pub struct RecordedGenerator<'a> {
 }
 
 impl<'a> RecordedGenerator<'a> {
-    /// The recorded `hypotheses` of `queries` (a dataset's two fields).
+    /// The recorded `hypotheses` of `queries` (a dataset's two fields). The identity
+    /// lists their distinct provenance records without the per-query generation times.
     pub fn new(
         queries: &[Query],
         hypotheses: &'a HashMap<QueryId, RecordedHypotheses>,
@@ -122,8 +127,12 @@ impl<'a> RecordedGenerator<'a> {
                 .get(&query.id)
                 .and_then(|recorded| recorded.source.as_ref())
             {
-                if !sources.contains(source) {
-                    sources.push(source.clone());
+                let source = HypothesisSource {
+                    generation_time_ms: None,
+                    ..source.clone()
+                };
+                if !sources.contains(&source) {
+                    sources.push(source);
                 }
             }
         }
@@ -148,17 +157,20 @@ impl HypothesisGenerator for RecordedGenerator<'_> {
     }
 
     fn generate(&self, query: &Query, n: usize) -> Result<Generation, Error> {
-        let hypotheses = match self
-            .hypotheses
-            .get(&query.id)
-            .map(|recorded| &recorded.texts)
-        {
-            Some(texts) if !texts.is_empty() => Ok(texts.iter().take(n).cloned().collect()),
+        let recorded = self.hypotheses.get(&query.id);
+        let hypotheses: Result<Vec<String>, GenerationFailure> = match recorded {
+            Some(recorded) if !recorded.texts.is_empty() => {
+                Ok(recorded.texts.iter().take(n).cloned().collect())
+            }
             _ => Err(GenerationFailure::NotRecorded),
         };
-        Ok(Generation {
-            hypotheses,
-            cost: GenerationCost::default(),
-        })
+        let cost = GenerationCost {
+            hypotheses_recorded: hypotheses.as_ref().map_or(0, |texts| texts.len() as u64),
+            latency_ms: recorded
+                .and_then(|recorded| recorded.source.as_ref())
+                .and_then(|source| source.generation_time_ms),
+            ..GenerationCost::default()
+        };
+        Ok(Generation { hypotheses, cost })
     }
 }

@@ -69,6 +69,7 @@ impl ChatSettings {
             temperature: Some(self.temperature),
             date,
             note: None,
+            generation_time_ms: None,
         }
     }
 }

@@ -31,12 +31,28 @@ pub struct HydeAccounting {
     pub skipped_lookup_intent: usize,
     /// Fell back (3a: original keywords; 3b: query embedding) for want of a hypothesis.
     pub fallback_no_hypothesis: usize,
+    /// What the queries that consulted the generator (used or fell back) were served:
+    /// summed counts, and the generation time of those whose time is known.
+    pub supply: GenerationCost,
+    /// Queries that consulted the generator with a known generation time.
+    pub timed_queries: usize,
+    /// Their generation time, summed in query order (ms).
+    pub generation_time_ms: f64,
 }
 
 impl HydeAccounting {
     /// Share of eligible queries that used a hypothesis (0 when none were eligible).
     pub fn usage_rate(&self) -> f64 {
         crate::results::HydeSummary::rate(self.hypotheses_used, self.eligible_queries)
+    }
+
+    /// Share of the hypotheses served that were not generated for this run (from the
+    /// cache or the recorded file); `None` when none was served.
+    pub fn cache_hit_rate(&self) -> Option<f64> {
+        crate::results::HydeSummary::hit_rate(
+            self.supply.hypotheses_from_cache + self.supply.hypotheses_recorded,
+            self.supply.hypotheses_generated,
+        )
     }
 }
 
@@ -93,12 +109,23 @@ pub(super) fn percentile(values: &[f64], p: f64) -> Option<f64> {
     Some(sorted[rank.min(sorted.len()) - 1])
 }
 
-/// Counts how a configuration's queries used HyDE.
-pub(super) fn account(outcomes: impl Iterator<Item = HydeOutcome>) -> HydeAccounting {
+/// Counts how a configuration's queries used HyDE (each query's outcome with its
+/// expansion, in dataset order).
+pub(super) fn account<'e>(
+    outcomes: impl Iterator<Item = (HydeOutcome, &'e QueryExpansion)>,
+) -> HydeAccounting {
     let mut accounting = HydeAccounting::default();
-    for outcome in outcomes {
+    for (outcome, expansion) in outcomes {
         if outcome != HydeOutcome::NotApplicable {
             accounting.eligible_queries += 1;
+        }
+        if matches!(outcome, HydeOutcome::Used | HydeOutcome::Fallback) {
+            let cost = &expansion.generation_cost;
+            accounting.supply += cost;
+            if let (Ok(_), Some(latency)) = (&expansion.hypotheses, cost.latency_ms) {
+                accounting.timed_queries += 1;
+                accounting.generation_time_ms += latency;
+            }
         }
         match outcome {
             HydeOutcome::Used => accounting.hypotheses_used += 1,

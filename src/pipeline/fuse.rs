@@ -84,18 +84,36 @@ impl Prepared<'_> {
         table
     }
 
-    /// One configuration's ranking of one query, and how it used HyDE: what fusing its
-    /// candidate table gives, mostly without building the table (see
-    /// [`fusion::Fuser::fused_ranking`]).
+    /// One configuration's ranking of one query, how it used HyDE, and the floor its
+    /// adaptive floor settled on (when it has one): what fusing its candidate table
+    /// gives, mostly without building the table (see [`fusion::Fuser::fused_ranking`]).
     pub(super) fn query_ranking(
         &self,
         query: &Query,
         expansion: &QueryExpansion,
         configuration: &Configuration,
         plan: Plan,
-    ) -> (Vec<(FactIndex, f64)>, HydeOutcome) {
-        self.with_signal_sources(query, expansion, configuration, plan, |sources| {
-            fusion::method(plan.fusion).fused_ranking(sources)
-        })
+    ) -> ConfigurationRanking {
+        let ((ranking, settled_floor), hyde) =
+            self.with_signal_sources(query, expansion, configuration, plan, |sources| {
+                let method = fusion::method(plan.fusion);
+                (
+                    method.fused_ranking(sources),
+                    method.adaptive_floor(sources),
+                )
+            });
+        ConfigurationRanking {
+            ranking,
+            hyde,
+            settled_floor,
+        }
     }
+}
+
+/// One configuration's ranking of one query and what shaped it.
+pub(super) struct ConfigurationRanking {
+    pub(super) ranking: Vec<(FactIndex, f64)>,
+    pub(super) hyde: HydeOutcome,
+    /// The floor the adaptive floor settled on; `None` without one.
+    pub(super) settled_floor: Option<f64>,
 }

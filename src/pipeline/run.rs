@@ -29,16 +29,18 @@ use crate::ranking::{QueryRanking, RankingSink};
 use crate::results::details;
 use crate::results::digest::{Digest, RankingDigest};
 use crate::results::engine::{metric_deltas, EngineConfiguration, EngineRun};
+use crate::results::hyde_figures::GenerationTime;
 use crate::results::shard::Shard;
 use crate::results::{
-    metric_map, Chunking, ConfigurationResult, Counts, DatasetSummary, EvaluationSummary,
-    HydeSummary, Results, ToolInfo, SCHEMA_VERSION,
+    metric_map, AdaptiveFloorSummary, Chunking, ConfigurationResult, Counts, DatasetSummary,
+    EvaluationSummary, HydeSummary, Results, ToolInfo, SCHEMA_VERSION,
 };
 use crate::text::ChunkSpec;
 
 use super::accounting::account;
 use super::expand::HydeOutcome;
 use super::fact_spill::{SpilledFacts, SPILL_MIN_BYTES};
+use super::fuse::ConfigurationRanking;
 use super::prepare::{index_corpus, prepare};
 use super::sources::{apply_weights, SourcePolicy};
 use super::state::{
@@ -417,6 +419,10 @@ pub fn build_results(
                     query.hypothesis_used = Some(output.used_hypotheses[position]);
                 }
             }
+            for (query, &position) in per_query.iter_mut().zip(&digest.positions) {
+                query.settled_floor = output.settled_floors[position];
+            }
+            let adaptive_floor = AdaptiveFloorSummary::of(&configuration.params, &per_query);
             let accounting = &output.accounting;
             ConfigurationResult {
                 name: configuration.name.clone(),
@@ -443,7 +449,18 @@ pub fn build_results(
                     skipped_code_mention: accounting.skipped_code_mention,
                     skipped_few_characters: accounting.skipped_few_characters,
                     skipped_lookup_intent: accounting.skipped_lookup_intent,
+                    hypotheses_generated: accounting.supply.hypotheses_generated,
+                    hypotheses_from_cache: accounting.supply.hypotheses_from_cache,
+                    hypotheses_recorded: accounting.supply.hypotheses_recorded,
+                    cache_hit_rate: accounting.cache_hit_rate(),
+                    generation_time: GenerationTime::of(
+                        accounting.timed_queries,
+                        accounting.generation_time_ms,
+                    ),
+                    // Set below, once every configuration is in (`add_improvements`).
+                    improvement: None,
                 }),
+                adaptive_floor,
                 expectations: digest.expectations,
                 backend: output.backend.clone(),
                 per_query,
@@ -482,6 +499,7 @@ pub fn build_results(
     };
     results.facts = details::fact_details(dataset, &results);
     crate::results::by_tag::add_tag_breakdowns(&mut results);
+    crate::results::hyde_figures::add_improvements(&mut results);
     results
 }
 
@@ -523,6 +541,7 @@ impl Prepared<'_> {
         );
         let embedded_texts = self.embedded_texts;
         let mut outcomes: Vec<Vec<HydeOutcome>> = vec![Vec::new(); configurations.len()];
+        let mut settled_floors: Vec<Vec<Option<f64>>> = vec![Vec::new(); configurations.len()];
         let mut retrieval_ms = vec![0.0; configurations.len()];
         self.in_chunks(
             |shared, query, expansion| {
@@ -531,8 +550,11 @@ impl Prepared<'_> {
                     .zip(&shared.plans)
                     .map(|(configuration, plan)| {
                         let started = Instant::now();
-                        let (mut ranking, hyde) =
-                            shared.query_ranking(query, expansion, configuration, *plan);
+                        let ConfigurationRanking {
+                            mut ranking,
+                            hyde,
+                            settled_floor,
+                        } = shared.query_ranking(query, expansion, configuration, *plan);
                         if let Some(weights) = &shared.source_weights {
                             apply_weights(&mut ranking, weights);
                         }
@@ -542,6 +564,7 @@ impl Prepared<'_> {
                                 .map(|(fact, score)| (shared.fact_id(fact).clone(), score))
                                 .collect(),
                             hyde,
+                            settled_floor,
                             elapsed_ms: elapsed_ms(started),
                         }
                     })
@@ -556,6 +579,7 @@ impl Prepared<'_> {
                 for (query, query_outcomes) in queries.iter().zip(per_query) {
                     for (index, outcome) in query_outcomes.into_iter().enumerate() {
                         outcomes[index].push(outcome.hyde);
+                        settled_floors[index].push(outcome.settled_floor);
                         retrieval_ms[index] += outcome.elapsed_ms;
                         rankings[index].push(QueryRanking {
                             query: query.id.clone(),
@@ -575,18 +599,22 @@ impl Prepared<'_> {
         let outputs = configurations
             .iter()
             .zip(outcomes)
+            .zip(settled_floors)
             .zip(retrieval_ms)
             .enumerate()
             .map(
-                |(index, ((configuration, outcomes), retrieval_ms))| ConfigurationOutput {
-                    configuration: configuration.clone(),
-                    used_hypotheses: outcomes
-                        .iter()
-                        .map(|&outcome| outcome == HydeOutcome::Used)
-                        .collect(),
-                    accounting: account(outcomes.iter().copied()),
-                    backend: self.backend_accounting(self.plans[index], &outcomes),
-                    retrieval_ms,
+                |(index, (((configuration, outcomes), settled_floors), retrieval_ms))| {
+                    ConfigurationOutput {
+                        configuration: configuration.clone(),
+                        used_hypotheses: outcomes
+                            .iter()
+                            .map(|&outcome| outcome == HydeOutcome::Used)
+                            .collect(),
+                        settled_floors,
+                        accounting: account(outcomes.iter().copied().zip(&self.expansions)),
+                        backend: self.backend_accounting(self.plans[index], &outcomes),
+                        retrieval_ms,
+                    }
                 },
             )
             .collect();
@@ -611,5 +639,6 @@ impl Prepared<'_> {
 struct QueryOutcome {
     ranking: Vec<(FactId, f64)>,
     hyde: HydeOutcome,
+    settled_floor: Option<f64>,
     elapsed_ms: f64,
 }

@@ -36,6 +36,9 @@ pub struct ConfigurationOutput {
     pub configuration: Configuration,
     /// Whether each query used a hypothesis, in dataset order.
     pub used_hypotheses: Vec<bool>,
+    /// The floor each query's adaptive floor settled on, in dataset order (`None`
+    /// without an adaptive floor).
+    pub settled_floors: Vec<Option<f64>>,
     pub accounting: HydeAccounting,
     /// `None` when no backend spent anything (deterministic providers, recorded hypotheses).
     pub backend: Option<BackendAccounting>,

@@ -65,6 +65,7 @@ pub fn write_per_query_csv(output: &mut dyn Write, results: &Results) -> Result<
         "relevant",
         "returned",
         "hypothesis_used",
+        "settled_floor",
     ];
     header.extend(results.evaluation.metrics.iter().map(String::as_str));
     writer.write_record(&header)?;
@@ -79,6 +80,7 @@ pub fn write_per_query_csv(output: &mut dyn Write, results: &Results) -> Result<
                     .hypothesis_used
                     .map(|used| used.to_string())
                     .unwrap_or_default(),
+                query.settled_floor.map(csv_number).unwrap_or_default(),
             ];
             record.extend(
                 query

@@ -222,3 +222,27 @@ pub fn compare(
         losses: pick(|delta| delta < 0.0),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configuration::Preset;
+
+    /// The counterpart each HyDE preset names is the plan the diagnostics measure it
+    /// against (the same fusion with the raw query everywhere), and only HyDE presets
+    /// name one.
+    #[test]
+    fn each_presets_counterpart_is_its_baseline_plan() {
+        for preset in Preset::ALL {
+            assert_eq!(
+                preset.counterpart().map(Preset::plan),
+                baseline_plan(preset.plan()),
+                "{}",
+                preset.name()
+            );
+            if let Some(counterpart) = preset.counterpart() {
+                assert!(!counterpart.plan().uses_hypotheses(), "{}", preset.name());
+            }
+        }
+    }
+}

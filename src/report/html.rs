@@ -620,7 +620,8 @@ fn accounting_table(results: &Results) -> Markup {
         h2 #accounting { "Accounting" }
         div.scroll { table {
             thead { tr { th { "configuration" } th { "returned nothing" } th { "abstained (no relevant facts)" }
-                th { "hypotheses used" } th { "usage" } th { "fallback (no hypothesis)" } th { "skipped (short)" } th { "skipped (code)" } } }
+                th { "hypotheses used" } th { "usage" } th { "fallback (no hypothesis)" } th { "skipped (short)" } th { "skipped (code)" }
+                th { "cache hits" } th { "generation ms (mean)" } th { "nDCG@10 vs counterpart" } th { "adaptive floor settled (mean)" } } }
             tbody {
                 @for configuration in &results.configurations {
                     @let hyde = rows.iter().find(|(c, _)| c.name == configuration.name).map(|(_, hyde)| *hyde);
@@ -635,8 +636,17 @@ fn accounting_table(results: &Results) -> Markup {
                                 td.num { (hyde.fallback_no_hypothesis) }
                                 td.num { (hyde.skipped_short_query) }
                                 td.num { (hyde.skipped_code_mention) }
+                                td.num { (super::cache_hit_text(hyde)) }
+                                td.num { (super::generation_time_text(hyde)) }
+                                td { (crate::results::hyde_figures::Improvement::text_of(hyde.improvement.as_ref())) }
                             }
-                            None => { td.muted colspan="5" { "uses no hypotheses" } }
+                            None => { td.muted colspan="8" { "uses no hypotheses" } }
+                        }
+                        @match &configuration.adaptive_floor {
+                            Some(floor) => {
+                                td.num { (floor.mean.map_or("-".to_owned(), |mean| format!("{mean:.3}"))) " (" (floor.distribution()) ")" }
+                            }
+                            None => { td.muted { "-" } }
                         }
                     }
                 }

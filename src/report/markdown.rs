@@ -489,6 +489,10 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
         text.push('\n');
         text.push_str(&engine);
     }
+    if let Some(hyde) = hyde_section(results) {
+        text.push('\n');
+        text.push_str(&hyde);
+    }
     if let Some(expectations) = expectation_section(results) {
         text.push('\n');
         text.push_str(&expectations);
@@ -536,6 +540,64 @@ fn tag_section(results: &Results, metrics: &[String]) -> Option<String> {
     }
     text.push('\n');
     Some(text)
+}
+
+/// The HyDE figures of each HyDE configuration and where each adaptive floor settled;
+/// `None` when the run has neither.
+fn hyde_section(results: &Results) -> Option<String> {
+    let mut text = String::new();
+    let hyde: Vec<_> = results
+        .configurations
+        .iter()
+        .filter_map(|c| c.hyde.as_ref().map(|hyde| (&c.name, hyde)))
+        .collect();
+    if !hyde.is_empty() {
+        text.push_str(
+            "| HyDE configuration | usage | cache hits | generation ms (mean) | nDCG@10 vs counterpart |\n|---|---:|---:|---:|---|\n",
+        );
+        for (name, hyde) in hyde {
+            let _ = writeln!(
+                text,
+                "| {name} | {:.1}% ({}/{}) | {} | {} | {} |",
+                hyde.usage_rate * 100.0,
+                hyde.hypotheses_used,
+                hyde.eligible_queries,
+                super::cache_hit_text(hyde),
+                super::generation_time_text(hyde),
+                cell(&crate::results::hyde_figures::Improvement::text_of(
+                    hyde.improvement.as_ref()
+                ))
+            );
+        }
+    }
+    let floors: Vec<_> = results
+        .configurations
+        .iter()
+        .filter_map(|c| c.adaptive_floor.as_ref().map(|floor| (&c.name, floor)))
+        .collect();
+    if !floors.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(
+            "| adaptive floor | start/step/min | mean settled | stepped down | settled floors (queries) |\n|---|---:|---:|---:|---|\n",
+        );
+        for (name, floor) in floors {
+            let _ = writeln!(
+                text,
+                "| {name} | {}/{}/{} | {} | {} | {} |",
+                floor.start,
+                floor.step,
+                floor.minimum,
+                floor
+                    .mean
+                    .map_or("-".to_owned(), |mean| format!("{mean:.3}")),
+                floor.stepped_down,
+                floor.distribution()
+            );
+        }
+    }
+    (!text.is_empty()).then_some(text)
 }
 
 /// The run's search engine beside the exact in-process index; `None` without an engine.

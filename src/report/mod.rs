@@ -28,9 +28,32 @@ use crate::compare::CompareReport;
 use crate::dataset::stats::DatasetStats;
 use crate::error::Error;
 use crate::gate::GateReport;
-use crate::results::Results;
+use crate::results::{HydeSummary, Results};
 use crate::sweep::SweepResults;
 use crate::trec_eval::{EvalOptions, EvaluatedRun};
+
+/// A HyDE configuration's cache hit rate with its counts: `66.7% (2/3)`, or `-` when no
+/// hypothesis was served.
+pub fn cache_hit_text(hyde: &HydeSummary) -> String {
+    let reused = hyde.hypotheses_from_cache + hyde.hypotheses_recorded;
+    hyde.cache_hit_rate.map_or("-".to_owned(), |rate| {
+        format!(
+            "{:.1}% ({reused}/{})",
+            rate * 100.0,
+            reused + hyde.hypotheses_generated
+        )
+    })
+}
+
+/// A HyDE configuration's mean generation time over the queries whose time is known:
+/// `812 (3 queries)`, or `unknown` when no query's is.
+pub fn generation_time_text(hyde: &HydeSummary) -> String {
+    hyde.generation_time
+        .as_ref()
+        .map_or("unknown".to_owned(), |time| {
+            format!("{:.0} ({} queries)", time.mean_ms, time.queries)
+        })
+}
 
 /// Each configuration's `judged@k` at the run's deepest cut-off, and a warning naming
 /// those below [`crate::metrics::JUDGED_WARNING_THRESHOLD`]: their other scores count

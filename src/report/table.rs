@@ -58,6 +58,7 @@ pub fn run_sections(
             tag_table(results, columns),
             engine_table(results, columns),
             hyde_table(results),
+            adaptive_floor_table(results),
             backend_table(results),
             abstention_line(results),
             judged_lines(results),
@@ -300,6 +301,9 @@ pub fn hyde_table(results: &Results) -> Option<String> {
         "fallback (no hypothesis)",
         "skipped (short)",
         "skipped (code)",
+        "cache hits",
+        "gen ms (mean)",
+        "nDCG@10 vs counterpart",
     ]);
     for (name, hyde) in rows {
         table.add_row(vec![
@@ -314,6 +318,48 @@ pub fn hyde_table(results: &Results) -> Option<String> {
             Cell::new(hyde.fallback_no_hypothesis).set_alignment(CellAlignment::Right),
             Cell::new(hyde.skipped_short_query).set_alignment(CellAlignment::Right),
             Cell::new(hyde.skipped_code_mention).set_alignment(CellAlignment::Right),
+            Cell::new(super::cache_hit_text(hyde)).set_alignment(CellAlignment::Right),
+            Cell::new(super::generation_time_text(hyde)).set_alignment(CellAlignment::Right),
+            Cell::new(crate::results::hyde_figures::Improvement::text_of(
+                hyde.improvement.as_ref(),
+            )),
+        ]);
+    }
+    Some(fit(&table))
+}
+
+/// Where each adaptive floor settled over the evaluated queries; `None` when no
+/// configuration has one.
+pub fn adaptive_floor_table(results: &Results) -> Option<String> {
+    let rows: Vec<_> = results
+        .configurations
+        .iter()
+        .filter_map(|c| c.adaptive_floor.as_ref().map(|floor| (&c.name, floor)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = new_table();
+    table.set_header(vec![
+        "adaptive floor",
+        "start/step/min",
+        "mean settled",
+        "stepped down",
+        "settled floors (queries)",
+    ]);
+    for (name, floor) in rows {
+        table.add_row(vec![
+            Cell::new(name),
+            Cell::new(format!("{}/{}/{}", floor.start, floor.step, floor.minimum))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(
+                floor
+                    .mean
+                    .map_or("-".to_owned(), |mean| format!("{mean:.3}")),
+            )
+            .set_alignment(CellAlignment::Right),
+            Cell::new(floor.stepped_down).set_alignment(CellAlignment::Right),
+            Cell::new(floor.distribution()),
         ]);
     }
     Some(fit(&table))

@@ -99,6 +99,7 @@ mod tests {
             relevant: 1,
             returned: 1,
             hypothesis_used: None,
+            settled_floor: None,
             metrics: MetricValues::new(names.clone(), SharedSlice::owned(values.to_vec())),
             top: SharedSlice::default(),
             relevant_ranks: Default::default(),

@@ -183,6 +183,7 @@ impl<'d> RankingDigest<'d> {
                 relevant: reductions.relevant[index],
                 returned: reductions.returned[index],
                 hypothesis_used: None,
+                settled_floor: None,
                 metrics: MetricValues::new(
                     names.clone(),
                     SharedSlice::new(

@@ -14,8 +14,8 @@ use std::io::{BufRead, Write};
 use super::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
 use super::shard::ShardResults;
 use super::{
-    metric_map, ConfigurationResult, Counts, EvaluationSummary, HydeSummary, PerQueryResult,
-    Results,
+    hyde_figures::GenerationTime, metric_map, AdaptiveFloorSummary, ConfigurationResult, Counts,
+    EvaluationSummary, HydeSummary, PerQueryResult, Results,
 };
 use crate::dataset::QueryId;
 use crate::error::Error;
@@ -113,6 +113,7 @@ pub fn merge(shards: &[ShardResults], run_name: &str) -> Result<Results, Error> 
     };
     // Over the merged records, in dataset order, as an unsharded run computes it.
     super::by_tag::add_tag_breakdowns(&mut merged);
+    super::hyde_figures::add_improvements(&mut merged);
     Ok(merged)
 }
 
@@ -162,7 +163,17 @@ fn merge_configuration(
                 .map(field)
                 .sum()
         };
+        let sum_u64 = |field: fn(&HydeSummary) -> u64| {
+            parts
+                .iter()
+                .filter_map(|part| part.hyde.as_ref())
+                .map(field)
+                .sum()
+        };
         let eligible_queries = sum(|hyde| hyde.eligible_queries);
+        let hypotheses_generated = sum_u64(|hyde| hyde.hypotheses_generated);
+        let hypotheses_from_cache = sum_u64(|hyde| hyde.hypotheses_from_cache);
+        let hypotheses_recorded = sum_u64(|hyde| hyde.hypotheses_recorded);
         let hypotheses_used = sum(|hyde| hyde.hypotheses_used);
         HydeSummary {
             eligible_queries,
@@ -173,12 +184,30 @@ fn merge_configuration(
             skipped_code_mention: sum(|hyde| hyde.skipped_code_mention),
             skipped_few_characters: sum(|hyde| hyde.skipped_few_characters),
             skipped_lookup_intent: sum(|hyde| hyde.skipped_lookup_intent),
+            hypotheses_generated,
+            hypotheses_from_cache,
+            hypotheses_recorded,
+            cache_hit_rate: HydeSummary::hit_rate(
+                hypotheses_from_cache + hypotheses_recorded,
+                hypotheses_generated,
+            ),
+            generation_time: GenerationTime::of(
+                sum(|hyde| hyde.generation_time.as_ref().map_or(0, |time| time.queries)),
+                parts
+                    .iter()
+                    .filter_map(|part| part.hyde.as_ref()?.generation_time.as_ref())
+                    .map(|time| time.total_ms)
+                    .sum(),
+            ),
+            // Measured over the merged records (`add_improvements`).
+            improvement: None,
         }
     });
     Ok(ConfigurationResult {
         macro_metrics: metric_map(metrics, &means),
         counts,
         hyde,
+        adaptive_floor: AdaptiveFloorSummary::of(&configuration.params, &per_query),
         expectations: merge_expectations(parts, scenarios, position_of)?,
         backend: sum_options(parts.iter().map(|part| &part.backend), add_configuration),
         per_query,

@@ -14,6 +14,7 @@ pub mod details;
 pub mod digest;
 pub mod engine;
 pub mod external;
+pub mod hyde_figures;
 pub mod merge;
 pub mod per_query;
 pub mod scored;
@@ -30,6 +31,7 @@ use crate::expectations::ExpectationSummary;
 use crate::generate::GeneratorIdentity;
 use crate::metrics::MetricSettings;
 use accounting::{BackendAccounting, RunBackendAccounting};
+pub use hyde_figures::AdaptiveFloorSummary;
 pub use per_query::{MetricValues, RelevantRankMap, SharedSlice};
 
 /// Bumped whenever a field changes meaning or is removed.
@@ -128,6 +130,10 @@ pub struct ConfigurationResult {
     pub counts: Counts,
     /// HyDE accounting; `null` for configurations that use no hypotheses.
     pub hyde: Option<HydeSummary>,
+    /// The floors the adaptive floor settled on over the evaluated queries; absent
+    /// when the configuration has no adaptive floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive_floor: Option<AdaptiveFloorSummary>,
     /// Per-query expectations; absent when the dataset defines none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expectations: Option<ExpectationSummary>,
@@ -164,6 +170,29 @@ pub struct HydeSummary {
     /// Skipped by `intent_gate` as lookups (omitted when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped_lookup_intent: usize,
+    /// Hypotheses of the queries that consulted the generator (used or fell back):
+    /// generated for this run, served from hyde-eval's cache, replayed from the
+    /// dataset's recorded file. A query's hypotheses count for every configuration
+    /// that consulted them. (Documents written before these figures read as 0 / null.)
+    #[serde(default)]
+    pub hypotheses_generated: u64,
+    #[serde(default)]
+    pub hypotheses_from_cache: u64,
+    #[serde(default)]
+    pub hypotheses_recorded: u64,
+    /// Share of those hypotheses not generated for this run (from the cache or the
+    /// recorded file); `null` when no hypothesis was served.
+    #[serde(default)]
+    pub cache_hit_rate: Option<f64>,
+    /// The generation time of the queries whose time is known (measured when their
+    /// hypotheses were generated, or stated by the recorded provenance); `null` when
+    /// no query's is.
+    #[serde(default)]
+    pub generation_time: Option<hyde_figures::GenerationTime>,
+    /// nDCG@10 against the configuration's counterpart without HyDE; set once every
+    /// configuration of the document is in ([`hyde_figures::add_improvements`]).
+    #[serde(default)]
+    pub improvement: Option<hyde_figures::Improvement>,
 }
 
 fn is_zero(count: &usize) -> bool {
@@ -177,6 +206,10 @@ pub struct PerQueryResult {
     pub returned: usize,
     /// Whether a hypothesis shaped this ranking; `null` when the configuration uses none.
     pub hypothesis_used: Option<bool>,
+    /// The cosine floor this query's adaptive floor settled on; absent when the
+    /// configuration has no adaptive floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_floor: Option<f64>,
     pub metrics: MetricValues,
     /// The first (largest cut-off) fact ids of the ranking.
     #[serde(default)]
@@ -187,6 +220,13 @@ pub struct PerQueryResult {
 }
 
 impl HydeSummary {
+    /// Share of the hypotheses served that were `reused` (from the cache or the
+    /// recorded file) rather than `generated`; `None` when none was served.
+    pub fn hit_rate(reused: u64, generated: u64) -> Option<f64> {
+        let served = reused + generated;
+        (served > 0).then(|| reused as f64 / served as f64)
+    }
+
     /// Share of `eligible` queries that used a hypothesis (0 when none were eligible).
     pub fn rate(used: usize, eligible: usize) -> f64 {
         if eligible == 0 {
