@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::choices;
-use super::run::OutputFormat;
+use super::format::OutputFormat;
 
 use crate::dataset::import::Format;
 

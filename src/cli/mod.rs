@@ -6,6 +6,7 @@
 mod dataset;
 mod engine;
 mod eval;
+mod format;
 mod fuse;
 mod label;
 mod merge;
@@ -16,6 +17,7 @@ mod tools;
 pub use dataset::*;
 pub use engine::*;
 pub use eval::*;
+pub use format::*;
 pub use fuse::*;
 pub use label::*;
 pub use merge::*;

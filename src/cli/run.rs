@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::choices;
 use super::dataset::SourceArgs;
+use super::format::OutputFormat;
 
 use crate::compare::paired::SignificanceTest;
 use crate::metrics::Semantics;
@@ -124,33 +125,6 @@ pub struct SignificanceArgs {
     /// Seed of the permutation and bootstrap streams
     #[arg(long, value_name = "N", default_value_t = 42)]
     pub seed: u64,
-}
-
-/// What a command prints on stdout (`--format`): every command that prints data takes
-/// these four.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// Terminal tables.
-    #[default]
-    Table,
-    /// JSON with `schema_version`, for tools.
-    Json,
-    /// CSV with a header row.
-    Csv,
-    /// Markdown, for a pull-request comment.
-    Markdown,
-}
-
-impl OutputFormat {
-    /// The renderer's format.
-    pub fn format(self) -> crate::report::Format {
-        match self {
-            OutputFormat::Table => crate::report::Format::Table,
-            OutputFormat::Json => crate::report::Format::Json,
-            OutputFormat::Csv => crate::report::Format::Csv,
-            OutputFormat::Markdown => crate::report::Format::Markdown,
-        }
-    }
 }
 
 /// Regression gate and summary options of `hyde-eval run`.

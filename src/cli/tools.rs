@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::dataset::SourceArgs;
-use super::run::{OutputFormat, RunArgs};
+use super::format::OutputFormat;
+use super::run::RunArgs;
 
 pub(super) const RECORD_EXAMPLES: &str = "\
 Examples:

@@ -1,0 +1,29 @@
+//! `--format`: what a command that prints data writes on stdout, shared by every such
+//! command (`eval` alone keeps its own, whose default is trec_eval's layout).
+
+/// What a command prints on stdout (`--format`): every command that prints data takes
+/// these four.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Terminal tables.
+    #[default]
+    Table,
+    /// JSON with `schema_version`, for tools.
+    Json,
+    /// CSV with a header row.
+    Csv,
+    /// Markdown, for a pull-request comment.
+    Markdown,
+}
+
+impl OutputFormat {
+    /// The renderer's format.
+    pub fn format(self) -> crate::report::Format {
+        match self {
+            OutputFormat::Table => crate::report::Format::Table,
+            OutputFormat::Json => crate::report::Format::Json,
+            OutputFormat::Csv => crate::report::Format::Csv,
+            OutputFormat::Markdown => crate::report::Format::Markdown,
+        }
+    }
+}
