@@ -399,7 +399,10 @@ impl LexicalIndex {
     }
 }
 
-/// Sorts the `touched` facts and hands them to `consume` with their sums divided by
+/// At least one touched fact in this many: [`drain`] scans the sums instead of sorting.
+const TOUCHED_SCAN_FRACTION: usize = 16;
+
+/// Puts the `touched` facts in order and hands them to `consume` with their sums divided by
 /// `divisor`; afterwards every slot is at rest again, whatever `consume` read.
 fn drain<R>(
     sums: &mut [f64],
@@ -407,7 +410,20 @@ fn drain<R>(
     divisor: f64,
     consume: impl FnOnce(&mut ScoredFacts<'_>) -> R,
 ) -> R {
-    touched.sort_unstable();
+    // Every credit and BM25 term weight is positive (k1 >= 0 and b in [0, 1] are
+    // checked), so a touched sum is never 0 again and the touched facts are exactly the
+    // non-zero sums. When they are many, reading those off in order is cheaper than
+    // sorting them.
+    if touched.len() >= sums.len() / TOUCHED_SCAN_FRACTION {
+        touched.clear();
+        touched.extend(
+            (0..sums.len())
+                .filter(|&fact| sums[fact] != 0.0)
+                .map(|fact| fact as FactIndex),
+        );
+    } else {
+        touched.sort_unstable();
+    }
     let mut scored = ScoredFacts {
         sums,
         touched: touched.iter(),
