@@ -13,8 +13,9 @@
 //!
 //! Building is the cost of a lexical run (a search visits only the postings of the query's
 //! terms): facts are tokenized in parallel a chunk at a time (so the tokens of the whole
-//! corpus never exist at once), terms are interned once in a hash map, and each fact's
-//! term frequencies come from sorting its term ids. Postings are stored compressed
+//! corpus never exist at once; a fact's BM25 terms are slices of one string), terms are
+//! interned once in a hash map, and each fact's term frequencies are counted per term id
+//! as its terms are read. Postings are stored compressed
 //! (see [`super::postings`]). Only the structures some
 //! configuration reads are built (see [`LexicalNeeds`]).
 
@@ -116,6 +117,39 @@ struct Bm25Postings {
     average_length: f64,
 }
 
+/// One fact's BM25 terms (content and tags), in order, back to back in one string.
+struct FactTerms {
+    text: String,
+    /// Where each term ends in `text`.
+    ends: Vec<u32>,
+}
+
+impl FactTerms {
+    fn of(fact: &Fact, analyzer: Analyzer) -> FactTerms {
+        let mut source = fact.content.clone();
+        for tag in &fact.tags {
+            source.push(' ');
+            source.push_str(tag);
+        }
+        let mut terms = FactTerms {
+            text: String::with_capacity(source.len()),
+            ends: Vec::new(),
+        };
+        analyzer.for_each_term(&source, |term| {
+            terms.text.push_str(term);
+            terms.ends.push(terms.text.len() as u32);
+        });
+        terms
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .map(|(start, end)| &self.text[start as usize..end as usize])
+    }
+}
+
 /// Which lexical structures a run's configurations read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LexicalNeeds {
@@ -138,31 +172,49 @@ impl Bm25Postings {
         let mut term_ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut postings = PostingListsBuilder::default();
         let mut lengths = Vec::with_capacity(facts.len());
-        let mut ids: Vec<u32> = Vec::new();
-        let terms_of = |fact: &Fact| {
-            let mut text = fact.content.clone();
-            for tag in &fact.tags {
-                text.push(' ');
-                text.push_str(tag);
-            }
-            analyzer.terms(&text)
-        };
-        for_each_tokenized(facts, terms_of, |fact, terms| {
-            lengths.push(terms.len() as u32);
-            ids.clear();
-            for term in terms {
-                let next = term_ids.len() as u32;
-                let id = *term_ids.entry(term).or_insert(next);
-                if id == next {
-                    postings.add_list();
+        // Per term id: the last fact it occurred in and its frequency there; `distinct`
+        // lists the current fact's term ids, each once.
+        let mut last_fact: Vec<FactIndex> = Vec::new();
+        let mut frequencies: Vec<u32> = Vec::new();
+        let mut distinct: Vec<u32> = Vec::new();
+        for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
+            let chunk_terms: Vec<FactTerms> = chunk
+                .par_iter()
+                .map(|fact| FactTerms::of(fact, analyzer))
+                .collect();
+            let first = chunk_number * TOKENIZE_CHUNK;
+            for (offset, terms) in chunk_terms.iter().enumerate() {
+                let fact = (first + offset) as FactIndex;
+                lengths.push(terms.ends.len() as u32);
+                distinct.clear();
+                for term in terms.iter() {
+                    // Terms are interned once: only a term not seen before is copied.
+                    let id = match term_ids.get(term) {
+                        Some(&id) => id,
+                        None => {
+                            let id = term_ids.len() as u32;
+                            term_ids.insert(term.to_owned(), id);
+                            postings.add_list();
+                            last_fact.push(fact);
+                            frequencies.push(0);
+                            distinct.push(id);
+                            id
+                        }
+                    } as usize;
+                    if last_fact[id] != fact {
+                        last_fact[id] = fact;
+                        frequencies[id] = 0;
+                        distinct.push(id as u32);
+                    }
+                    frequencies[id] += 1;
                 }
-                ids.push(id);
+                // Each term's list gets this fact once, in fact order; the order of the
+                // lists among themselves does not matter.
+                for &id in &distinct {
+                    postings.push(id as usize, fact, frequencies[id as usize]);
+                }
             }
-            ids.sort_unstable();
-            for run in ids.chunk_by(|a, b| a == b) {
-                postings.push(run[0] as usize, fact, run.len() as u32);
-            }
-        });
+        }
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
         let average_length = if lengths.is_empty() {
             0.0
@@ -347,7 +399,10 @@ impl LexicalIndex {
     }
 }
 
-/// Sorts the `touched` facts and hands them to `consume` with their sums divided by
+/// At least one touched fact in this many: [`drain`] scans the sums instead of sorting.
+const TOUCHED_SCAN_FRACTION: usize = 16;
+
+/// Puts the `touched` facts in order and hands them to `consume` with their sums divided by
 /// `divisor`; afterwards every slot is at rest again, whatever `consume` read.
 fn drain<R>(
     sums: &mut [f64],
@@ -355,7 +410,20 @@ fn drain<R>(
     divisor: f64,
     consume: impl FnOnce(&mut ScoredFacts<'_>) -> R,
 ) -> R {
-    touched.sort_unstable();
+    // Every credit and BM25 term weight is positive (k1 >= 0 and b in [0, 1] are
+    // checked), so a touched sum is never 0 again and the touched facts are exactly the
+    // non-zero sums. When they are many, reading those off in order is cheaper than
+    // sorting them.
+    if touched.len() >= sums.len() / TOUCHED_SCAN_FRACTION {
+        touched.clear();
+        touched.extend(
+            (0..sums.len())
+                .filter(|&fact| sums[fact] != 0.0)
+                .map(|fact| fact as FactIndex),
+        );
+    } else {
+        touched.sort_unstable();
+    }
     let mut scored = ScoredFacts {
         sums,
         touched: touched.iter(),

@@ -18,8 +18,10 @@ pub use vector::FlatIndex;
 pub type FactIndex = u32;
 
 /// Sorts `(fact, score)` pairs by score descending, then fact ascending (= id ascending).
+/// Pairs that compare equal are identical (same fact, same score bits), so an unstable
+/// sort gives the same order as a stable one.
 pub fn sort_by_score_then_id(scored: &mut [(FactIndex, f64)]) {
-    scored.sort_by(score_then_id);
+    scored.sort_unstable_by(score_then_id);
 }
 
 fn score_then_id(a: &(FactIndex, f64), b: &(FactIndex, f64)) -> std::cmp::Ordering {

@@ -60,37 +60,76 @@ impl fmt::Display for Analyzer {
 impl Analyzer {
     /// The index terms of `text`, in order (repeats kept).
     pub fn terms(self, text: &str) -> Vec<String> {
+        let mut terms = Vec::new();
+        self.for_each_term(text, |term| terms.push(term.to_owned()));
+        terms
+    }
+
+    /// Calls `visit` with each index term of `text`, in order (repeats kept), as
+    /// [`Self::terms`] lists them but without a string per term: chatcli's terms are
+    /// slices of the lower-cased text.
+    pub fn for_each_term(self, text: &str, mut visit: impl FnMut(&str)) {
         match self {
-            // word_tokens' split, with stop words dropped before they are allocated.
-            Analyzer::Chatcli => text
-                .to_lowercase()
-                .split(|character: char| !is_letter_or_digit(character))
-                .filter(|token| !token.is_empty() && !is_stop_word(token))
-                .map(str::to_owned)
-                .collect(),
+            // word_tokens' split, with stop words dropped.
+            Analyzer::Chatcli => {
+                for_each_word(&text.to_lowercase(), |word| {
+                    if !is_stop_word(word) {
+                        visit(word);
+                    }
+                });
+            }
             Analyzer::English => {
                 let stemmer = Stemmer::create(Algorithm::English);
-                text.unicode_words()
-                    .map(|word| {
-                        let word = word.to_lowercase();
-                        match word
-                            .strip_suffix("'s")
-                            .or_else(|| word.strip_suffix("\u{2019}s"))
-                        {
-                            Some(stem) => stem.to_owned(),
-                            None => word,
-                        }
-                    })
-                    .filter(|word| {
-                        !word.is_empty()
-                            && LUCENE_ENGLISH_STOP_WORDS
-                                .binary_search(&word.as_str())
-                                .is_err()
-                    })
-                    .map(|word| stemmer.stem(&word).into_owned())
-                    .collect()
+                for word in text.unicode_words() {
+                    let word = word.to_lowercase();
+                    let word = word
+                        .strip_suffix("'s")
+                        .or_else(|| word.strip_suffix("\u{2019}s"))
+                        .unwrap_or(&word);
+                    if !word.is_empty() && LUCENE_ENGLISH_STOP_WORDS.binary_search(&word).is_err() {
+                        visit(&stemmer.stem(word));
+                    }
+                }
             }
         }
+    }
+}
+
+/// Calls `visit` with each maximal run of letters and decimal digits in `text` (the
+/// tokens of [`super::word_tokens`], without lower-casing), in order. ASCII bytes are
+/// classified without decoding a character.
+fn for_each_word(text: &str, mut visit: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    // Whether the character at `position` is a letter or digit, and its length.
+    let classify = |position: usize| {
+        let byte = bytes[position];
+        if byte.is_ascii() {
+            (byte.is_ascii_alphanumeric(), 1)
+        } else {
+            let character = text[position..]
+                .chars()
+                .next()
+                .expect("a char boundary starts here");
+            (is_letter_or_digit(character), character.len_utf8())
+        }
+    };
+    let mut position = 0;
+    while position < bytes.len() {
+        let (in_word, width) = classify(position);
+        if !in_word {
+            position += width;
+            continue;
+        }
+        let start = position;
+        position += width;
+        while position < bytes.len() {
+            let (in_word, width) = classify(position);
+            if !in_word {
+                break;
+            }
+            position += width;
+        }
+        visit(&text[start..position]);
     }
 }
 
@@ -112,6 +151,22 @@ mod tests {
             Analyzer::English.terms("what studies"),
             vec!["what", "studi"]
         );
+    }
+
+    #[test]
+    fn chatcli_terms_are_word_tokens_minus_stop_words() {
+        // word_tokens is chatcli's tokenizer; the analyzer must split exactly as it does,
+        // non-ASCII letters, digits, combining marks and other numbers included.
+        let text = "Über-cafe\u{301}s: the v\u{661}\u{662} x\u{b2}y, İstanbul's 3.5mg \
+                    Configuração é_ótima!!  para você -- ΑΒΓ δ 日本語テキスト end";
+        let expected: Vec<String> = crate::text::word_tokens(text)
+            .into_iter()
+            .filter(|token| !is_stop_word(token))
+            .collect();
+        assert!(expected.len() > 15);
+        assert_eq!(Analyzer::Chatcli.terms(text), expected);
+        assert!(Analyzer::Chatcli.terms("").is_empty());
+        assert_eq!(Analyzer::Chatcli.terms("é"), vec!["é"]);
     }
 
     #[test]

@@ -30,9 +30,45 @@ const LONGEST_STOP_WORD: usize = {
     longest
 };
 
+/// A word of at most 8 bytes as one integer, its bytes big-endian. No byte of a word is
+/// 0, so different words get different keys.
+const fn packed(word: &[u8]) -> u64 {
+    let mut key = 0u64;
+    let mut index = 0;
+    while index < word.len() {
+        key = (key << 8) | word[index] as u64;
+        index += 1;
+    }
+    key
+}
+
+/// The stop words packed, ascending: membership is a binary search over integers,
+/// without comparing strings.
+const PACKED_STOP_WORDS: [u64; STOP_WORDS.len()] = {
+    assert!(LONGEST_STOP_WORD <= 8);
+    let mut keys = [0u64; STOP_WORDS.len()];
+    let mut index = 0;
+    while index < keys.len() {
+        keys[index] = packed(STOP_WORDS[index].as_bytes());
+        // Insertion sort: the list is short and this runs at compile time.
+        let mut position = index;
+        while position > 0 && keys[position - 1] > keys[position] {
+            let swapped = keys[position - 1];
+            keys[position - 1] = keys[position];
+            keys[position] = swapped;
+            position -= 1;
+        }
+        index += 1;
+    }
+    keys
+};
+
 /// True when `word` (already lower-cased) is one of chatcli's stop words.
 pub fn is_stop_word(word: &str) -> bool {
-    word.len() <= LONGEST_STOP_WORD && STOP_WORDS.binary_search(&word).is_ok()
+    word.len() <= LONGEST_STOP_WORD
+        && PACKED_STOP_WORDS
+            .binary_search(&packed(word.as_bytes()))
+            .is_ok()
 }
 
 #[cfg(test)]
@@ -49,5 +85,14 @@ mod tests {
         assert!(!is_stop_word("rust"));
         assert_eq!(LONGEST_STOP_WORD, "quando".len());
         assert!(!is_stop_word("quandoo"));
+        // Every listed word is found, and no prefix or extension of one that is not listed.
+        for word in STOP_WORDS {
+            assert!(is_stop_word(word), "{word}");
+            let longer = format!("{word}x");
+            assert_eq!(is_stop_word(&longer), STOP_WORDS.contains(&longer.as_str()));
+            let shorter = &word[..word.len() - 1];
+            assert_eq!(is_stop_word(shorter), STOP_WORDS.contains(&shorter));
+        }
+        assert!(!is_stop_word(""));
     }
 }

@@ -43,6 +43,10 @@ pub fn write_trec_run_to_depth(
     tag: &str,
     depth: Option<usize>,
 ) -> std::io::Result<()> {
+    // Each line is assembled in one buffer and written whole: formatting through
+    // `write!` cost more than scoring the queries.
+    let mut line: Vec<u8> = Vec::with_capacity(128);
+    let mut rank_digits = itoa::Buffer::new();
     for ranking in rankings {
         let kept = depth.map_or(ranking.results.len(), |depth| {
             depth.min(ranking.results.len())
@@ -53,15 +57,18 @@ pub fn write_trec_run_to_depth(
             .zip(run_scores(results.iter().map(|(_, fused)| *fused)))
             .enumerate()
         {
-            writeln!(
-                out,
-                "{} Q0 {} {} {} {}",
-                ranking.query,
-                fact,
-                position + 1,
-                score,
-                tag
-            )?;
+            line.clear();
+            line.extend_from_slice(ranking.query.0.as_bytes());
+            line.extend_from_slice(b" Q0 ");
+            line.extend_from_slice(fact.0.as_bytes());
+            line.push(b' ');
+            line.extend_from_slice(rank_digits.format(position + 1).as_bytes());
+            line.push(b' ');
+            score.append_to(&mut line);
+            line.push(b' ');
+            line.extend_from_slice(tag.as_bytes());
+            line.push(b'\n');
+            out.write_all(&line)?;
         }
     }
     Ok(())
@@ -94,17 +101,45 @@ pub enum RunScore {
     Float(f32),
 }
 
+impl RunScore {
+    /// Appends the score as [`Display`](std::fmt::Display) writes it. A double in the
+    /// plain range is written from `ryu`'s shortest digits without the `.0` it gives
+    /// whole numbers: the same digits as Rust's `{}` (the shortest decimal that reads
+    /// back, the closest one), except where two are equally close, which ryu settles
+    /// to even and Rust upwards. That needs a double whose exact decimal is at most one
+    /// digit longer than its shortest, so at most 18 significant digits, so (at 1e-4 or
+    /// more) at most 21 binary fraction digits: doubles with up to 22, 32-bit floats
+    /// and exponent notation go through Rust's own formatting.
+    pub fn append_to(self, out: &mut Vec<u8>) {
+        use std::io::Write as _;
+        let plain = |magnitude: f64| magnitude == 0.0 || (1e-4..1e15).contains(&magnitude);
+        let written = match self {
+            RunScore::Double(value) if plain(value.abs()) => {
+                if (value * SHORT_FRACTION_SCALE).fract() != 0.0 {
+                    let mut digits = ryu::Buffer::new();
+                    let shortest = digits.format_finite(value);
+                    let shortest = shortest.strip_suffix(".0").unwrap_or(shortest);
+                    out.extend_from_slice(shortest.as_bytes());
+                    return;
+                }
+                write!(out, "{value}")
+            }
+            RunScore::Double(value) => write!(out, "{value:e}"),
+            RunScore::Float(value) if plain(f64::from(value).abs()) => write!(out, "{value}"),
+            RunScore::Float(value) => write!(out, "{value:e}"),
+        };
+        written.expect("writing to a Vec cannot fail");
+    }
+}
+
+/// 2^22: a double times this is whole when it has at most 22 binary fraction digits.
+const SHORT_FRACTION_SCALE: f64 = 4_194_304.0;
+
 impl std::fmt::Display for RunScore {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let plain = |magnitude: f64| magnitude == 0.0 || (1e-4..1e15).contains(&magnitude);
-        match *self {
-            RunScore::Double(value) if plain(value.abs()) => write!(formatter, "{value}"),
-            RunScore::Double(value) => write!(formatter, "{value:e}"),
-            RunScore::Float(value) if plain(f64::from(value).abs()) => {
-                write!(formatter, "{value}")
-            }
-            RunScore::Float(value) => write!(formatter, "{value:e}"),
-        }
+        let mut text = Vec::with_capacity(32);
+        self.append_to(&mut text);
+        formatter.write_str(std::str::from_utf8(&text).expect("scores are ASCII"))
     }
 }
 
@@ -291,5 +326,64 @@ mod tests {
         );
         let text: Vec<String> = scores.iter().map(ToString::to_string).collect();
         assert_eq!(text, ["2", "1.9999999", "1.9999998", "1.5"]);
+    }
+
+    /// The run-file writer's digits are Rust's own `{}` / `{:e}` formatting, checked on
+    /// the edges of the plain range and on a million seeded random bit patterns per
+    /// width (whatever their magnitude, so both notations are covered).
+    #[test]
+    fn scores_are_written_as_rust_formats_them() {
+        use rand::Rng;
+        use rand_chacha::rand_core::SeedableRng;
+        let reference = |score: RunScore| {
+            let plain = |magnitude: f64| magnitude == 0.0 || (1e-4..1e15).contains(&magnitude);
+            match score {
+                RunScore::Double(value) if plain(value.abs()) => format!("{value}"),
+                RunScore::Double(value) => format!("{value:e}"),
+                RunScore::Float(value) if plain(f64::from(value).abs()) => format!("{value}"),
+                RunScore::Float(value) => format!("{value:e}"),
+            }
+        };
+        // 3 + 2^-17 and 2.91015625 are exactly halfway between their two closest
+        // shortest decimals (3.0000076293945312|5, 2.9101562|5): Rust rounds them up.
+        assert_eq!(RunScore::Float(2.910_156_25).to_string(), "2.9101563");
+        assert_eq!(
+            RunScore::Double(3.0 + 2f64.powi(-17)).to_string(),
+            format!("{}", 3.0 + 2f64.powi(-17))
+        );
+        let mut doubles = vec![
+            0.0,
+            -0.0,
+            1.0,
+            7.0,
+            1e-4,
+            1e15,
+            1e14,
+            1e13,
+            999999999999999.9,
+            0.1,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            2.910_156_25,
+        ];
+        // Doubles with few binary fraction digits, where such ties happen.
+        doubles.extend((0..100_000).map(|n| f64::from(n) * 2f64.powi(-17) + 3.0));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(22);
+        doubles.extend((0..1_000_000).map(|_| f64::from_bits(rng.next_u64())));
+        // Magnitudes a BM25 score takes, where most written digits fall.
+        doubles.extend((0..1_000_000).map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 49) as f64));
+        for value in doubles {
+            let score = RunScore::Double(value);
+            assert_eq!(score.to_string(), reference(score), "{value:?}");
+            let score = RunScore::Float(value as f32);
+            assert_eq!(score.to_string(), reference(score), "{value:?} as f32");
+        }
+        for _ in 0..1_000_000 {
+            let score = RunScore::Float(f32::from_bits(rng.next_u32()));
+            assert_eq!(score.to_string(), reference(score), "{score:?}");
+        }
     }
 }
