@@ -1,14 +1,16 @@
 //! What a weight sweep costs compared with one run of the same configuration.
 //!
-//! `cargo bench --bench sweep` times, on datasets/devmem, `hyde-eval run` of one
+//! `cargo bench --bench sweep` times, on datasets/devmem or `--dataset DIR`, `hyde-eval run` of one
 //! blending configuration and `hyde-eval sweep` of the same configuration over 231
 //! weight points (steps of 1/20), both in-process from the loaded dataset (no file
 //! output), alternating the two, and prints the medians and their ratio. The sweep
 //! computes the candidate tables once and only re-fuses them per point, so the ratio
 //! stays at a few runs, not 231.
 //!
-//! Options (after `--`): `--configuration NAME` (default hyde-3b-hyp), `--repeats N`
-//! (default 31), `--threads N` (default 1, so the ratio is not a parallelism effect).
+//! Options (after `--`): `--dataset DIR` (default datasets/devmem; a larger one comes
+//! from `hyde-eval dataset synth`), `--configuration NAME` (default hyde-3b-hyp),
+//! `--repeats N` (default 31), `--threads N` (default 1, so the ratio is not a
+//! parallelism effect).
 
 use std::time::Instant;
 
@@ -36,7 +38,10 @@ fn main() {
     let repeats: usize = option("--repeats").map_or(31, |n| n.parse().expect("--repeats N"));
     let threads: usize = option("--threads").map_or(1, |n| n.parse().expect("--threads N"));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut dataset = Dataset::load(&root.join("datasets/devmem")).expect("datasets/devmem loads");
+    let dataset_dir =
+        option("--dataset").map_or_else(|| root.join("datasets/devmem"), std::path::PathBuf::from);
+    let mut dataset = Dataset::load(&dataset_dir)
+        .unwrap_or_else(|error| panic!("{} loads: {error}", dataset_dir.display()));
     let settings = resolve(
         &RunOptions {
             configurations: vec![configuration.clone()],
@@ -77,7 +82,8 @@ fn main() {
         }
         let (run, sweep) = (median(run_ms), median(sweep_ms));
         println!(
-            "devmem, {configuration}, {threads} thread(s), median of {repeats}: run {run:.2} ms; sweep of {points} points {sweep:.2} ms; sweep / run = {:.2}",
+            "{}, {configuration}, {threads} thread(s), median of {repeats}: run {run:.2} ms; sweep of {points} points {sweep:.2} ms; sweep / run = {:.2}",
+            dataset.manifest.name,
             sweep / run
         );
     });

@@ -16,8 +16,8 @@
 use rustc_hash::FxHashMap;
 
 use super::{
-    Candidate, CandidateConsumer, CandidateSet, FusionMethod, MethodSpec, Scorer, Searches,
-    SignalSources, WeightAxis,
+    weighted_sum, Candidate, CandidateConsumer, CandidateSet, FusionMethod, MethodSpec, Scorer,
+    Searches, SignalSources, WeightAxis,
 };
 use crate::configuration::{Params, Weights};
 use crate::index::{FactIndex, ScoredFacts};
@@ -101,6 +101,19 @@ impl FusionMethod for Blend {
     fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64> {
         adaptive_floor_on(sources.params).then(|| settled_floor(sources.searches, sources.params))
     }
+
+    /// The scaled signals: the scalings are found over the candidates, whatever the
+    /// weights.
+    fn weighted_terms(&self, candidates: &[Candidate]) -> Option<Vec<Vec<f64>>> {
+        let scalings = BlendScalings::over(candidates.iter().copied());
+        let mut columns = vec![Vec::with_capacity(candidates.len()); BLEND_AXES.len()];
+        for candidate in candidates {
+            for (column, term) in columns.iter_mut().zip(scalings.terms(candidate)) {
+                column.push(term);
+            }
+        }
+        Some(columns)
+    }
 }
 
 /// The min-max scaling of one signal (chatcli: a span <= 1e-12 makes every value 0).
@@ -138,20 +151,18 @@ pub fn min_max_normalize(values: &mut [f64]) {
     }
 }
 
-/// chatcli's blend over one set of candidates: each signal min-max scaled over the set,
-/// then weighted. Found in one pass over the set, so a ranking can be blended from
-/// candidates streamed twice without ever being stored.
+/// The min-max scalings of a blend's three signals over one set of candidates: what
+/// the blend finds over the whole set before it scores any candidate. They do not
+/// depend on the weights.
 #[derive(Clone, Copy)]
-pub struct BlendScorer {
+struct BlendScalings {
     semantic: MinMax,
     lexical: MinMax,
     temporal: MinMax,
-    weights: Weights,
 }
 
-impl BlendScorer {
-    /// The blend over `candidates`.
-    pub fn over(candidates: impl Iterator<Item = Candidate>, weights: Weights) -> BlendScorer {
+impl BlendScalings {
+    fn over(candidates: impl Iterator<Item = Candidate>) -> BlendScalings {
         let start = (f64::INFINITY, f64::NEG_INFINITY);
         let widen = |(min, max): (f64, f64), value: f64| (min.min(value), max.max(value));
         let (semantic, lexical, temporal) =
@@ -166,11 +177,39 @@ impl BlendScorer {
             min,
             span: max - min,
         };
-        BlendScorer {
+        BlendScalings {
             semantic: scaling(semantic),
             lexical: scaling(lexical),
             temporal: scaling(temporal),
-            weights,
+        }
+    }
+
+    /// A candidate's scaled signals, in weight-axis order (semantic, lexical, temporal).
+    fn terms(&self, candidate: &Candidate) -> [f64; 3] {
+        [
+            self.semantic.scale(candidate.semantic),
+            self.lexical.scale(candidate.lexical),
+            self.temporal.scale(candidate.temporal),
+        ]
+    }
+}
+
+/// chatcli's blend over one set of candidates: each signal min-max scaled over the set,
+/// then weighted. Found in one pass over the set, so a ranking can be blended from
+/// candidates streamed twice without ever being stored.
+#[derive(Clone, Copy)]
+pub struct BlendScorer {
+    scalings: BlendScalings,
+    /// In weight-axis order (semantic, lexical, temporal).
+    weights: [f64; 3],
+}
+
+impl BlendScorer {
+    /// The blend over `candidates`.
+    pub fn over(candidates: impl Iterator<Item = Candidate>, weights: Weights) -> BlendScorer {
+        BlendScorer {
+            scalings: BlendScalings::over(candidates),
+            weights: [weights.semantic, weights.lexical, weights.temporal],
         }
     }
 }
@@ -178,11 +217,7 @@ impl BlendScorer {
 impl Scorer for BlendScorer {
     /// The blended score of one candidate of the set.
     fn score(&self, candidate: &Candidate) -> Option<f64> {
-        Some(
-            self.weights.semantic * self.semantic.scale(candidate.semantic)
-                + self.weights.lexical * self.lexical.scale(candidate.lexical)
-                + self.weights.temporal * self.temporal.scale(candidate.temporal),
-        )
+        Some(weighted_sum(&self.weights, &self.scalings.terms(candidate)))
     }
 }
 
@@ -299,7 +334,7 @@ mod tests {
     use super::*;
     use crate::configuration::{Fusion, CHATCLI_WEIGHTS};
     use crate::fusion::tests::candidate;
-    use crate::fusion::{fuse, CandidateTable, TableKind};
+    use crate::fusion::{fuse, CandidateTable, Fuser, TableKind};
 
     #[test]
     fn min_max_of_constant_signal_is_zero() {
@@ -334,6 +369,56 @@ mod tests {
         assert!((ranking[0].1 - 0.55).abs() < 1e-12);
         assert!((ranking[1].1 - 0.425).abs() < 1e-12);
         assert!((ranking[2].1 - 0.30).abs() < 1e-12);
+    }
+
+    #[test]
+    fn weighted_columns_score_as_the_blend_does_to_the_bit() {
+        // Signals whose scalings are not exact in binary (thirds, tenths), so a
+        // different order of operations would show in the last bits.
+        let table = CandidateTable {
+            kind: TableKind::Signals,
+            candidates: vec![
+                candidate(0, 0.1, 1.0 / 3.0, 0.7),
+                candidate(4, 0.3, 0.0, 0.2),
+                candidate(5, 0.7, 2.0 / 3.0, 0.9),
+                candidate(9, 0.2, 1.0, 0.1),
+            ],
+        };
+        let columns = Blend
+            .weighted_columns(&table)
+            .expect("the blend has columns");
+        assert_eq!(columns.facts, vec![0, 4, 5, 9]);
+        // Semantic min 0.1, span 0.6: fact 4 scales to (0.3 - 0.1) / 0.6.
+        assert_eq!(columns.terms[0][1], (0.3 - 0.1) / (0.7 - 0.1));
+        let mut scores = Vec::new();
+        for weights in [
+            CHATCLI_WEIGHTS,
+            Weights {
+                semantic: 0.1,
+                lexical: 0.7,
+                temporal: 0.2,
+            },
+        ] {
+            let params = Params {
+                weights,
+                ..Params::default()
+            };
+            columns.scores(
+                &[weights.semantic, weights.lexical, weights.temporal],
+                &mut scores,
+            );
+            let ranking = fuse(&table, Fusion::Blend, &params);
+            assert_eq!(ranking.len(), 4);
+            for (fact, score) in ranking {
+                let position = columns.facts.iter().position(|&f| f == fact).unwrap();
+                assert_eq!(scores[position].to_bits(), score.to_bits(), "fact {fact}");
+            }
+        }
+        let every_fact = CandidateTable {
+            kind: TableKind::AllByTemporal,
+            candidates: table.candidates.clone(),
+        };
+        assert_eq!(Blend.weighted_columns(&every_fact), None);
     }
 
     #[test]

@@ -229,6 +229,67 @@ pub trait FusionMethod: Sync {
     fn adaptive_floor(&self, _sources: SignalSources<'_>) -> Option<f64> {
         None
     }
+
+    /// For a method that blends weighted signals, scores every candidate and whose
+    /// scorer's score is [`weighted_sum`] of its weights (in [`MethodSpec::weight_axes`]
+    /// order) and of terms that no weight changes: those terms for every candidate of
+    /// the set, one column per weight axis. `None` (the default) for the others.
+    fn weighted_terms(&self, _candidates: &[Candidate]) -> Option<Vec<Vec<f64>>> {
+        None
+    }
+}
+
+/// `weights[0] * terms[0] + weights[1] * terms[1] + ...`, added left to right: the one
+/// formula of weighted-sum scores, shared by the scorers that blend weights and by
+/// [`WeightedColumns`], so that both give the same bits.
+pub fn weighted_sum(weights: &[f64], terms: &[f64]) -> f64 {
+    let mut products = weights
+        .iter()
+        .zip(terms)
+        .map(|(weight, term)| weight * term);
+    let first = products.next().unwrap_or(0.0);
+    products.fold(first, |total, product| total + product)
+}
+
+/// A candidate table laid out once for fusing at many weights: the candidates' facts and,
+/// per weight axis, their terms. The ranking at weights `w` is every candidate by
+/// [`WeightedColumns::scores`] (descending, fact ascending), which is what
+/// [`Fuser::fuse`] gives at those weights, to the bit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightedColumns {
+    /// The candidates' facts, in table order.
+    pub facts: Vec<FactIndex>,
+    /// `terms[axis][candidate]`.
+    pub terms: Vec<Vec<f64>>,
+}
+
+impl WeightedColumns {
+    /// Every candidate's score at `weights` (in weight-axis order) into `scores`: column
+    /// by column, in the order [`weighted_sum`] adds.
+    pub fn scores(&self, weights: &[f64], scores: &mut Vec<f64>) {
+        scores.clear();
+        if let ([first, second, third], &[a, b, c]) = (self.terms.as_slice(), weights) {
+            // The blend's three axes in one pass, added in the same order.
+            scores.extend(
+                first
+                    .iter()
+                    .zip(second)
+                    .zip(third)
+                    .map(|((x, y), z)| a * x + b * y + c * z),
+            );
+            return;
+        }
+        let mut axes = weights.iter().zip(&self.terms);
+        match axes.next() {
+            Some((&weight, terms)) => scores.extend(terms.iter().map(|term| weight * term)),
+            None => scores.resize(self.facts.len(), 0.0),
+        }
+        for (&weight, terms) in axes {
+            for (score, term) in scores.iter_mut().zip(terms) {
+                *score += weight * term;
+            }
+        }
+    }
 }
 
 /// A fusion method as the pipeline and sweeps call it; every [`FusionMethod`] is one.
@@ -247,6 +308,10 @@ pub trait Fuser: Sync {
     fn fused_ranking(&self, sources: SignalSources<'_>) -> Vec<(FactIndex, f64)>;
     /// See [`FusionMethod::adaptive_floor`].
     fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64>;
+    /// A table laid out for fusing at many weights (see [`FusionMethod::weighted_terms`]);
+    /// `None` when the method has no weighted terms or the table ranks every fact by
+    /// temporal score.
+    fn weighted_columns(&self, table: &CandidateTable) -> Option<WeightedColumns>;
 }
 
 impl<M: FusionMethod> Fuser for M {
@@ -285,6 +350,16 @@ impl<M: FusionMethod> Fuser for M {
 
     fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64> {
         FusionMethod::adaptive_floor(self, sources)
+    }
+
+    fn weighted_columns(&self, table: &CandidateTable) -> Option<WeightedColumns> {
+        if table.kind != TableKind::Signals {
+            return None;
+        }
+        Some(WeightedColumns {
+            terms: self.weighted_terms(&table.candidates)?,
+            facts: table.candidates.iter().map(|c| c.fact).collect(),
+        })
     }
 }
 
@@ -445,7 +520,7 @@ impl CandidateSet for LexicalCandidates<'_, '_> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::configuration::{Preset, PARAM_NAMES};
+    use crate::configuration::{Fusion, Preset, PARAM_NAMES};
 
     /// A candidate with the given signals, for the methods' tests.
     pub(crate) fn candidate(
@@ -460,6 +535,48 @@ pub(crate) mod tests {
             lexical,
             temporal,
         }
+    }
+
+    #[test]
+    fn only_the_blend_lays_out_weighted_columns() {
+        // The hybrid blends weights too, but cuts scores below hybrid_min_score and
+        // multiplies by recency: its scores are not weighted sums of fixed terms.
+        let table = CandidateTable {
+            kind: TableKind::Signals,
+            candidates: vec![candidate(0, 0.5, 0.2, 0.9), candidate(3, 0.1, 0.4, 0.3)],
+        };
+        for preset in Preset::ALL {
+            let fusion = preset.plan().fusion;
+            assert_eq!(
+                method(fusion).weighted_columns(&table).is_some(),
+                fusion == Fusion::Blend,
+                "{fusion:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn weighted_sums_add_left_to_right() {
+        // 0.1 + 0.2 + 0.3 differs in the last bit from 0.1 + (0.2 + 0.3).
+        assert_eq!(
+            weighted_sum(&[1.0, 1.0, 1.0], &[0.1, 0.2, 0.3]),
+            (0.1 + 0.2) + 0.3
+        );
+        assert_ne!((0.1 + 0.2) + 0.3, 0.1 + (0.2 + 0.3));
+        let columns = WeightedColumns {
+            facts: vec![7],
+            terms: vec![vec![0.1], vec![0.2], vec![0.3]],
+        };
+        let mut scores = Vec::new();
+        columns.scores(&[1.0, 1.0, 1.0], &mut scores);
+        assert_eq!(scores, [(0.1 + 0.2) + 0.3]);
+        // Any other number of axes: column by column, in the same order.
+        let columns = WeightedColumns {
+            facts: vec![7, 9],
+            terms: vec![vec![0.1, 0.5], vec![0.2, 0.25]],
+        };
+        columns.scores(&[0.5, 2.0], &mut scores);
+        assert_eq!(scores, [0.5 * 0.1 + 2.0 * 0.2, 0.75]);
     }
 
     #[test]

@@ -41,7 +41,7 @@ use crate::pipeline::{self, PipelineInputs};
 use crate::results::ToolInfo;
 use crate::text::ChunkSpec;
 use grid::{simplex_grid, weight, ParamRange};
-use score::{mean, score_point, JudgedQueries};
+use score::{mean, score_query, JudgedQueries, ScoredPoint};
 
 /// Bumped whenever a field of `sweep.json` changes meaning or is removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -369,8 +369,8 @@ fn plan_points(
     Ok((planned, prepared))
 }
 
-/// Runs the sweep. Deterministic at any thread count: points are scored in parallel
-/// and collected in sweep order.
+/// Runs the sweep. Deterministic at any thread count: queries are scored in parallel
+/// and collected in query order, points in sweep order.
 pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepResults, Error> {
     let metric_names = inputs.metrics.metric_names();
     let metric_indices: Vec<usize> = settings
@@ -457,23 +457,40 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
     }
     let fold_of = folds::assign_folds(judged.len(), settings.folds, settings.seed);
 
-    // Score every point of every configuration in one parallel pass, in sweep order.
-    let work: Vec<&PlannedPoint> = planned
+    // Score every point of every configuration, one query at a time in parallel (each
+    // query's tables stay in cache while its points are scored), then gather
+    // `scored[point][metric][query]` in sweep order and query order.
+    let points: Vec<ScoredPoint<'_>> = planned
         .iter()
         .flat_map(|c| std::iter::once(&c.default).chain(&c.points))
-        .collect();
-    let scored: Vec<Vec<Vec<f64>>> = work
-        .par_iter()
         .map(|point| {
-            let configuration_tables = &tables[point.tables];
-            score_point(
-                &configuration_tables.tables,
-                configuration_tables.configuration.plan().fusion,
-                &point.params,
+            let fusion = tables[point.tables].configuration.plan().fusion;
+            ScoredPoint::new(point.tables, fusion, &point.params)
+        })
+        .collect();
+    let per_query: Vec<Vec<Vec<f64>>> = (0..judged.len())
+        .into_par_iter()
+        .map(|query| {
+            score_query(
+                query,
+                &points,
+                &tables,
                 &judged,
                 inputs.metrics,
                 &metric_indices,
             )
+        })
+        .collect();
+    let scored: Vec<Vec<Vec<f64>>> = (0..points.len())
+        .map(|point| {
+            (0..metric_indices.len())
+                .map(|metric| {
+                    per_query
+                        .iter()
+                        .map(|values| values[point][metric])
+                        .collect()
+                })
+                .collect()
         })
         .collect();
 
