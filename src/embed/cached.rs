@@ -122,7 +122,7 @@ impl CachedProvider {
     /// The key of a corpus' segment: the space, the documents' input type, every text.
     fn corpus_key(&self, texts: &dyn CorpusTexts) -> Result<[u8; 32], Error> {
         let mut key = EntryKey::default();
-        for part in self.key_prefix("corpus-segment", TextKind::Document) {
+        for part in self.key_prefix(super::segment::FORMAT, TextKind::Document) {
             key.part(&part);
         }
         texts.for_each_chunk(CORPUS_KEY_CHUNK, &mut |chunk| {

@@ -1,11 +1,11 @@
-//! Corpus segments: a cached provider's whole corpus index (the normalized fact matrix)
+//! Corpus segments: a cached provider's whole corpus index (the fact matrix)
 //! stored as one file in the provider's cache namespace, and memory-mapped by the next
 //! run instead of being rebuilt from one cache entry per fact.
 //!
-//! A segment is `segments/<key>.segment`: a 32-byte header (the magic `HYDESEG1`, then
+//! A segment is `segments/<key>.segment`: a 32-byte header (the magic `HYDESEG2`, then
 //! the dimension, the row count and the xxh3-64 of the payload, each a little-endian
-//! u64), then the rows as little-endian f32. The key covers the provider's embedding
-//! space, the input type of documents and every fact text in corpus order, so a change
+//! u64), then the rows as little-endian f32 (as [`FlatIndex::rows`] holds them). The key
+//! covers the segment format, the provider's embedding space, the input type of documents and every fact text in corpus order, so a change
 //! to either misses. A segment is written through a temporary and renamed into place,
 //! never modified in place, so a map of it stays valid. A damaged one (short, padded,
 //! or failing its checksum) is ignored and rewritten.
@@ -20,7 +20,10 @@ use crate::error::Error;
 use crate::index::FlatIndex;
 use crate::interrupt::write_through_temporary_with;
 
-const MAGIC: &[u8; 8] = b"HYDESEG1";
+const MAGIC: &[u8; 8] = b"HYDESEG2";
+/// Names the segment format inside every segment key ([`MAGIC`]'s last byte): a segment
+/// of another format is never looked up, so it is neither served nor counted as damaged.
+pub const FORMAT: &str = "corpus-segment-2";
 const HEADER_BYTES: usize = 32;
 /// Where the header keeps the payload's checksum.
 const CHECKSUM_AT: u64 = 24;
@@ -152,21 +155,9 @@ mod tests {
             panic!("the stored segment was not found whole");
         };
         assert!(mapped.is_mapped());
-        // Normalized once when built: (1, 2, 2) / 3, a zero row, (-3, 0, 4) / 5.
-        let expected: Vec<f32> = [
-            1.0 / 3.0,
-            2.0 / 3.0,
-            2.0 / 3.0,
-            0.0,
-            0.0,
-            0.0,
-            -0.6,
-            0.0,
-            0.8,
-        ]
-        .iter()
-        .map(|&value: &f64| value as f32)
-        .collect();
+        // Each row scaled by the power of two putting its norm in [1, 2): (1, 2, 2) has
+        // norm 3, so halved; a zero row; (-3, 0, 4) has norm 5, so quartered.
+        let expected = [0.5, 1.0, 1.0, 0.0, 0.0, 0.0, -0.75, 0.0, 1.0];
         assert_eq!(mapped.rows(), expected.as_slice());
         assert_eq!(
             mapped.search(&[1.0, 2.0, 2.0], 3, f64::NEG_INFINITY),

@@ -1,14 +1,18 @@
-//! Exact vector search over a flat, row-major matrix of L2-normalized fact vectors.
+//! Exact vector search over a flat, row-major matrix of fact vectors.
 //!
-//! Cosine follows chatcli's vector index (chatcli's vector index, `vindex.go`): 0 for empty,
-//! different-length, non-finite or zero-norm vectors; scores are accumulated in f64 (in
-//! eight fixed lanes, see [`dot`]).
-//! Vectors are normalized once when the index is built, so a search is one dot product
-//! per fact.
+//! Cosine follows chatcli's vector index (chatcli's vector index, `vindex.go`): computed in
+//! f64 from the vectors as embedded; 0 for empty, different-length, non-finite or
+//! zero-norm vectors. [`cosine`] forms it so that cosines equal in exact arithmetic come
+//! out equal, and ties break by fact id as everywhere else.
+//!
+//! Each row keeps its fact's vector scaled by a power of two, so its norm is in [1, 2):
+//! the scaling is exact (short of parts below 2^-126 of the norm), so every cosine is the
+//! one of the vector as embedded, and the f32 scan of [`FlatIndex::search_batch`] can
+//! neither overflow nor underflow.
 //!
 //! [`FlatIndex::search_batch`] answers many queries at once, exactly: blocks of queries
 //! times blocks of facts by f32 matrix multiply (the `gemm` crate), a running cut-off per
-//! query keeping every fact whose f32 score is within the f32 error bound of the
+//! query keeping every fact whose f32 cosine is within twice the f32 error bound of the
 //! current top `limit`, then the survivors rescored in f64 as [`FlatIndex::search`]
 //! scores them. It returns what `search` returns for each query, bit for bit.
 
@@ -22,10 +26,12 @@ const MAX_QUERY_BLOCK: usize = 256;
 /// Facts per matrix multiply.
 const FACT_BLOCK: usize = 4096;
 
-/// Fact vectors, normalized, one row per fact.
+/// Fact vectors, each scaled by a power of two, one row per fact.
 pub struct FlatIndex {
     dimension: usize,
     rows: Rows,
+    /// Each row's squared norm, as [`dot`] computes it (0 for a zero row).
+    squared_norms: Vec<f64>,
 }
 
 /// Where the matrix lives: built in memory, or mapped from a stored segment.
@@ -60,22 +66,73 @@ impl Rows {
     }
 }
 
-/// Returns `vector / |vector|`, or `None` when the norm is zero or not finite.
-fn normalized(vector: &[f32]) -> Option<Vec<f32>> {
-    let norm = vector
-        .iter()
-        .map(|&value| f64::from(value) * f64::from(value))
-        .sum::<f64>()
-        .sqrt();
+/// A query as the searches use it: its squared norm, and the unit vector the f32 scan
+/// multiplies.
+struct Query<'a> {
+    vector: &'a [f32],
+    squared_norm: f64,
+    unit: Vec<f32>,
+}
+
+impl Query<'_> {
+    /// `None` when `vector` has not `dimension` entries, or its norm is zero or not
+    /// finite: such a query scores 0 against every fact.
+    fn new(vector: &[f32], dimension: usize) -> Option<Query<'_>> {
+        if vector.len() != dimension {
+            return None;
+        }
+        let squared_norm = dot(vector, vector);
+        if squared_norm == 0.0 || !squared_norm.is_finite() {
+            return None;
+        }
+        let norm = squared_norm.sqrt();
+        let unit = vector
+            .iter()
+            .map(|&value| (f64::from(value) / norm) as f32)
+            .collect();
+        Some(Query {
+            vector,
+            squared_norm,
+            unit,
+        })
+    }
+}
+
+/// `vector` scaled by the power of two that puts its norm in [1, 2), or `None` when its
+/// norm is zero or not finite.
+fn scaled(vector: &[f32]) -> Option<Vec<f32>> {
+    let norm = dot(vector, vector).sqrt();
     if norm == 0.0 || !norm.is_finite() {
         return None;
     }
+    // The norm of f32 values is a normal f64: its exponent field is its binary exponent.
+    let exponent = ((norm.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    let scale = f64::from_bits(((1023 - exponent) as u64) << 52);
     Some(
         vector
             .iter()
-            .map(|&value| (f64::from(value) / norm) as f32)
+            .map(|&value| (f64::from(value) * scale) as f32)
             .collect(),
     )
+}
+
+/// The cosine of two vectors from their dot product and squared norms, all computed in
+/// f64: `sign(dot) x sqrt(dot^2 / (|q|^2 |f|^2))`. The quotient is rounded once, so
+/// whenever the three inputs and the two products are exact (as for small integer
+/// vectors, such as the `concept` provider's counts), cosines equal in exact arithmetic
+/// are equal here; `dot / (|q| |f|)` rounds each square root apart and can split them.
+fn cosine(dot: f64, query_squared_norm: f64, fact_squared_norm: f64) -> f64 {
+    if fact_squared_norm == 0.0 {
+        return 0.0;
+    }
+    let magnitude = (dot * dot / (query_squared_norm * fact_squared_norm))
+        .sqrt()
+        .min(1.0);
+    if dot < 0.0 {
+        -magnitude
+    } else {
+        magnitude
+    }
 }
 
 impl FlatIndex {
@@ -95,11 +152,12 @@ impl FlatIndex {
         FlatIndex {
             dimension,
             rows: Rows::Owned(Vec::with_capacity(dimension * facts)),
+            squared_norms: Vec::with_capacity(facts),
         }
     }
 
-    /// Appends the next fact's vector, normalized (a zero row when its norm is zero or
-    /// not finite, or its length is not the index's dimension).
+    /// Appends the next fact's vector, scaled (a zero row when its norm is zero or not
+    /// finite, or its length is not the index's dimension).
     ///
     /// # Panics
     /// On an index mapped from a segment, which is read-only.
@@ -107,14 +165,20 @@ impl FlatIndex {
         let Rows::Owned(rows) = &mut self.rows else {
             panic!("a mapped index is read-only");
         };
-        match normalized(vector) {
-            Some(unit) if unit.len() == self.dimension => rows.extend_from_slice(&unit),
-            _ => rows.extend(std::iter::repeat_n(0.0, self.dimension)),
+        match scaled(vector) {
+            Some(row) if row.len() == self.dimension => {
+                self.squared_norms.push(dot(&row, &row));
+                rows.extend_from_slice(&row);
+            }
+            _ => {
+                self.squared_norms.push(0.0);
+                rows.extend(std::iter::repeat_n(0.0, self.dimension));
+            }
         }
     }
 
     /// An index over `facts` rows of `dimension` little-endian f32 values stored in `map`
-    /// from byte `offset` on, used in place. `None` when the map is too short, `offset`
+    /// from byte `offset` on (rows as [`FlatIndex::rows`] returns them), used in place. `None` when the map is too short, `offset`
     /// is not a multiple of 4, or the target is not little-endian.
     pub fn from_mapped(
         dimension: usize,
@@ -127,14 +191,21 @@ impl FlatIndex {
         if !cfg!(target_endian = "little") || !offset.is_multiple_of(4) || map.len() < end {
             return None;
         }
-        Some(FlatIndex {
+        let mut index = FlatIndex {
             dimension,
             rows: Rows::Mapped {
                 map,
                 offset,
                 values,
             },
-        })
+            squared_norms: Vec::new(),
+        };
+        index.squared_norms = index
+            .rows()
+            .chunks_exact(dimension.max(1))
+            .map(|row| dot(row, row))
+            .collect();
+        Some(index)
     }
 
     /// The vector dimension.
@@ -142,7 +213,8 @@ impl FlatIndex {
         self.dimension
     }
 
-    /// The normalized rows, row-major.
+    /// The rows, row-major: each fact's vector scaled by a power of two (see the module
+    /// documentation), or zeros.
     pub fn rows(&self) -> &[f32] {
         self.rows.as_slice()
     }
@@ -164,12 +236,11 @@ impl FlatIndex {
 
     /// Cosine of `query` with every fact, by fact position.
     pub fn cosine_all(&self, query: &[f32]) -> Vec<f64> {
-        let Some(unit) = normalized(query).filter(|unit| unit.len() == self.dimension) else {
+        let Some(query) = Query::new(query, self.dimension) else {
             return vec![0.0; self.len()];
         };
-        self.rows()
-            .chunks_exact(self.dimension)
-            .map(|row| dot(row, &unit).clamp(-1.0, 1.0))
+        (0..self.len() as FactIndex)
+            .map(|fact| self.cosine(fact, &query))
             .collect()
     }
 
@@ -203,12 +274,10 @@ impl FlatIndex {
         if facts == 0 || limit == 0 || dimension == 0 {
             return vec![Vec::new(); queries.len()];
         }
-        // |f32 dot - exact dot| <= dimension x 2^-24 x sum |x_i y_i| <= dimension x 2^-24
-        // for unit vectors; the margin is four times that.
-        let margin = 4.0 * dimension as f32 * f32::EPSILON / 2.0;
-        let units: Vec<Option<Vec<f32>>> = queries
+        let margin = scan_margin(dimension);
+        let prepared: Vec<Option<Query>> = queries
             .iter()
-            .map(|query| normalized(query).filter(|unit| unit.len() == dimension))
+            .map(|query| Query::new(query, dimension))
             .collect();
         let positions: Vec<usize> = (0..queries.len()).collect();
         // At least two blocks per thread, so the threads finish together.
@@ -221,13 +290,14 @@ impl FlatIndex {
             .flat_map_iter(|block| {
                 let mut matrix = vec![0f32; block.len() * dimension];
                 for (row, &query) in block.iter().enumerate() {
-                    if let Some(unit) = &units[query] {
-                        matrix[row * dimension..(row + 1) * dimension].copy_from_slice(unit);
+                    if let Some(query) = &prepared[query] {
+                        matrix[row * dimension..(row + 1) * dimension].copy_from_slice(&query.unit);
                     }
                 }
                 let mut candidates: Vec<Vec<(FactIndex, f32)>> = vec![Vec::new(); block.len()];
                 let mut cutoffs: Vec<f32> = vec![(floor as f32) - margin; block.len()];
                 let mut scores = vec![0f32; block.len() * FACT_BLOCK];
+                let mut inverse_norms = vec![0f32; FACT_BLOCK];
                 for first in (0..facts).step_by(FACT_BLOCK) {
                     let width = FACT_BLOCK.min(facts - first);
                     // SAFETY: lhs is block.len() x dimension (row stride `dimension`); rhs is
@@ -256,10 +326,22 @@ impl FlatIndex {
                             gemm::Parallelism::None,
                         );
                     }
+                    for (inverse, &squared_norm) in inverse_norms
+                        .iter_mut()
+                        .zip(&self.squared_norms[first..first + width])
+                    {
+                        *inverse = match squared_norm {
+                            0.0 => 0.0,
+                            _ => (1.0 / squared_norm.sqrt()) as f32,
+                        };
+                    }
                     for (row, kept) in candidates.iter_mut().enumerate() {
                         let cutoff = cutoffs[row];
                         let row_scores = &scores[row * width..(row + 1) * width];
-                        for (offset, &score) in row_scores.iter().enumerate() {
+                        for (offset, (&score, &inverse)) in
+                            row_scores.iter().zip(&inverse_norms).enumerate()
+                        {
+                            let score = score * inverse;
                             if score >= cutoff {
                                 kept.push(((first + offset) as FactIndex, score));
                             }
@@ -272,17 +354,17 @@ impl FlatIndex {
                 block
                     .iter()
                     .zip(candidates)
-                    .map(|(&query, mut kept)| match &units[query] {
+                    .map(|(&query, mut kept)| match &prepared[query] {
                         // A zero or mismatched query scores 0 against every fact.
                         None if floor <= 0.0 => (0..limit.min(facts) as FactIndex)
                             .map(|fact| (fact, 0.0))
                             .collect(),
                         None => Vec::new(),
-                        Some(unit) => {
+                        Some(query) => {
                             prune(&mut kept, limit, margin);
                             let mut hits: Vec<(FactIndex, f64)> = kept
                                 .into_iter()
-                                .map(|(fact, _)| (fact, self.cosine(fact, unit)))
+                                .map(|(fact, _)| (fact, self.cosine(fact, query)))
                                 .filter(|&(_, score)| score >= floor)
                                 .collect();
                             sort_by_score_then_id(&mut hits);
@@ -295,12 +377,27 @@ impl FlatIndex {
             .collect()
     }
 
-    /// The cosine of fact `fact` with a unit query, as [`FlatIndex::cosine_all`] computes it.
-    fn cosine(&self, fact: FactIndex, unit: &[f32]) -> f64 {
-        let row =
-            &self.rows()[fact as usize * self.dimension..(fact as usize + 1) * self.dimension];
-        dot(row, unit).clamp(-1.0, 1.0)
+    /// The cosine of fact `fact` with `query`, from the rows in f64.
+    fn cosine(&self, fact: FactIndex, query: &Query) -> f64 {
+        let fact = fact as usize;
+        let row = &self.rows()[fact * self.dimension..(fact + 1) * self.dimension];
+        cosine(
+            dot(query.vector, row),
+            query.squared_norm,
+            self.squared_norms[fact],
+        )
     }
+}
+
+/// How far below a query's running `limit`-th best f32 cosine the scan keeps facts, for
+/// vectors of `dimension` entries: twice a bound on |f32 cosine - f64 cosine|, so every
+/// fact whose f64 cosine reaches the final `limit`-th best is kept. With u = 2^-24 and a
+/// row's norm r, the f32 product of the unit query with the row errs by at most
+/// dimension x u x r (one rounding per multiply-add, summing |q_i f_i| <= r); rounding
+/// the unit query adds u x r, and the inverse norm and the product by it u each once the
+/// sum is divided by r. That is at most (dimension + 4) x u, doubled and rounded up.
+fn scan_margin(dimension: usize) -> f32 {
+    (2 * dimension + 16) as f32 * f32::EPSILON / 2.0
 }
 
 /// Lanes of [`dot`]: independent f64 sums the compiler turns into one vector register.
@@ -370,6 +467,42 @@ mod tests {
         // Facts 1 and 2 tie at 1.0 -> position order; fact 0 (cos 0) and the zero vector fall below the floor.
         assert_eq!(hits, vec![(1, 1.0), (2, 1.0)]);
         assert_eq!(index.search(&[2.0, 0.0], 1, 0.0), vec![(1, 1.0)]);
+    }
+
+    #[test]
+    fn cosines_equal_in_exact_arithmetic_tie_and_break_by_id() {
+        // Query (1, 2, 3), |q|^2 = 14; cosine^2 = dot^2 / (14 |f|^2). Facts 0 and 1 are
+        // permutations, dot 13 and |f|^2 14: cosine 13/14. Facts 2, 3 and 4 are (0, 0, 1),
+        // (2, 2, 1) and (3, 0, 4) scaled by 2^-3: cosine^2 3^2 / (14 x 1), 9^2 / (14 x 9)
+        // and 15^2 / (14 x 25), all 9/14. Fact 5 is fact 1 negated: -13/14.
+        let index = FlatIndex::build(
+            3,
+            &[
+                vec![1.0, 3.0, 2.0],
+                vec![2.0, 1.0, 3.0],
+                vec![0.0, 0.0, 1.0],
+                vec![2.0, 2.0, 1.0],
+                vec![0.375, 0.0, 0.5],
+                vec![-2.0, -1.0, -3.0],
+            ],
+        );
+        let query = [1.0, 2.0, 3.0];
+        let hits = index.search(&query, 10, f64::NEG_INFINITY);
+        assert_eq!(
+            hits.iter().map(|hit| hit.0).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4, 5]
+        );
+        let scores: Vec<f64> = hits.iter().map(|hit| hit.1).collect();
+        assert_eq!(scores[0].to_bits(), scores[1].to_bits());
+        assert!((scores[0] - 13.0 / 14.0).abs() < 1e-15);
+        assert_eq!(scores[2].to_bits(), scores[3].to_bits());
+        assert_eq!(scores[2].to_bits(), scores[4].to_bits());
+        assert!((scores[2] - 3.0 / 14f64.sqrt()).abs() < 1e-15);
+        assert_eq!(scores[5], -scores[0]);
+        assert_eq!(
+            index.search_batch(&[&query], 10, f64::NEG_INFINITY)[0],
+            hits
+        );
     }
 
     /// A seeded pseudo-random vector in [-1, 1)^dimension.
