@@ -346,7 +346,10 @@ mod tests {
         };
         // 3 + 2^-17 and 2.91015625 are exactly halfway between their two closest
         // shortest decimals (3.0000076293945312|5, 2.9101562|5): Rust rounds them up.
-        assert_eq!(RunScore::Float(2.910_156_25).to_string(), "2.9101563");
+        assert_eq!(
+            RunScore::Float(2.0 + 233.0 / 256.0).to_string(),
+            "2.9101563"
+        );
         assert_eq!(
             RunScore::Double(3.0 + 2f64.powi(-17)).to_string(),
             format!("{}", 3.0 + 2f64.powi(-17))
