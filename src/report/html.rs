@@ -451,7 +451,7 @@ fn tag_section(results: &Results, headline: &str) -> Option<Markup> {
         h2 #tags { "By query tag" }
         p.muted {
             (headline) " averaged over the evaluated queries of each tag (their number in brackets); "
-            "a query with several tags counts in each. Green = best in column. Every metric is in "
+            "a query with several tags counts in each. " span.win { "Blue" } " = best in column. Every metric is in "
             code { "results.json" } " (" code { "configurations[].by_tag" } ")."
         }
         div.scroll { table {
