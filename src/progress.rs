@@ -52,11 +52,13 @@ pub fn stage(enabled: bool, stage: &str) {
     if !enabled {
         return;
     }
+    // The line is printed under the lock the heartbeat prints under, so no heartbeat
+    // of the previous stage can follow it.
+    let mut current = lock_current();
     eprintln!(
         "hyde-eval: {stage} ({:.1} s)",
         started.elapsed().as_secs_f64()
     );
-    let mut current = lock_current();
     TOTAL.store(0, Ordering::Relaxed);
     DONE.store(0, Ordering::Relaxed);
     *current = Some((stage.to_owned(), Instant::now()));
@@ -69,9 +71,7 @@ pub fn stage(enabled: bool, stage: &str) {
             if terminal && DRAWING.load(Ordering::Relaxed) {
                 continue;
             }
-            if let Some(line) = heartbeat_line() {
-                eprintln!("{line}");
-            }
+            print_heartbeat();
         });
     });
 }
@@ -92,21 +92,24 @@ fn lock_current() -> std::sync::MutexGuard<'static, Option<(String, Instant)>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The heartbeat's line for the current stage, if one runs.
-fn heartbeat_line() -> Option<String> {
+/// Prints the heartbeat's line for the current stage, if one runs, under the stage's
+/// lock: a stage's line and the heartbeats of the stage before it never cross.
+fn print_heartbeat() {
     let current = lock_current();
-    let (stage, stage_started) = current.as_ref()?;
+    let Some((stage, stage_started)) = current.as_ref() else {
+        return;
+    };
     let total_elapsed = STARTED
         .get()
         .map_or(0.0, |started| started.elapsed().as_secs_f64());
-    Some(format!(
+    eprintln!(
         "hyde-eval: {stage}: {} ({total_elapsed:.1} s)",
         progress_text(
             DONE.load(Ordering::Relaxed),
             TOTAL.load(Ordering::Relaxed),
             stage_started.elapsed()
         )
-    ))
+    );
 }
 
 /// `250/500 (50%), 4.1 s in stage, about 4.1 s left`, or the elapsed time alone when
