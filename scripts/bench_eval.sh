@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Benchmark `hyde-eval eval` against trec_eval and pytrec_eval on a synthetic
+# Benchmark `hyde-eval eval` against trec_eval (and pytrec_eval) on a synthetic
 # 5,000-query x 1,000-result run (see scripts/bench_eval.py). Not part of CI: it takes
-# a few minutes and downloads about 170 MB once.
+# a few minutes and downloads about 170 MB once. REPEATS=N sets the repeats (default 5);
+# BENCH_PYTREC=1 also times pytrec_eval.
 #
 # Everything heavy is cached under ~/.cache/hyde-eval/ (override with HYDE_EVAL_CACHE):
 #   bench/                 the synthetic qrels and run (about 220 MB)
@@ -44,4 +45,4 @@ PY
 fi
 
 cargo build --release --quiet
-"$venv/bin/python" scripts/bench_eval.py "$cache/bench" "$CARGO_TARGET_DIR/release/hyde-eval" "$trec_eval" "${REPEATS:-3}"
+"$venv/bin/python" scripts/bench_eval.py "$cache/bench" "$CARGO_TARGET_DIR/release/hyde-eval" "$trec_eval" "${REPEATS:-5}"

@@ -66,7 +66,7 @@ pub(super) fn read_qrels(path: &std::path::Path) -> Result<InputBytes, Error> {
 pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
     use crate::report::{render, Document, Format};
     use crate::trec::parse;
-    use crate::trec_eval::{evaluate_run, EvalOptions, EvaluatedRun, MeasureSet};
+    use crate::trec_eval::{evaluate_run_file, EvalOptions, EvaluatedRun, MeasureSet, RunFailure};
 
     let measures = if args.measures.is_empty() {
         MeasureSet::official()
@@ -105,8 +105,11 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
             let bytes = read_run(path)?;
-            let run = parse::parse_run(path, &bytes)?;
-            let evaluation = evaluate_run(&qrels, run, &options).map_err(|duplicate| {
+            let evaluation = evaluate_run_file(&qrels, path, &bytes, &options).map_err(|failure| {
+                let duplicate = match failure {
+                    RunFailure::Input(error) => return error,
+                    RunFailure::Duplicate(duplicate) => duplicate,
+                };
                 let text = String::from_utf8_lossy(&bytes);
                 let lines = parse::lines_naming(&text, &duplicate.query, &duplicate.document);
                 Error::problem(

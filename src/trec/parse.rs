@@ -105,18 +105,16 @@ fn is_separator(byte: u8) -> bool {
 }
 
 /// Position of the first separator at or after `from`, or `bytes.len()`. Scans eight
-/// bytes at a time: a word without a byte below 0x21 holds no separator. In the bit trick
-/// the lowest flagged byte is exact (later ones may be false positives), and UTF-8
-/// continuation bytes (>= 0x80) are never flagged.
+/// bytes at a time: the bit trick flags exactly the bytes below 0x21 (adding the high bit
+/// first keeps borrows inside each byte; UTF-8 bytes, >= 0x80, are never flagged), and
+/// the flagged byte is a separator unless it is a rare control character.
 #[inline]
 fn separator_from(bytes: &[u8], mut from: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
     while from + 8 <= bytes.len() {
         let mut word = [0u8; 8];
         word.copy_from_slice(&bytes[from..from + 8]);
         let word = u64::from_le_bytes(word);
-        let below_0x21 = word.wrapping_sub(ONES * 0x21) & !word & HIGH_BITS;
+        let below_0x21 = !((word | HIGH_BITS).wrapping_sub(ONES * 0x21)) & !word & HIGH_BITS;
         if below_0x21 == 0 {
             from += 8;
             continue;
@@ -133,20 +131,91 @@ fn separator_from(bytes: &[u8], mut from: usize) -> usize {
     from
 }
 
-/// The first six fields of a run line and how many there are (fields after the sixth
-/// are not looked at, as in trec_eval). One pass, no iterator state: this is the
-/// innermost loop of run parsing.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` that is a separator, exactly: bytes below a bound
+/// `c` are found by subtracting `c` from each byte with its high bit set (no borrow
+/// crosses bytes), then the control characters that are not separators are removed.
+#[inline(always)]
+fn separator_bits(word: u64) -> u64 {
+    let high = word | HIGH_BITS;
+    let ascii = !word & HIGH_BITS;
+    let below = |bound: u64| !high.wrapping_sub(ONES * bound) & ascii;
+    let controls = below(0x09) | (below(0x20) & !below(0x0e));
+    below(0x21) & !controls
+}
+
+/// The separators of a line of fewer than 64 bytes starting at `bytes[start]`, as a bit
+/// mask (bit i: byte i), with every bit from the line's end on set. Reads the 64 bytes
+/// from `start`, always all of them: no branch depends on the line.
+#[inline(always)]
+fn separator_mask(bytes: &[u8], start: usize, length: usize) -> u64 {
+    let block: &[u8; 64] = bytes[start..start + 64]
+        .try_into()
+        .expect("a 64-byte slice");
+    let mut mask = !0u64 << length;
+    for (index, word) in block.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let bits = separator_bits(word);
+        // Gathers the eight high bits into one byte (the products never overlap).
+        let packed = ((bits >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
+        mask |= packed << (8 * index);
+    }
+    mask
+}
+
+/// [`first_five_fields`] of the line at `text[start..start + length]`, found without
+/// branching on the bytes: from the line's separator mask, the fields start where a
+/// separator is followed by another byte and end at the next separator. `None` when the
+/// line is too long for one mask, or too close to the end of `text` to read 64 bytes, or
+/// has fewer than six fields (left to [`first_five_fields`]).
+#[inline(always)]
+fn five_fields_by_mask(text: &str, start: usize, length: usize) -> Option<[&str; 5]> {
+    if length >= 64 || start + 64 > text.len() {
+        return None;
+    }
+    let separators = separator_mask(text.as_bytes(), start, length);
+    let starts = !separators & ((separators << 1) | 1);
+    let ends = separators & !((separators << 1) | 1);
+    // Without the first five starts, a sixth field is left.
+    let mut sixth = starts;
+    for _ in 0..5 {
+        sixth &= sixth.wrapping_sub(1);
+    }
+    if sixth == 0 {
+        return None;
+    }
+    let (mut starts, mut ends) = (starts, ends);
+    let mut fields = [""; 5];
+    for field in &mut fields {
+        let (from, to) = (starts.trailing_zeros(), ends.trailing_zeros());
+        *field = &text[start + from as usize..start + to as usize];
+        starts &= starts - 1;
+        ends &= ends - 1;
+    }
+    Some(fields)
+}
+
+/// The first five fields of a run line and how many fields there are, up to six (fields
+/// after the sixth are not looked at, as in trec_eval). The sixth, the tag, is only
+/// found, not read: the run id is the tag of the last line. One pass, no iterator state:
+/// this is the innermost loop of run parsing.
 #[inline]
-fn first_six_fields(line: &str) -> ([&str; 6], usize) {
+fn first_five_fields(line: &str) -> ([&str; 5], usize) {
     let bytes = line.as_bytes();
-    let mut fields = [""; 6];
+    let mut fields = [""; 5];
     let mut count = 0;
     let mut position = 0;
-    while count < 6 {
+    loop {
         while position < bytes.len() && is_separator(bytes[position]) {
             position += 1;
         }
         if position == bytes.len() {
+            break;
+        }
+        if count == 5 {
+            count = 6;
             break;
         }
         let end = separator_from(bytes, position + 1);
@@ -339,22 +408,32 @@ struct Chunk<'a> {
     run_id: Option<&'a str>,
 }
 
-/// A defect in a chunk: line number within the chunk (0-based) and message.
-type ChunkProblem = (usize, String, &'static str);
+/// A defect in a chunk of a run: line number within the chunk (0-based), message and hint.
+pub type ChunkProblem = (usize, String, &'static str);
 
-fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
-    let text = std::str::from_utf8(bytes).map_err(|error| {
-        let line = memchr::memchr_iter(b'\n', &bytes[..error.valid_up_to()]).count();
+/// Calls `visit(query, document, score)` for every result line of `chunk` (a piece of a
+/// run file that ends at a line end) in file order and returns the last line's tag; the
+/// first malformed line stops the reading. The one run line reader: [`parse_run`] and
+/// `eval`'s streaming evaluation use it.
+pub fn for_each_result<'a>(
+    chunk: &'a [u8],
+    mut visit: impl FnMut(&'a str, &'a str, f64),
+) -> Result<Option<&'a str>, ChunkProblem> {
+    let text = std::str::from_utf8(chunk).map_err(|error| {
+        let line = memchr::memchr_iter(b'\n', &chunk[..error.valid_up_to()]).count();
         (line, "invalid UTF-8".to_owned(), "save the file as UTF-8")
     })?;
-    let mut blocks: Vec<QueryResults<'_>> = Vec::new();
-    let mut run_id = None;
+    let mut last_line = None;
     for (index, line) in lines(text).enumerate() {
-        let (fields, count) = first_six_fields(line);
+        let start = line.as_ptr() as usize - text.as_ptr() as usize;
+        let (fields, count) = match five_fields_by_mask(text, start, line.len()) {
+            Some(fields) => (fields, 6),
+            None => first_five_fields(line),
+        };
         if count == 0 || fields[0].starts_with('#') {
             continue;
         }
-        let [query, _q0, document, _rank, score_text, tag] = fields;
+        let [query, _q0, document, _rank, score_text] = fields;
         if count < 6 {
             return Err((
                 index,
@@ -375,18 +454,23 @@ fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
                 ))
             }
         };
-        run_id = Some(tag);
-        match blocks.last_mut() {
-            Some(block) if block.query == query => block.results.push((document, score)),
-            previous => {
-                // Queries of one run tend to have the same depth: reserve that much.
-                let mut results =
-                    Vec::with_capacity(previous.map_or(16, |block| block.results.len()));
-                results.push((document, score));
-                blocks.push(QueryResults { query, results });
-            }
-        }
+        last_line = Some(line);
+        visit(query, document, score);
     }
+    Ok(last_line.and_then(|line| split_fields(line).nth(5)))
+}
+
+fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
+    let mut blocks: Vec<QueryResults<'_>> = Vec::new();
+    let run_id = for_each_result(bytes, |query, document, score| match blocks.last_mut() {
+        Some(block) if block.query == query => block.results.push((document, score)),
+        previous => {
+            // Queries of one run tend to have the same depth: reserve that much.
+            let mut results = Vec::with_capacity(previous.map_or(16, |block| block.results.len()));
+            results.push((document, score));
+            blocks.push(QueryResults { query, results });
+        }
+    })?;
     Ok(Chunk { blocks, run_id })
 }
 
@@ -401,7 +485,7 @@ const EXACT_POWERS_OF_TEN: [f64; 16] = [
 /// digits the value is `digits / 10^fraction_digits`, one division of two exactly
 /// represented numbers, which IEEE 754 rounds correctly: the same f64 as `str::parse`
 /// and C's `atof` (Clinger's fast path). Everything else goes to `str::parse`.
-#[inline]
+#[inline(always)]
 fn parse_score(text: &str) -> Option<f64> {
     let bytes = text.as_bytes();
     let (negative, digits) = match bytes.first() {
@@ -456,11 +540,37 @@ fn line_aligned_chunks(bytes: &[u8], pieces: usize) -> Vec<&[u8]> {
     chunks
 }
 
+/// A run file's bytes (a UTF-8 byte-order mark stripped) in line-aligned chunks, to be
+/// read in parallel with [`for_each_result`]: a few per worker thread of the current
+/// rayon pool, so that threads that finish early take another.
+pub fn run_chunks(bytes: &[u8]) -> Vec<&[u8]> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    line_aligned_chunks(bytes, rayon::current_num_threads() * 4)
+}
+
+/// The error for `problem`, found in chunk `number` of `chunks`, naming its file line.
+pub fn chunk_error(path: &Path, chunks: &[&[u8]], number: usize, problem: ChunkProblem) -> Error {
+    let (index, message, hint) = problem;
+    let lines_before: usize = chunks[..number]
+        .iter()
+        .map(|chunk| memchr::memchr_iter(b'\n', chunk).count())
+        .sum();
+    Error::problem(Problem::new(path, Some(lines_before + index + 1), message).with_hint(hint))
+}
+
+/// The run id (the tag of the last result line), or the error for a run without results.
+pub fn run_id_or_error<'a>(path: &Path, run_id: Option<&'a str>) -> Result<&'a str, Error> {
+    run_id.ok_or_else(|| {
+        Error::problem(Problem::new(path, None, "no results").with_hint(
+            "a TREC run has one `qid Q0 docno rank score tag` line per retrieved document",
+        ))
+    })
+}
+
 /// Reads a run from its bytes (UTF-8 is checked chunk by chunk, in parallel). Results
 /// of a query may be spread over the file; they are gathered in file order.
 pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let chunks = line_aligned_chunks(bytes, rayon::current_num_threads() * 4);
+    let chunks = run_chunks(bytes);
     let parsed: Vec<Result<Chunk<'a>, ChunkProblem>> = chunks
         .par_iter()
         .map(|chunk| parse_run_chunk(chunk))
@@ -469,15 +579,7 @@ pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error>
     let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
     let mut run_id = None;
     for (number, chunk) in parsed.into_iter().enumerate() {
-        let chunk = chunk.map_err(|(index, message, hint)| {
-            let lines_before: usize = chunks[..number]
-                .iter()
-                .map(|chunk| memchr::memchr_iter(b'\n', chunk).count())
-                .sum();
-            Error::problem(
-                Problem::new(path, Some(lines_before + index + 1), message).with_hint(hint),
-            )
-        })?;
+        let chunk = chunk.map_err(|problem| chunk_error(path, &chunks, number, problem))?;
         run_id = chunk.run_id.or(run_id);
         for block in chunk.blocks {
             match slot_of.get(block.query) {
@@ -489,13 +591,7 @@ pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error>
             }
         }
     }
-    let Some(run_id) = run_id else {
-        return Err(Error::problem(
-            Problem::new(path, None, "no results").with_hint(
-                "a TREC run has one `qid Q0 docno rank score tag` line per retrieved document",
-            ),
-        ));
-    };
+    let run_id = run_id_or_error(path, run_id)?;
     Ok(RunData { run_id, queries })
 }
 
@@ -527,6 +623,35 @@ mod tests {
         assert_eq!(run.queries[0].query, "1");
         assert_eq!(run.queries[0].results, vec![("a", 0.5), ("c", 0.7)]);
         assert_eq!(run.queries[1].results, vec![("b", 2.0)]);
+    }
+
+    #[test]
+    fn masked_fields_equal_scanned_fields() {
+        let padding = " ".repeat(64);
+        for line in [
+            "q1 Q0 doc7 1 2.5 tag",
+            "  q1\tQ0  doc7 \x0b1\x0c2.5\r tag extra",
+            "q\x01x Q0 d\u{e9}j\u{e0} 1 -3 t",
+            "q1 Q0 doc7 1 2.5",
+            "# a comment line with many fields in it",
+            "",
+            "a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3 4",
+        ] {
+            let text = format!("{line}\n{padding}");
+            let scanned = first_five_fields(line);
+            match five_fields_by_mask(&text, 0, line.len()) {
+                Some(fields) => assert_eq!((fields, 6), scanned, "{line:?}"),
+                None => assert!(scanned.1 < 6 || line.len() >= 64, "{line:?}"),
+            }
+        }
+        for byte in 0..=255u8 {
+            let word = u64::from_le_bytes([byte, b'a', byte, 0x80, byte, b' ', 0xff, byte]);
+            let flagged = separator_bits(word);
+            for (index, &tested) in word.to_le_bytes().iter().enumerate() {
+                let bit = flagged >> (8 * index + 7) & 1 == 1;
+                assert_eq!(bit, is_separator(tested), "byte {tested:#x}");
+            }
+        }
     }
 
     #[test]

@@ -17,24 +17,30 @@
 //!   `num_rel_ret` are sums, except that with `-c` the `num_rel` total counts every
 //!   positive judgment of the qrels whatever `-l` (trec_eval's `te_calc_avg_num_rel`).
 //!
-//! Parsing borrows from the file bytes ([`parse`]); queries are evaluated in parallel and
-//! collected in qrels order, so output does not depend on the thread count.
+//! Parsing borrows from the file bytes ([`crate::trec::parse`]); a run file is evaluated
+//! as it is read, in parallel chunks ([`stream`]), each query ranked from the ranks of its
+//! judged results alone ([`ranking`]). Queries are collected in qrels order, so output
+//! does not depend on the thread count.
 
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::dataset::Grade;
 use crate::metrics::RankingProfile;
-use crate::trec::parse::{self, QrelsData, QueryResults, RunData};
+use crate::trec::parse::{QrelsData, RunData};
 
 mod measures;
+mod ranking;
+mod stream;
 
 use measures::QueryFacts;
 pub use measures::{
     Column, Family, MeasureSet, DEFAULT_CUTOFFS, DEFAULT_RECALL_LEVELS, DEFAULT_R_MULTIPLES,
     DEFAULT_SUCCESS_CUTOFFS, DEFAULT_UNJUDGED_CUTOFFS, DEFAULT_UTILITY_COEFFICIENTS,
 };
+use ranking::{JudgedQuery, Scratch};
+pub use stream::{evaluate_run_file, RunFailure};
 
 /// Grade of a retrieved document that the qrels do not list (trec_eval's
 /// `RELVALUE_NONPOOL`); never relevant, never a gain.
@@ -88,168 +94,188 @@ pub struct DuplicateResult {
     pub document: String,
 }
 
-/// A score as an integer with the same order (for non-NaN values, -0.0 equal to 0.0),
-/// so sorting compares integers instead of floats.
-fn order_key(score: f64) -> u64 {
-    let bits = (score + 0.0).to_bits();
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
-}
-
-/// Orders one query's results the trec_eval way (score descending, then docno
-/// descending), cuts them to `max_results` and returns their grades; `Err` names a
-/// duplicated document.
-fn ranked_grades(
-    results: &QueryResults<'_>,
-    judgments: &parse::QueryJudgments<'_>,
-    max_results: usize,
-) -> Result<Vec<Grade>, DuplicateResult> {
-    let mut seen: FxHashSet<&str> =
-        FxHashSet::with_capacity_and_hasher(results.results.len(), Default::default());
-    for (document, _) in &results.results {
-        if !seen.insert(document) {
-            return Err(DuplicateResult {
-                query: results.query.to_owned(),
-                document: (*document).to_owned(),
-            });
-        }
-    }
-    // Sort (key, position) pairs: integer comparisons on 16-byte items; score ties,
-    // rare in real runs, are then ordered by docno descending.
-    let documents = &results.results;
-    let mut order: Vec<(u64, u32)> = documents
-        .iter()
-        .enumerate()
-        .map(|(position, &(_, score))| (!order_key(score), position as u32))
-        .collect();
-    order.sort_unstable_by_key(|&(descending_key, _)| descending_key);
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start + 1;
-        while end < order.len() && order[end].0 == order[start].0 {
-            end += 1;
-        }
-        if end - start > 1 {
-            order[start..end]
-                .sort_unstable_by(|a, b| documents[b.1 as usize].0.cmp(documents[a.1 as usize].0));
-        }
-        start = end;
-    }
-    Ok(order[..order.len().min(max_results)]
-        .iter()
-        .map(
-            |&(_, position)| match judgments.grades.get(documents[position as usize].0) {
-                None => NOT_JUDGED,
-                Some(&grade) if grade < 0 => POOL_UNJUDGED,
-                Some(&grade) => grade,
-            },
-        )
-        .collect())
-}
-
 /// One query's column values and its `relstring`, if requested.
 type Scores = (Vec<f64>, Option<String>);
 
-/// Evaluates `run` against `qrels`. Runs on the current rayon pool.
+/// A run query's evaluation: `None` when the qrels do not judge the query.
+type QueryOutcome = Option<Result<Scores, DuplicateResult>>;
+
+/// The buffers one worker reuses from query to query.
+#[derive(Default)]
+struct Worker<'a> {
+    judged: JudgedQuery<'a>,
+    scratch: Scratch,
+}
+
+/// What evaluating a run needs of the qrels and the options, prepared once per run.
+struct Context<'a> {
+    qrels: &'a QrelsData<'a>,
+    index_of: FxHashMap<&'a str, usize>,
+    columns: Vec<Column>,
+    relstring: Option<(String, usize)>,
+    options: &'a EvalOptions,
+}
+
+impl<'a> Context<'a> {
+    fn new(qrels: &'a QrelsData<'a>, options: &'a EvalOptions) -> Context<'a> {
+        Context {
+            qrels,
+            index_of: qrels
+                .queries
+                .iter()
+                .enumerate()
+                .map(|(index, judgments)| (judgments.query, index))
+                .collect(),
+            columns: options.measures.columns(),
+            relstring: options.measures.relstring(),
+            options,
+        }
+    }
+
+    /// Evaluates one query's results (`documents` and their [`ranking::descending_key`]s,
+    /// in file order).
+    fn evaluate(
+        &self,
+        query: &str,
+        documents: &[&str],
+        keys: &[u64],
+        worker: &mut Worker<'a>,
+    ) -> QueryOutcome {
+        let judgments = &self.qrels.queries[*self.index_of.get(query)?];
+        let Worker { judged, scratch } = worker;
+        judged.fill(judgments);
+        Some(
+            match ranking::rank(documents, keys, judged, self.options.max_results, scratch) {
+                Ok(()) => Ok(self.scores(&scratch.grades, &judged.grades)),
+                Err(position) => Err(DuplicateResult {
+                    query: query.to_owned(),
+                    document: documents[position].to_owned(),
+                }),
+            },
+        )
+    }
+
+    /// The column values (and `relstring`) of one query's grades in rank order.
+    fn scores(&self, grades: &[Grade], judged: &[Grade]) -> Scores {
+        let level = self.options.relevance_level;
+        let profile = RankingProfile::new(grades, judged, level);
+        let below_level = |grade: &&Grade| (0..level).contains(*grade);
+        let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&g| g > 0).collect();
+        ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
+        let facts = QueryFacts {
+            grades,
+            ideal_gains,
+            level,
+            judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
+            judged_nonrelevant: judged.iter().filter(below_level).count(),
+        };
+        let values = self
+            .columns
+            .iter()
+            .map(|column| column.value(&profile, &facts))
+            .collect();
+        (
+            values,
+            self.relstring
+                .as_ref()
+                .map(|(_, length)| facts.relstring(*length)),
+        )
+    }
+
+    /// The run's evaluation from the outcome of each of its queries, in first-seen
+    /// order: the first duplicate found in that order is the error.
+    fn finish(
+        self,
+        run_id: &str,
+        outcomes: Vec<(&str, QueryOutcome)>,
+    ) -> Result<RunEvaluation, DuplicateResult> {
+        let mut unjudged_queries = 0;
+        let mut scores_by_query: FxHashMap<&str, Scores> = FxHashMap::default();
+        for (query, outcome) in outcomes {
+            match outcome {
+                None => unjudged_queries += 1,
+                Some(Err(duplicate)) => return Err(duplicate),
+                Some(Ok(scores)) => {
+                    scores_by_query.insert(query, scores);
+                }
+            }
+        }
+        let mut per_query = Vec::with_capacity(self.qrels.queries.len());
+        let mut missing_from_run = Vec::new();
+        for judgments in &self.qrels.queries {
+            let (values, relstring) = match scores_by_query.remove(judgments.query) {
+                Some(values) => values,
+                None => {
+                    missing_from_run.push(judgments.query.to_owned());
+                    if !self.options.complete {
+                        continue;
+                    }
+                    let judged: Vec<Grade> = judgments.grades.values().copied().collect();
+                    self.scores(&[], &judged)
+                }
+            };
+            per_query.push(QueryScores {
+                query: judgments.query.to_owned(),
+                values,
+                relstring,
+            });
+        }
+        let mut summary = vec![0.0; self.columns.len()];
+        for scores in &per_query {
+            for (total, value) in summary.iter_mut().zip(&scores.values) {
+                *total += value;
+            }
+        }
+        for (total, column) in summary.iter_mut().zip(&self.columns) {
+            *total = column.summarize(*total, per_query.len());
+            if self.options.complete && column.family == Family::NumRel {
+                // trec_eval's -c total: every positive judgment of the qrels, whatever -l.
+                *total = self
+                    .qrels
+                    .queries
+                    .iter()
+                    .flat_map(|judgments| judgments.grades.values())
+                    .filter(|&&grade| grade > 0)
+                    .count() as f64;
+            }
+        }
+        Ok(RunEvaluation {
+            run_id: run_id.to_owned(),
+            columns: self.columns,
+            per_query,
+            summary,
+            missing_from_run,
+            unjudged_queries,
+        })
+    }
+}
+
+/// Evaluates a parsed `run` against `qrels`. Runs on the current rayon pool.
 pub fn evaluate_run(
     qrels: &QrelsData<'_>,
     run: RunData<'_>,
     options: &EvalOptions,
 ) -> Result<RunEvaluation, DuplicateResult> {
-    let columns = options.measures.columns();
-    let judgments_of: FxHashMap<&str, &parse::QueryJudgments<'_>> = qrels
-        .queries
-        .iter()
-        .map(|judgments| (judgments.query, judgments))
-        .collect();
-    let level = options.relevance_level;
-    let relstring = options.measures.relstring();
-    let scores_of =
-        |grades: &[Grade], judgments: &parse::QueryJudgments<'_>| -> (Vec<f64>, Option<String>) {
-            let judged: Vec<Grade> = judgments.grades.values().copied().collect();
-            let profile = RankingProfile::new(grades, &judged, level);
-            let below_level = |grade: &&Grade| (0..level).contains(*grade);
-            let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&g| g > 0).collect();
-            ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
-            let facts = QueryFacts {
-                grades,
-                ideal_gains,
-                level,
-                judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
-                judged_nonrelevant: judged.iter().filter(below_level).count(),
-            };
-            let values = columns
-                .iter()
-                .map(|column| column.value(&profile, &facts))
-                .collect();
-            (
-                values,
-                relstring
-                    .as_ref()
-                    .map(|(_, length)| facts.relstring(*length)),
-            )
-        };
-    let evaluated: Vec<Option<(&str, Scores)>> = run
+    let context = Context::new(qrels, options);
+    let outcomes = run
         .queries
         .par_iter()
-        .map(|results| {
-            let Some(judgments) = judgments_of.get(results.query) else {
-                return Ok(None);
-            };
-            let grades = ranked_grades(results, judgments, options.max_results)?;
-            Ok(Some((results.query, scores_of(&grades, judgments))))
-        })
-        .collect::<Result<_, DuplicateResult>>()?;
-    let unjudged_queries = evaluated.iter().filter(|scores| scores.is_none()).count();
-    let mut scores_by_query: FxHashMap<&str, Scores> = evaluated.into_iter().flatten().collect();
-    let mut per_query = Vec::with_capacity(qrels.queries.len());
-    let mut missing_from_run = Vec::new();
-    for judgments in &qrels.queries {
-        let (values, relstring) = match scores_by_query.remove(judgments.query) {
-            Some(values) => values,
-            None => {
-                missing_from_run.push(judgments.query.to_owned());
-                if !options.complete {
-                    continue;
-                }
-                scores_of(&[], judgments)
-            }
-        };
-        per_query.push(QueryScores {
-            query: judgments.query.to_owned(),
-            values,
-            relstring,
-        });
-    }
-    let mut summary = vec![0.0; columns.len()];
-    for scores in &per_query {
-        for (total, value) in summary.iter_mut().zip(&scores.values) {
-            *total += value;
-        }
-    }
-    for (total, column) in summary.iter_mut().zip(&columns) {
-        *total = column.summarize(*total, per_query.len());
-        if options.complete && column.family == Family::NumRel {
-            // trec_eval's -c total: every positive judgment of the qrels, whatever -l.
-            *total = qrels
-                .queries
+        .map_init(Worker::default, |worker, results| {
+            let documents: Vec<&str> = results
+                .results
                 .iter()
-                .flat_map(|judgments| judgments.grades.values())
-                .filter(|&&grade| grade > 0)
-                .count() as f64;
-        }
-    }
-    Ok(RunEvaluation {
-        run_id: run.run_id.to_owned(),
-        columns,
-        per_query,
-        summary,
-        missing_from_run,
-        unjudged_queries,
-    })
+                .map(|&(document, _)| document)
+                .collect();
+            let keys: Vec<u64> = results
+                .results
+                .iter()
+                .map(|&(_, score)| ranking::descending_key(score))
+                .collect();
+            let outcome = context.evaluate(results.query, &documents, &keys, worker);
+            (results.query, outcome)
+        })
+        .collect();
+    context.finish(run.run_id, outcomes)
 }
 
 /// An evaluated run and the file it came from.
@@ -261,6 +287,7 @@ pub struct EvaluatedRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trec::parse;
     use std::path::Path;
 
     fn options(measures: &[&str]) -> EvalOptions {

@@ -1,0 +1,339 @@
+//! One query's ranking as trec_eval orders it (score descending, then docno descending,
+//! cut to `-M`), computed without sorting the whole result list: only the judged results
+//! are sorted, and each unjudged result is placed among them by binary search. Every
+//! trec_eval measure reads nothing but the grades in rank order, and every unjudged
+//! result has the same grade, so the ranks of the judged results give the ranking.
+//!
+//! Documents are hashed once: the hash serves both the duplicate check over the query's
+//! results (a bit set; only the rare documents whose bit is already set are compared) and
+//! the lookup in the query's judgments (a bit-set filter, then a hash table).
+
+use super::{NOT_JUDGED, POOL_UNJUDGED};
+use crate::dataset::Grade;
+use crate::trec::parse::QueryJudgments;
+
+/// A score as an integer with the reverse order (for non-NaN values, -0.0 equal to
+/// 0.0): ascending keys are descending scores, so sorting compares integers.
+pub(super) fn descending_key(score: f64) -> u64 {
+    let bits = (score + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        bits
+    } else {
+        !(bits | (1 << 63))
+    }
+}
+
+/// The high and low halves of `a * b` folded together (a multiply-and-fold mix).
+#[inline]
+fn fold_multiply(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    product as u64 ^ (product >> 64) as u64
+}
+
+/// A 64-bit hash of a docno, over all its bytes: docnos are short, so it reads them
+/// eight bytes at a time (the last word overlapping the previous one).
+#[inline]
+fn document_hash(bytes: &[u8]) -> u64 {
+    const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+    const MULTIPLIER: u64 = 0x2d35_8dcc_aa6c_78a5;
+    let word = |at: usize| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(word)
+    };
+    let length = bytes.len();
+    let mut hash = SEED ^ length as u64;
+    if length >= 8 {
+        let mut at = 0;
+        while at + 8 < length {
+            hash = fold_multiply(hash ^ word(at), MULTIPLIER);
+            at += 8;
+        }
+        hash = fold_multiply(hash ^ word(length - 8), MULTIPLIER);
+    } else {
+        let mut tail = [0u8; 8];
+        tail[..length].copy_from_slice(bytes);
+        hash = fold_multiply(hash ^ u64::from_le_bytes(tail), MULTIPLIER);
+    }
+    fold_multiply(hash, SEED)
+}
+
+/// The bit of `hash` in a bit set of `words` 64-bit words (a power of two): word index
+/// and mask, from the hash's high half (hash tables use the low bits).
+#[inline]
+fn bit_of(hash: u64, words: usize) -> (usize, u64) {
+    let bit = (hash >> 32) as usize & (words * 64 - 1);
+    (bit / 64, 1 << (bit % 64))
+}
+
+/// One qrels query's judgments, as ranking reads them; refilled for each query, so that
+/// its buffers are reused and warm in cache.
+#[derive(Default)]
+pub(super) struct JudgedQuery<'a> {
+    /// Bit-set filter of the judged documents' hashes (1 in 64 false positives).
+    filter: Vec<u64>,
+    /// Open addressing by document hash: index + 1 into `documents`, 0 when empty.
+    slots: Vec<u32>,
+    /// (hash, docno, grade) of each judged document.
+    documents: Vec<(u64, &'a str, Grade)>,
+    /// Every judged grade of the query (for the measures that read the judgments).
+    pub(super) grades: Vec<Grade>,
+}
+
+impl<'a> JudgedQuery<'a> {
+    /// Holds `judgments` from now on.
+    pub(super) fn fill(&mut self, judgments: &QueryJudgments<'a>) {
+        self.documents.clear();
+        self.documents.extend(
+            judgments
+                .grades
+                .iter()
+                .map(|(&document, &grade)| (document_hash(document.as_bytes()), document, grade)),
+        );
+        let count = self.documents.len();
+        self.filter.clear();
+        self.filter.resize(count.next_power_of_two(), 0);
+        let mask = (count * 4).next_power_of_two() - 1;
+        self.slots.clear();
+        self.slots.resize(mask + 1, 0);
+        for (index, &(hash, _, _)) in self.documents.iter().enumerate() {
+            let (word, bit) = bit_of(hash, self.filter.len());
+            self.filter[word] |= bit;
+            let mut slot = hash as usize & mask;
+            while self.slots[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            self.slots[slot] = index as u32 + 1;
+        }
+        self.grades.clear();
+        self.grades
+            .extend(self.documents.iter().map(|&(_, _, grade)| grade));
+    }
+
+    /// The grade of `document` (hashed to `hash`), if judged.
+    #[inline]
+    fn grade(&self, hash: u64, document: &str) -> Option<Grade> {
+        let (word, bit) = bit_of(hash, self.filter.len());
+        if self.filter[word] & bit == 0 {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut slot = hash as usize & mask;
+        loop {
+            let entry = self.slots[slot];
+            if entry == 0 {
+                return None;
+            }
+            let (known_hash, known, grade) = self.documents[entry as usize - 1];
+            if known_hash == hash && known == document {
+                return Some(grade);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+}
+
+/// Buffers reused from query to query by one worker.
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// Each result's document hash (kept until the next query, to clear `seen`).
+    hashes: Vec<u64>,
+    /// Duplicate check: a bit set of the hashes seen (128 bits per result).
+    seen: Vec<u64>,
+    /// Results whose bit was already set: duplicates, or (mostly) not.
+    suspects: Vec<u32>,
+    /// (key, position, grade) of the judged results.
+    judged: Vec<(u64, u32, Grade)>,
+    judged_keys: Vec<u64>,
+    /// (key, position) of the unjudged results.
+    unjudged: Vec<(u64, u32)>,
+    /// `ahead[p]`: unjudged results ranked after the first `p` judged ones, before the rest.
+    ahead: Vec<u32>,
+    /// The result: grades in rank order.
+    pub(super) grades: Vec<Grade>,
+}
+
+/// Fills `scratch.grades` with the grades of a query's results in trec_eval's order,
+/// cut to `max_results`: `NOT_JUDGED` for documents the qrels do not list,
+/// `POOL_UNJUDGED` for those they list with a negative grade. `documents` and `keys`
+/// ([`descending_key`] of each score) are in file order. `Err` is the position of the
+/// first document listed a second time.
+pub(super) fn rank(
+    documents: &[&str],
+    keys: &[u64],
+    judged: &JudgedQuery<'_>,
+    max_results: usize,
+    scratch: &mut Scratch,
+) -> Result<(), usize> {
+    let words = (documents.len() * 2).next_power_of_two();
+    if scratch.seen.len() == words {
+        for &hash in &scratch.hashes {
+            scratch.seen[bit_of(hash, words).0] = 0;
+        }
+    } else {
+        scratch.seen.clear();
+        scratch.seen.resize(words, 0);
+    }
+    scratch.hashes.clear();
+    scratch.suspects.clear();
+    scratch.judged.clear();
+    scratch.unjudged.clear();
+    scratch.unjudged.resize(documents.len(), (0, 0));
+    let mut unjudged = 0;
+    for (position, (&document, &key)) in documents.iter().zip(keys).enumerate() {
+        let hash = document_hash(document.as_bytes());
+        scratch.hashes.push(hash);
+        let (word, bit) = bit_of(hash, words);
+        if scratch.seen[word] & bit != 0 {
+            scratch.suspects.push(position as u32);
+        }
+        scratch.seen[word] |= bit;
+        let grade = judged.grade(hash, document);
+        scratch.unjudged[unjudged] = (key, position as u32);
+        unjudged += usize::from(grade.is_none());
+        if let Some(grade) = grade {
+            let grade = if grade < 0 { POOL_UNJUDGED } else { grade };
+            scratch.judged.push((key, position as u32, grade));
+        }
+    }
+    scratch.unjudged.truncate(unjudged);
+    for &suspect in &scratch.suspects {
+        let suspect = suspect as usize;
+        let hash = scratch.hashes[suspect];
+        let earlier = &scratch.hashes[..suspect];
+        if (0..suspect)
+            .any(|other| earlier[other] == hash && documents[other] == documents[suspect])
+        {
+            return Err(suspect);
+        }
+    }
+    // Judged results in trec_eval's order: key ascending (score descending), then docno
+    // descending.
+    scratch.judged.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| documents[b.1 as usize].cmp(documents[a.1 as usize]))
+    });
+    scratch.judged_keys.clear();
+    scratch
+        .judged_keys
+        .extend(scratch.judged.iter().map(|&(key, _, _)| key));
+    let judged_count = scratch.judged.len();
+    scratch.ahead.clear();
+    scratch.ahead.resize(judged_count + 1, 0);
+    for &(key, position) in &scratch.unjudged {
+        // Judged results with a smaller key come first; among equal keys, those with a
+        // greater docno.
+        let mut after = scratch.judged_keys.partition_point(|&judged| judged < key);
+        while after < judged_count
+            && scratch.judged_keys[after] == key
+            && documents[scratch.judged[after].1 as usize] > documents[position as usize]
+        {
+            after += 1;
+        }
+        scratch.ahead[after] += 1;
+    }
+    let returned = documents.len().min(max_results);
+    scratch.grades.clear();
+    scratch.grades.resize(returned, NOT_JUDGED);
+    let mut unjudged_ahead = 0;
+    for (index, &(_, _, grade)) in scratch.judged.iter().enumerate() {
+        unjudged_ahead += scratch.ahead[index] as usize;
+        let rank = index + unjudged_ahead;
+        if rank < returned {
+            scratch.grades[rank] = grade;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustc_hash::FxHashMap;
+
+    /// The ranking by sorting every result, as trec_eval does.
+    fn sorted_grades(
+        results: &[(&str, f64)],
+        judgments: &FxHashMap<&str, Grade>,
+        max_results: usize,
+    ) -> Vec<Grade> {
+        let mut sorted = results.to_vec();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(a.0)));
+        sorted
+            .iter()
+            .take(max_results)
+            .map(|(document, _)| match judgments.get(document) {
+                None => NOT_JUDGED,
+                Some(&grade) if grade < 0 => POOL_UNJUDGED,
+                Some(&grade) => grade,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ranks_equal_a_full_sort_with_ties_and_cuts() {
+        let names: Vec<String> = (0..60).map(|i| format!("d{:02}", (i * 37) % 60)).collect();
+        let mut grades = FxHashMap::default();
+        for (index, name) in names.iter().enumerate() {
+            if index % 3 != 0 {
+                grades.insert(name.as_str(), (index % 5) as Grade - 1);
+            }
+        }
+        let judgments = QueryJudgments { query: "q", grades };
+        let mut judged = JudgedQuery::default();
+        judged.fill(&judgments);
+        let mut scratch = Scratch::default();
+        // Few distinct scores, so that most results tie and docnos decide.
+        for distinct in [1, 2, 3, 7, 60] {
+            let results: Vec<(&str, f64)> = names
+                .iter()
+                .enumerate()
+                .map(|(index, name)| (name.as_str(), ((index * 13) % distinct) as f64 - 1.0))
+                .collect();
+            let documents: Vec<&str> = results.iter().map(|r| r.0).collect();
+            let keys: Vec<u64> = results.iter().map(|r| descending_key(r.1)).collect();
+            for max_results in [1, 5, 59, 60, usize::MAX] {
+                rank(&documents, &keys, &judged, max_results, &mut scratch).unwrap();
+                assert_eq!(
+                    scratch.grades,
+                    sorted_grades(&results, &judgments.grades, max_results),
+                    "{distinct} scores, -M {max_results}"
+                );
+            }
+        }
+        // The first repeat is reported, among many documents (whose bits collide).
+        let many: Vec<String> = (0..5000).map(|i| format!("doc{i}")).collect();
+        let mut documents: Vec<&str> = many.iter().map(String::as_str).collect();
+        documents.extend(["doc17", "doc3"]);
+        let keys = vec![descending_key(1.0); documents.len()];
+        assert_eq!(
+            rank(&documents, &keys, &judged, usize::MAX, &mut scratch),
+            Err(5000)
+        );
+        assert_eq!(
+            rank(&documents[..5000], &keys[..5000], &judged, 3, &mut scratch),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn keys_order_scores_descending() {
+        let scores = [
+            f64::INFINITY,
+            3.5,
+            1.0,
+            0.0,
+            -0.0,
+            -1e-300,
+            -2.0,
+            f64::NEG_INFINITY,
+        ];
+        for pair in scores.windows(2) {
+            assert!(
+                descending_key(pair[0]) <= descending_key(pair[1]),
+                "{pair:?}"
+            );
+        }
+        assert_eq!(descending_key(0.0), descending_key(-0.0));
+    }
+}
