@@ -20,6 +20,7 @@ mod smart;
 pub mod stats;
 pub mod synth;
 pub mod trec;
+pub mod trec_lines;
 
 use std::collections::HashMap;
 use std::fmt;

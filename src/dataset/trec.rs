@@ -79,9 +79,9 @@ pub(super) fn load(root: &Path, options: &TrecFiles) -> Result<Dataset, Error> {
     }
     let qrels_path = root.join(&options.qrels);
     let bytes = collection.read(&options.qrels)?;
-    let text = crate::trec::parse::as_text(&qrels_path, &bytes)?;
+    let text = super::trec_lines::as_text(&qrels_path, &bytes)?;
     let mut judgments = Vec::new();
-    crate::trec::parse::for_each_judgment(
+    super::trec_lines::for_each_judgment(
         &qrels_path,
         text,
         &mut problems,
