@@ -22,14 +22,22 @@ use crate::index::FactIndex;
 /// Candidates per leaf: compared one by one when a judged score falls in the leaf.
 const LEAF: usize = 32;
 
+/// The most weight axes a tree ranks along (the blend's three).
+pub const MAX_AXES: usize = 3;
+
 /// Terms and weights above this magnitude are not ranked by the tree (their products
 /// could overflow, where monotonicity would still hold but `inf - inf` would not).
 const LARGEST_MAGNITUDE: f64 = 1e100;
 
-/// One node: candidates `start..end` of the tree order; its box is the node's slice of
-/// `RankTree::bounds`.
+/// A candidate's terms, padded with zeros past the tree's axes.
+type Terms = [f64; MAX_AXES];
+
+/// One node: candidates `start..end` of the tree order, within the box `lowest` to
+/// `highest`.
 #[derive(Clone, Copy)]
 struct Node {
+    lowest: Terms,
+    highest: Terms,
     start: u32,
     end: u32,
     /// The second child (the first is the next node); 0 for a leaf.
@@ -42,17 +50,11 @@ struct Node {
 /// many weight points.
 pub struct RankTree {
     axes: usize,
-    /// Candidates' facts, in tree order.
-    facts: Vec<FactIndex>,
-    /// `terms[candidate * axes + axis]`, in tree order.
-    terms: Vec<f64>,
+    /// Candidates' terms and facts, in tree order.
+    candidates: Vec<(Terms, FactIndex)>,
     nodes: Vec<Node>,
-    /// Per node, its box: `axes` lowest terms, then `axes` highest.
-    bounds: Vec<f64>,
-    /// The judged candidates' facts and terms (`axes` per candidate), in the order
-    /// [`RankTree::new`] took them.
-    judged_facts: Vec<FactIndex>,
-    judged_terms: Vec<f64>,
+    /// The judged candidates' terms and facts, in the order [`RankTree::new`] took them.
+    judged: Vec<(Terms, FactIndex)>,
 }
 
 /// Buffers reused from point to point.
@@ -68,99 +70,105 @@ pub struct RankScratch {
     stack: Vec<(usize, usize, usize)>,
 }
 
+/// [`weighted_sum`] of the first `weights.len()` terms: the same products added in the
+/// same order, so the same bits.
+fn score(weights: &[f64], terms: &Terms) -> f64 {
+    match *weights {
+        [a, b, c] => a * terms[0] + b * terms[1] + c * terms[2],
+        [a, b] => a * terms[0] + b * terms[1],
+        _ => weighted_sum(weights, terms),
+    }
+}
+
 impl RankTree {
     /// The tree over `columns`' candidates, ranking those at `judged` (positions in the
-    /// columns); `None` when a term is not finite or too large for the bounds to hold.
+    /// columns); `None` with more than [`MAX_AXES`] axes, or when a term is not finite or
+    /// too large for the bounds to hold.
     pub fn new(columns: &WeightedColumns, judged: impl Iterator<Item = usize>) -> Option<RankTree> {
         let axes = columns.terms.len();
-        let count = columns.facts.len();
         let usable = |term: &f64| term.abs() <= LARGEST_MAGNITUDE;
-        if axes == 0 || !columns.terms.iter().flatten().all(usable) {
+        if !(1..=MAX_AXES).contains(&axes) || !columns.terms.iter().flatten().all(usable) {
             return None;
         }
-        let term = |candidate: u32, axis: usize| columns.terms[axis][candidate as usize];
-        let mut tree = RankTree {
-            axes,
-            facts: Vec::with_capacity(count),
-            terms: Vec::with_capacity(count * axes),
-            nodes: Vec::new(),
-            bounds: Vec::new(),
-            judged_facts: Vec::new(),
-            judged_terms: Vec::new(),
+        let candidate = |position: usize| {
+            let mut terms = [0.0; MAX_AXES];
+            for (term, column) in terms.iter_mut().zip(&columns.terms) {
+                *term = column[position];
+            }
+            (terms, columns.facts[position])
         };
-        for position in judged {
-            tree.judged_facts.push(columns.facts[position]);
-            tree.judged_terms
-                .extend(columns.terms.iter().map(|terms| terms[position]));
-        }
-        let mut order: Vec<u32> = (0..count as u32).collect();
+        let mut candidates: Vec<(Terms, FactIndex)> =
+            (0..columns.facts.len()).map(candidate).collect();
+        let judged = judged.map(candidate).collect();
+        let mut nodes = Vec::new();
         // Preorder: a node, then its first subtree, then its second. Each entry is a
-        // range of `order` and the node whose second child it is, if any.
-        let mut pending = vec![(0, count, None)];
+        // range of `candidates` and the node whose second child it is, if any.
+        let mut pending = vec![(0, candidates.len(), None)];
         while let Some((start, end, parent)) = pending.pop() {
-            let node = tree.nodes.len();
+            let node = nodes.len();
             if let Some(parent) = parent {
-                let parent: &mut Node = &mut tree.nodes[parent];
+                let parent: &mut Node = &mut nodes[parent];
                 parent.second = node as u32;
             }
-            let mut widest = (0, 0.0);
-            let mut highest = Vec::with_capacity(axes);
-            for axis in 0..axes {
-                let (low, high) = order[start..end].iter().fold(
-                    (f64::INFINITY, f64::NEG_INFINITY),
-                    |(low, high), &candidate| {
-                        let value = term(candidate, axis);
-                        (low.min(value), high.max(value))
-                    },
-                );
-                tree.bounds.push(low);
-                highest.push(high);
-                if high - low > widest.1 {
-                    widest = (axis, high - low);
+            let range = &mut candidates[start..end];
+            let (mut lowest, mut highest) =
+                ([f64::INFINITY; MAX_AXES], [f64::NEG_INFINITY; MAX_AXES]);
+            for (terms, _) in range.iter() {
+                for axis in 0..MAX_AXES {
+                    lowest[axis] = lowest[axis].min(terms[axis]);
+                    highest[axis] = highest[axis].max(terms[axis]);
                 }
             }
-            tree.bounds.extend(highest);
-            // A leaf when small, or when every candidate has the same terms.
-            // (Bit for bit: -0.0 and +0.0 score apart in `total_cmp` order.)
-            let same_terms = |candidate: &u32| {
-                (0..axes).all(|axis| {
-                    term(*candidate, axis).to_bits() == term(order[start], axis).to_bits()
-                })
-            };
-            let uniform = start < end && order[start..end].iter().all(same_terms);
-            tree.nodes.push(Node {
+            let (axis, width) = (0..axes)
+                .map(|axis| (axis, highest[axis] - lowest[axis]))
+                .fold(
+                    (0, 0.0),
+                    |widest, axis| if axis.1 > widest.1 { axis } else { widest },
+                );
+            // A leaf when small, or when every candidate has the same terms, bit for bit
+            // (-0.0 and +0.0 score apart in `total_cmp` order).
+            let uniform = width == 0.0
+                && range.iter().all(|(terms, _)| {
+                    terms
+                        .iter()
+                        .zip(&range[0].0)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                });
+            if uniform {
+                range.sort_unstable_by_key(|&(_, fact)| fact);
+            }
+            nodes.push(Node {
+                lowest,
+                highest,
                 start: start as u32,
                 end: end as u32,
                 second: 0,
                 uniform,
             });
-            if uniform {
-                order[start..end]
-                    .sort_unstable_by_key(|&candidate| columns.facts[candidate as usize]);
-            }
-            if end - start <= LEAF || uniform {
+            if range.len() <= LEAF || uniform {
                 continue;
             }
-            let (axis, middle) = (widest.0, (end - start) / 2);
-            order[start..end]
-                .select_nth_unstable_by(middle, |&a, &b| term(a, axis).total_cmp(&term(b, axis)));
+            let middle = range.len() / 2;
+            range.select_nth_unstable_by(middle, |a, b| a.0[axis].total_cmp(&b.0[axis]));
             // The second subtree is pushed first, so that the first is laid out next.
             pending.push((start + middle, end, Some(node)));
             pending.push((start, start + middle, None));
         }
-        for &candidate in &order {
-            tree.facts.push(columns.facts[candidate as usize]);
-            tree.terms
-                .extend((0..axes).map(|axis| term(candidate, axis)));
-        }
-        Some(tree)
+        Some(RankTree {
+            axes,
+            candidates,
+            nodes,
+            judged,
+        })
     }
 
-    /// Whether the tree ranks at `weights`: every weight >= 0 and not too large.
-    pub fn accepts(weights: &[f64]) -> bool {
-        weights
-            .iter()
-            .all(|weight| (0.0..=LARGEST_MAGNITUDE).contains(weight))
+    /// Whether the tree ranks at `weights`: one per axis, every one >= 0 and not too
+    /// large.
+    pub fn accepts(&self, weights: &[f64]) -> bool {
+        weights.len() == self.axes
+            && weights
+                .iter()
+                .all(|weight| (0.0..=LARGEST_MAGNITUDE).contains(weight))
     }
 
     /// The 0-based rank at `weights` (which the tree [`accepts`](RankTree::accepts)) of
@@ -174,14 +182,9 @@ impl RankTree {
             ahead,
             stack,
         } = scratch;
-        let axes = self.axes;
-        let facts = &self.judged_facts;
+        let judged = &self.judged;
         scores.clear();
-        scores.extend(
-            self.judged_terms
-                .chunks_exact(axes)
-                .map(|terms| weighted_sum(weights, terms)),
-        );
+        scores.extend(judged.iter().map(|(terms, _)| score(weights, terms)));
         // Best first: score descending, then fact ascending. A candidate is ahead of a
         // judged one when it would come first in this order, so the judged candidates it
         // is ahead of are a tail of `order`.
@@ -190,7 +193,7 @@ impl RankTree {
         order.sort_unstable_by(|&a, &b| {
             scores[b]
                 .total_cmp(&scores[a])
-                .then(facts[a].cmp(&facts[b]))
+                .then(judged[a].1.cmp(&judged[b].1))
         });
         ahead.clear();
         ahead.resize(order.len() + 1, 0);
@@ -198,17 +201,17 @@ impl RankTree {
         stack.push((0, 0, order.len()));
         while let Some((node, first, last)) = stack.pop() {
             let Node {
+                lowest,
+                highest,
                 start,
                 end,
                 second,
                 uniform,
             } = self.nodes[node];
-            let (lowest, highest) =
-                self.bounds[node * 2 * axes..(node + 1) * 2 * axes].split_at(axes);
             // Every candidate of the box scores from `lowest` to `highest`: none is ahead
             // of a judged score above that, all are ahead of one below it.
-            let highest = weighted_sum(weights, highest);
-            let lowest = weighted_sum(weights, lowest);
+            let highest = score(weights, &highest);
+            let lowest = score(weights, &lowest);
             let from = first + order[first..last].partition_point(|&j| scores[j] > highest);
             let to = from + order[from..last].partition_point(|&j| scores[j] >= lowest);
             if to < last {
@@ -224,17 +227,17 @@ impl RankTree {
                 stack.push((node + 1, from, to));
                 continue;
             }
-            let (start, end) = (start as usize, end as usize);
+            let leaf = &self.candidates[start as usize..end as usize];
             if uniform {
                 // One score for all: ahead of the judged scores below it, and of an equal
                 // one when the fact is lower (facts are in order here).
-                let score = weighted_sum(weights, &self.terms[start * axes..(start + 1) * axes]);
+                let score = score(weights, &leaf[0].0);
                 for (index, &j) in order.iter().enumerate().take(to).skip(from) {
                     let count = match score.total_cmp(&scores[j]) {
-                        std::cmp::Ordering::Greater => end - start,
+                        std::cmp::Ordering::Greater => leaf.len(),
                         std::cmp::Ordering::Less => 0,
                         std::cmp::Ordering::Equal => {
-                            self.facts[start..end].partition_point(|&fact| fact < facts[j])
+                            leaf.partition_point(|&(_, fact)| fact < judged[j].1)
                         }
                     };
                     ahead[index] += count as isize;
@@ -242,16 +245,12 @@ impl RankTree {
                 }
                 continue;
             }
-            for candidate in start..end {
-                let score = weighted_sum(
-                    weights,
-                    &self.terms[candidate * axes..(candidate + 1) * axes],
-                );
-                let fact = self.facts[candidate];
+            for (terms, fact) in leaf {
+                let score = score(weights, terms);
                 let behind = order[from..to].partition_point(|&j| {
                     score
                         .total_cmp(&scores[j])
-                        .then(facts[j].cmp(&fact))
+                        .then(judged[j].1.cmp(fact))
                         .is_le()
                 });
                 ahead[from + behind] += 1;
@@ -325,7 +324,7 @@ mod tests {
             judged.sort_unstable();
             judged.dedup();
             let tree = RankTree::new(&columns, judged.iter().copied()).expect("finite terms");
-            prop_assert!(RankTree::accepts(&weights));
+            prop_assert!(tree.accepts(&weights));
             let mut ranks = Vec::new();
             tree.ranks(&weights, &mut RankScratch::default(), &mut ranks);
             prop_assert_eq!(ranks, counted_ranks(&columns, &weights, &judged));
@@ -362,9 +361,15 @@ mod tests {
         };
         assert!(RankTree::new(&columns(f64::NAN), std::iter::empty()).is_none());
         assert!(RankTree::new(&columns(f64::INFINITY), std::iter::empty()).is_none());
-        assert!(RankTree::new(&columns(0.25), std::iter::empty()).is_some());
-        assert!(!RankTree::accepts(&[0.5, -0.25]));
-        assert!(!RankTree::accepts(&[f64::NAN]));
-        assert!(RankTree::accepts(&[0.0, -0.0, 1.0]));
+        let tree = RankTree::new(&columns(0.25), std::iter::empty()).expect("finite terms");
+        assert!(!tree.accepts(&[-0.25]));
+        assert!(!tree.accepts(&[f64::NAN]));
+        assert!(!tree.accepts(&[0.5, 0.5]), "one weight per axis");
+        assert!(tree.accepts(&[-0.0]));
+        let four_axes = WeightedColumns {
+            facts: vec![0],
+            terms: vec![vec![0.5]; 4],
+        };
+        assert!(RankTree::new(&four_axes, std::iter::empty()).is_none());
     }
 }

@@ -198,7 +198,7 @@ impl<'t> QueryCandidates<'t> {
             } => {
                 let ranked = columns.facts.len().min(point.params.depth);
                 match tree {
-                    Some(tree) if RankTree::accepts(&point.weights) => {
+                    Some(tree) if tree.accepts(&point.weights) => {
                         // Only the judged facts are placed: the others are unjudged.
                         tree.ranks(&point.weights, tree_scratch, ranks);
                         let last = ranks.iter().copied().filter(|&rank| rank < ranked).max();
