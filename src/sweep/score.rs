@@ -273,7 +273,7 @@ pub fn score_query(
     let position = judged.positions[query];
     let grade_of = &judged.grade_of[query];
     let mut layouts: Vec<Option<QueryCandidates<'_>>> = table_sets.iter().map(|_| None).collect();
-    let longest_cutoff = settings.cutoffs.last().copied().unwrap_or(0);
+    let longest_cutoff = settings.cutoffs.iter().copied().max().unwrap_or(0);
     let mut scratch = Scratch::default();
     points
         .iter()
