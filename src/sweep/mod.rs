@@ -24,6 +24,7 @@
 
 pub mod folds;
 pub mod grid;
+pub mod rank_tree;
 pub mod score;
 
 use rayon::prelude::*;

@@ -3,10 +3,13 @@
 //! without building fact-id rankings.
 //!
 //! A table whose fusion method blends weight-independent terms
-//! ([`crate::fusion::WeightedColumns`]) becomes columns: a point's scores are one
-//! multiply-add per column and candidate, and only the ranks of the judged facts are
-//! found (by counting the candidates ahead of each), since the metrics read nothing
-//! else. Other tables are fused by the method at each point.
+//! ([`crate::fusion::WeightedColumns`]) becomes columns, and only the ranks of the
+//! judged facts are found, since the metrics read nothing else: the columns are laid
+//! out once as a [`RankTree`], which counts the candidates ahead of each judged fact
+//! without scoring most of them. (Where the tree cannot bound the scores, every
+//! candidate is scored, one multiply-add per column, and the ranking selected.) Other
+//! tables are fused by the method at each point. The metrics read each ranking only up
+//! to its last judged fact or longest cut-off ([`metric_prefix`]).
 //!
 //! Grades are looked up by corpus position, and per-query values and means are computed
 //! exactly as [`crate::metrics::evaluate`] does (same per-query function, same summation
@@ -21,6 +24,8 @@ use crate::fusion::{self, fuse, CandidateTable, WeightedColumns};
 use crate::index::{select_top_by_score_then_id, FactIndex};
 use crate::metrics::{query_metrics, MetricSettings, NOT_JUDGED};
 use crate::pipeline::ConfigurationTables;
+
+use super::rank_tree::{RankScratch, RankTree};
 
 /// The judgments of the evaluated queries (those with at least one relevant fact),
 /// keyed by corpus position.
@@ -115,18 +120,14 @@ impl<'a> ScoredPoint<'a> {
     }
 }
 
-/// Judged facts at most this many in a table are ranked by counting the candidates ahead
-/// of each (a pass over the scores per judged fact); more, and the point's ranking is
-/// selected instead.
-const RANKED_BY_COUNTING: usize = 16;
-
 /// One evaluated query's candidates for one table set, as every point re-fuses them.
 enum QueryCandidates<'t> {
     /// Laid out as weighted columns, with the table positions and grades of the judged
-    /// facts among the candidates.
+    /// facts among the candidates, and the tree that ranks them.
     Columns {
         columns: WeightedColumns,
         judged: Vec<(usize, Grade)>,
+        tree: Option<Box<RankTree>>,
     },
     /// The table, fused point by point.
     Table(&'t CandidateTable),
@@ -136,7 +137,8 @@ enum QueryCandidates<'t> {
 #[derive(Default)]
 struct Scratch {
     scores: Vec<f64>,
-    keys: Vec<i64>,
+    ranks: Vec<usize>,
+    tree: RankScratch,
     grades: Vec<Grade>,
 }
 
@@ -144,29 +146,39 @@ impl<'t> QueryCandidates<'t> {
     fn new(table: &'t CandidateTable, fusion: Fusion, grade_of: &[(FactIndex, Grade)]) -> Self {
         match fusion::method(fusion).weighted_columns(table) {
             Some(columns) => {
-                let judged = columns
+                let judged: Vec<(usize, Grade)> = columns
                     .facts
                     .iter()
                     .enumerate()
                     .filter_map(|(position, &fact)| Some((position, grade_in(grade_of, fact)?)))
                     .collect();
-                QueryCandidates::Columns { columns, judged }
+                let tree = RankTree::new(&columns, judged.iter().map(|&(position, _)| position))
+                    .map(Box::new);
+                QueryCandidates::Columns {
+                    columns,
+                    judged,
+                    tree,
+                }
             }
             None => QueryCandidates::Table(table),
         }
     }
 
     /// The grades of the point's ranking, in rank order ([`NOT_JUDGED`] for unjudged
-    /// facts): what grading `fuse(table, point.fusion, point.params)` gives.
+    /// facts), up to the last judged fact or the `longest_cutoff`-th fact, whichever is
+    /// later: what grading `fuse(table, point.fusion, point.params)` gives, less a tail
+    /// of unjudged facts that changes no metric ([`metric_prefix`]).
     fn ranked_grades<'s>(
         &self,
         point: &ScoredPoint<'_>,
         grade_of: &[(FactIndex, Grade)],
+        longest_cutoff: usize,
         scratch: &'s mut Scratch,
     ) -> &'s [Grade] {
         let Scratch {
             scores,
-            keys,
+            ranks,
+            tree: tree_scratch,
             grades,
         } = scratch;
         grades.clear();
@@ -179,97 +191,57 @@ impl<'t> QueryCandidates<'t> {
                         .map(|&(fact, _)| grade_of_fact(grade_of, fact)),
                 );
             }
-            QueryCandidates::Columns { columns, judged } => {
+            QueryCandidates::Columns {
+                columns,
+                judged,
+                tree,
+            } => {
                 let ranked = columns.facts.len().min(point.params.depth);
-                if judged.is_empty() {
-                    // No judged fact to place: the ranking's length is all that counts.
-                    grades.resize(ranked, NOT_JUDGED);
-                } else if judged.len() <= RANKED_BY_COUNTING {
-                    columns.scores(&point.weights, scores);
-                    grades.resize(ranked, NOT_JUDGED);
-                    let ordered = ordered_as_floats(scores);
-                    if !ordered {
-                        keys.clear();
-                        keys.extend(scores.iter().map(|&score| total_order_key(score)));
-                    }
-                    for &(position, grade) in judged {
-                        let rank = if ordered {
-                            rank_by_floats(scores, &columns.facts, position)
-                        } else {
-                            rank_of(keys, &columns.facts, position)
-                        };
-                        if let Some(slot) = grades.get_mut(rank) {
-                            *slot = grade;
+                match tree {
+                    Some(tree) if tree.accepts(&point.weights) => {
+                        // Only the judged facts are placed: the others are unjudged.
+                        tree.ranks(&point.weights, tree_scratch, ranks);
+                        let last = ranks.iter().copied().filter(|&rank| rank < ranked).max();
+                        let kept = last
+                            .map_or(0, |rank| rank + 1)
+                            .max(longest_cutoff)
+                            .min(ranked);
+                        grades.resize(kept, NOT_JUDGED);
+                        for (&rank, &(_, grade)) in ranks.iter().zip(judged) {
+                            if let Some(slot) = grades.get_mut(rank) {
+                                *slot = grade;
+                            }
                         }
                     }
-                } else {
-                    columns.scores(&point.weights, scores);
-                    let ranking = select_top_by_score_then_id(
-                        columns.facts.iter().copied().zip(scores.iter().copied()),
-                        point.params.depth,
-                    );
-                    grades.extend(
-                        ranking
-                            .iter()
-                            .map(|&(fact, _)| grade_of_fact(grade_of, fact)),
-                    );
+                    _ => {
+                        columns.scores(&point.weights, scores);
+                        let ranking = select_top_by_score_then_id(
+                            columns.facts.iter().copied().zip(scores.iter().copied()),
+                            point.params.depth,
+                        );
+                        grades.extend(
+                            ranking
+                                .iter()
+                                .map(|&(fact, _)| grade_of_fact(grade_of, fact)),
+                        );
+                    }
                 }
             }
         }
-        grades
+        metric_prefix(grades, longest_cutoff)
     }
 }
 
-/// True when `f64`'s comparison operators order `scores` as `f64::total_cmp` does:
-/// no NaN, and no -0.0 (which `total_cmp` puts below +0.0, while `<` calls them equal).
-fn ordered_as_floats(scores: &[f64]) -> bool {
-    scores.iter().fold(true, |ordered, &score| {
-        ordered & !score.is_nan() & ((score != 0.0) | score.is_sign_positive())
-    })
-}
-
-/// [`rank_of`] for scores that [`ordered_as_floats`]: the candidates with higher
-/// scores, plus those with equal scores and lower facts (looked for only when the score
-/// is shared).
-fn rank_by_floats(scores: &[f64], facts: &[FactIndex], position: usize) -> usize {
-    let (score, fact) = (scores[position], facts[position]);
-    let (higher, equal) = scores
+/// The part of a ranking's grades that the metrics read: up to the last judged fact or
+/// the `longest_cutoff`-th, whichever is later. Past both, every fact is unjudged: no
+/// cut-off reaches it, it adds no gain, no relevant fact and no judged one, so every
+/// metric of [`query_metrics`] is the same, to the bit, on the prefix.
+fn metric_prefix(grades: &[Grade], longest_cutoff: usize) -> &[Grade] {
+    let judged_end = grades
         .iter()
-        .fold((0usize, 0usize), |(higher, equal), &other| {
-            (
-                higher + usize::from(other > score),
-                equal + usize::from(other == score),
-            )
-        });
-    if equal == 1 {
-        return higher;
-    }
-    higher
-        + scores
-            .iter()
-            .zip(facts)
-            .filter(|&(&other, &other_fact)| other == score && other_fact < fact)
-            .count()
-}
-
-/// `f64::total_cmp` as an integer order: `total_order_key(a).cmp(&total_order_key(b))`
-/// is `a.total_cmp(&b)` (the same bit flip the standard library makes).
-fn total_order_key(value: f64) -> i64 {
-    let bits = value.to_bits() as i64;
-    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
-}
-
-/// The 0-based rank of candidate `position` when candidates rank by score descending,
-/// then fact ascending (the order of [`select_top_by_score_then_id`]): how many are
-/// ahead of it. `keys` are the scores' [`total_order_key`]s.
-fn rank_of(keys: &[i64], facts: &[FactIndex], position: usize) -> usize {
-    let (key, fact) = (keys[position], facts[position]);
-    keys.iter()
-        .zip(facts)
-        .map(|(&other_key, &other_fact)| {
-            usize::from((other_key > key) | ((other_key == key) & (other_fact < fact)))
-        })
-        .sum()
+        .rposition(|&grade| grade != NOT_JUDGED)
+        .map_or(0, |last| last + 1);
+    &grades[..judged_end.max(longest_cutoff).min(grades.len())]
 }
 
 /// The grade of `fact` among a query's judged facts (sorted by corpus position).
@@ -301,6 +273,7 @@ pub fn score_query(
     let position = judged.positions[query];
     let grade_of = &judged.grade_of[query];
     let mut layouts: Vec<Option<QueryCandidates<'_>>> = table_sets.iter().map(|_| None).collect();
+    let longest_cutoff = settings.cutoffs.iter().copied().max().unwrap_or(0);
     let mut scratch = Scratch::default();
     points
         .iter()
@@ -312,7 +285,7 @@ pub fn score_query(
                     grade_of,
                 )
             });
-            let grades = layout.ranked_grades(point, grade_of, &mut scratch);
+            let grades = layout.ranked_grades(point, grade_of, longest_cutoff, &mut scratch);
             let all = query_metrics(grades, &judged.judged[query], settings);
             metric_indices.iter().map(|&index| all[index]).collect()
         })
@@ -336,69 +309,21 @@ mod tests {
     use super::*;
     use crate::configuration::Weights;
     use crate::fusion::{Candidate, TableKind};
+    use crate::metrics::Semantics;
     use proptest::prelude::*;
-
-    #[test]
-    fn total_order_keys_order_like_total_cmp() {
-        let values = [
-            f64::NEG_INFINITY,
-            -1.5,
-            -0.0,
-            0.0,
-            1e-300,
-            0.3,
-            1.0,
-            f64::INFINITY,
-            f64::NAN,
-        ];
-        for a in values {
-            for b in values {
-                assert_eq!(
-                    total_order_key(a).cmp(&total_order_key(b)),
-                    a.total_cmp(&b),
-                    "{a} vs {b}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn ranks_count_higher_scores_then_lower_facts() {
-        // Score descending, fact ascending: 0.9 (fact 1), 0.5 (fact 0), 0.5 (fact 2),
-        // +0.0 (fact 4), -0.0 (fact 3; total_cmp puts it below +0.0).
-        let scores = [0.5, 0.9, 0.5, -0.0, 0.0];
-        let keys: Vec<i64> = scores.iter().map(|&s| total_order_key(s)).collect();
-        let facts = [0, 1, 2, 3, 4];
-        let ranks: Vec<usize> = (0..5).map(|p| rank_of(&keys, &facts, p)).collect();
-        assert_eq!(ranks, [1, 0, 2, 4, 3]);
-    }
-
-    #[test]
-    fn float_ranks_equal_total_order_ranks_when_floats_order_alike() {
-        // Ties at 0.5 and 0.25 are broken by fact; -0.0 makes the floats unusable.
-        let scores = [0.5, 0.25, 0.9, 0.5, 0.25, 0.0];
-        let facts = [3, 8, 1, 2, 5, 0];
-        assert!(ordered_as_floats(&scores));
-        let keys: Vec<i64> = scores.iter().map(|&s| total_order_key(s)).collect();
-        let by_floats: Vec<usize> = (0..6).map(|p| rank_by_floats(&scores, &facts, p)).collect();
-        let by_keys: Vec<usize> = (0..6).map(|p| rank_of(&keys, &facts, p)).collect();
-        // 0.9 (fact 1), 0.5 (facts 2, 3), 0.25 (facts 5, 8), 0.0 (fact 0).
-        assert_eq!(by_floats, [2, 4, 0, 1, 3, 5]);
-        assert_eq!(by_keys, by_floats);
-        assert!(!ordered_as_floats(&[0.5, -0.0]));
-        assert!(!ordered_as_floats(&[f64::NAN, 0.5]));
-        assert!(ordered_as_floats(&[-0.5, 0.0]));
-    }
 
     proptest! {
         /// The columns route grades a blend's ranking exactly as fusing the table does:
-        /// signals from a few values so scores tie and the fact decides, judged facts
-        /// both in and out of the table, few (ranked by counting) and many (selected).
+        /// signals from a few values so scores tie and the fact decides (whole leaves of
+        /// the tree alike), enough candidates for a tree of several levels, judged facts
+        /// both in and out of the table, few and many; by the tree, and by scoring every
+        /// candidate where no tree is laid out.
         #[test]
         fn blend_columns_grade_rankings_as_fusing_does(
-            signals in proptest::collection::vec((0u8..4, 0u8..4, 0u8..3), 0..60),
-            judged in proptest::collection::btree_map(0u32..200, 0i32..3, 0..40),
-            depth in 1usize..80,
+            signals in proptest::collection::vec((0u8..4, 0u8..4, 0u8..3), 0..300),
+            judged in proptest::collection::btree_map(0u32..900, 0i32..3, 0..60),
+            depth in 1usize..400,
+            longest_cutoff in 0usize..20,
             (semantic, lexical) in (0u32..=4, 0u32..=4),
         ) {
             let candidates: Vec<Candidate> = signals
@@ -424,16 +349,50 @@ mod tests {
                 ..Params::default()
             };
             let point = ScoredPoint::new(0, Fusion::Blend, &params);
-            let columns = QueryCandidates::new(&table, Fusion::Blend, &grade_of);
-            let laid_out_as_columns = matches!(columns, QueryCandidates::Columns { .. });
-            prop_assert!(laid_out_as_columns);
-            let by_columns = columns
-                .ranked_grades(&point, &grade_of, &mut Scratch::default())
-                .to_vec();
             let by_fusing = QueryCandidates::Table(&table)
-                .ranked_grades(&point, &grade_of, &mut Scratch::default())
+                .ranked_grades(&point, &grade_of, longest_cutoff, &mut Scratch::default())
                 .to_vec();
-            prop_assert_eq!(by_columns, by_fusing);
+            let QueryCandidates::Columns { columns, judged, tree } =
+                QueryCandidates::new(&table, Fusion::Blend, &grade_of)
+            else {
+                panic!("a blend's table is laid out as columns");
+            };
+            prop_assert!(tree.is_some());
+            let by_tree = QueryCandidates::Columns { columns: columns.clone(), judged: judged.clone(), tree }
+                .ranked_grades(&point, &grade_of, longest_cutoff, &mut Scratch::default())
+                .to_vec();
+            prop_assert_eq!(&by_tree, &by_fusing);
+            let by_scores = QueryCandidates::Columns { columns, judged, tree: None }
+                .ranked_grades(&point, &grade_of, longest_cutoff, &mut Scratch::default())
+                .to_vec();
+            prop_assert_eq!(&by_scores, &by_fusing);
+        }
+
+        /// Cutting a ranking after its last judged fact and its longest cut-off changes
+        /// no metric, to the bit, under either semantics.
+        #[test]
+        fn metric_prefix_changes_no_metric(
+            head in proptest::collection::vec(-1i32..3, 0..40),
+            tail in 0usize..60,
+            judged in proptest::collection::vec(0i32..3, 1..12),
+            cutoffs in proptest::collection::btree_set(1usize..30, 1..4),
+            relevance_level in 1i32..3,
+            chatcli in any::<bool>(),
+        ) {
+            let settings = MetricSettings {
+                cutoffs: cutoffs.into_iter().collect(),
+                relevance_level,
+                semantics: if chatcli { Semantics::Chatcli } else { Semantics::Trec },
+            };
+            let mut ranking = head;
+            ranking.resize(ranking.len() + tail, NOT_JUDGED);
+            let longest_cutoff = *settings.cutoffs.last().expect("a cut-off");
+            let prefix = metric_prefix(&ranking, longest_cutoff);
+            let bits = |values: Vec<f64>| values.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+            prop_assert_eq!(
+                bits(query_metrics(prefix, &judged, &settings)),
+                bits(query_metrics(&ranking, &judged, &settings))
+            );
         }
     }
 }
