@@ -14,7 +14,7 @@ mod common;
 use hyde_eval::configuration::{Fusion, Params, Weights};
 use hyde_eval::dataset::{Dataset, Fact, FactId};
 use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
-use hyde_eval::fusion::{method, KeywordMemo, Searches, SignalSources};
+use hyde_eval::fusion::{method, LexicalMemo, Searches, SignalSources};
 use hyde_eval::index::{sort_by_score_then_id, Bm25Params, FlatIndex, LexicalIndex, LexicalNeeds};
 use hyde_eval::pipeline::run::{execute, RankingOutputs};
 use hyde_eval::settings::RunOptions;
@@ -271,8 +271,8 @@ proptest::proptest! {
             },
             ..Params::default()
         };
-        let memo = KeywordMemo::default();
-        let sources = |keyword_memo| SignalSources {
+        let memo = LexicalMemo::default();
+        let sources = |lexical_memo| SignalSources {
             keywords: Some(&keywords),
             searches: Searches { hits: &searched, all_zero: false },
             query_text: "",
@@ -280,7 +280,7 @@ proptest::proptest! {
             lexical: &lexical,
             temporal: &temporal,
             text_hits: None,
-            keyword_memo,
+            lexical_memo,
         };
         for fusion in [Fusion::KeywordTimesTemporal, Fusion::Blend] {
             let method = method(fusion);

@@ -13,42 +13,12 @@
 //! bound is below the k-th best score so far (strictly: a fact scoring equal to the k-th
 //! may still enter by its id), which leaves the ranking exactly as scoring every match.
 //!
-//! A [`KeywordMemo`] holds the groups of one query: the configurations of a query that
-//! read the same keywords (`keyword`, `blend`, `hyde-mean` and `multi-hyde` the query's;
-//! `hyde-3a`, `hyde-3b` and `hyde-3b-hyp` the merged ones) find them once.
+//! A query's groups are found once per keyword list and shared by the configurations
+//! that read it (see [`super::LexicalMemo`]).
 
 use std::cell::RefCell;
-use std::rc::Rc;
 
 use crate::index::{top_by_score_then_id, FactIndex, LexicalIndex};
-
-/// The keyword groups found for one query, by keyword list; created per query and
-/// dropped with it.
-#[derive(Default)]
-pub struct KeywordMemo {
-    /// Each keyword list searched so far (with the index it was searched in) and its groups.
-    found: RefCell<Vec<(usize, Vec<String>, Rc<KeywordGroups>)>>,
-}
-
-impl KeywordMemo {
-    /// The groups of `keywords`' matches in `lexical`, found on first request.
-    pub fn groups(&self, lexical: &LexicalIndex, keywords: &[String]) -> Rc<KeywordGroups> {
-        let index = lexical as *const LexicalIndex as usize;
-        if let Some((_, _, groups)) = self
-            .found
-            .borrow()
-            .iter()
-            .find(|(known, words, _)| *known == index && words.as_slice() == keywords)
-        {
-            return Rc::clone(groups);
-        }
-        let groups = Rc::new(KeywordGroups::find(lexical, keywords));
-        self.found
-            .borrow_mut()
-            .push((index, keywords.to_vec(), Rc::clone(&groups)));
-        groups
-    }
-}
 
 /// One query's keyword matches grouped by relevance.
 pub struct KeywordGroups {
@@ -63,7 +33,7 @@ pub struct KeywordGroups {
 }
 
 impl KeywordGroups {
-    fn find(lexical: &LexicalIndex, keywords: &[String]) -> KeywordGroups {
+    pub(super) fn find(lexical: &LexicalIndex, keywords: &[String]) -> KeywordGroups {
         // A sum of credits is a multiple of 0.5 up to 1.5 per keyword: its half-units
         // number the group. Relevance is that sum over the number of keywords, rounded
         // once, so twice the relevance times the count is within far less than 0.5 of

@@ -66,7 +66,7 @@ impl FusionMethod for KeywordTemporal {
 
     fn pruned_ranking(&self, sources: SignalSources<'_>) -> Option<Vec<(FactIndex, f64)>> {
         let keywords = sources.keywords.filter(|keywords| !keywords.is_empty())?;
-        let groups = sources.keyword_memo?.groups(sources.lexical, keywords);
+        let groups = sources.lexical_memo?.groups(sources.lexical, keywords);
         let temporal = sources.temporal;
         let (smallest, largest) = groups.temporal_range(temporal)?;
         // The bound needs scores that do not decrease with the relevance: temporal

@@ -43,6 +43,7 @@ pub mod cosine;
 pub mod hybrid;
 pub mod keyword_groups;
 pub mod keyword_temporal;
+pub mod lexical_memo;
 pub mod ranked_lists;
 pub mod runs;
 
@@ -50,7 +51,7 @@ use crate::configuration::{Fusion, Params, Plan};
 use crate::index::{select_top_by_score_then_id, FactIndex, LexicalIndex, ScoredFacts};
 
 pub use blend::{min_max_normalize, MIN_NORMALIZATION_SPAN};
-pub use keyword_groups::KeywordMemo;
+pub use lexical_memo::LexicalMemo;
 
 /// One candidate fact and its raw signals.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -134,10 +135,10 @@ pub struct SignalSources<'a> {
     /// A search engine's text ranking of the query (best first), when the run's engine
     /// ranks text: methods with [`MethodSpec::text_ranking`] read it instead of BM25.
     pub text_hits: Option<&'a [(FactIndex, f64)]>,
-    /// The query's keyword matches grouped by relevance, shared by its configurations:
-    /// the streaming route's exact top-k cut reads them ([`FusionMethod::pruned_ranking`]).
-    /// `None` in the table route.
-    pub keyword_memo: Option<&'a KeywordMemo>,
+    /// The query's lexical results shared by its configurations (keyword matches
+    /// grouped by relevance, BM25 tops): the streaming route reads them
+    /// ([`FusionMethod::pruned_ranking`]). `None` in the table route.
+    pub lexical_memo: Option<&'a LexicalMemo>,
 }
 
 impl SignalSources<'_> {

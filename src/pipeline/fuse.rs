@@ -11,7 +11,7 @@ use super::state::{progress_bar, Prepared};
 use crate::configuration::{Configuration, Plan};
 use crate::dataset::Query;
 use crate::error::Error;
-use crate::fusion::{self, CandidateTable, KeywordMemo};
+use crate::fusion::{self, CandidateTable, LexicalMemo};
 use crate::index::FactIndex;
 
 /// Every query's candidate table for one configuration (see
@@ -87,21 +87,21 @@ impl Prepared<'_> {
     /// One configuration's ranking of one query, how it used HyDE, and the floor its
     /// adaptive floor settled on (when it has one): what fusing its candidate table
     /// gives, mostly without building the table (see [`fusion::Fuser::fused_ranking`]).
-    /// `keyword_memo` is the query's, shared by all its configurations.
+    /// `lexical_memo` is the query's, shared by all its configurations.
     pub(super) fn query_ranking(
         &self,
         query: &Query,
         expansion: &QueryExpansion,
         configuration: &Configuration,
         plan: Plan,
-        keyword_memo: &KeywordMemo,
+        lexical_memo: &LexicalMemo,
     ) -> ConfigurationRanking {
         let ((ranking, settled_floor), hyde) = self.with_signal_sources(
             query,
             expansion,
             configuration,
             plan,
-            Some(keyword_memo),
+            Some(lexical_memo),
             |sources| {
                 let method = fusion::method(plan.fusion);
                 (

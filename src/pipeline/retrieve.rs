@@ -20,7 +20,7 @@ use super::state::Prepared;
 use crate::configuration::{Configuration, KeywordSource, Params, Plan, SearchVector};
 use crate::dataset::Query;
 use crate::error::Error;
-use crate::fusion::{self, KeywordMemo, Searches, SignalSources};
+use crate::fusion::{self, LexicalMemo, Searches, SignalSources};
 use crate::index::FactIndex;
 use crate::text::merge_keywords;
 
@@ -197,15 +197,15 @@ impl Prepared<'_> {
     }
 
     /// Runs `compute` on what one configuration's signals for one query come from, and
-    /// says how the configuration used HyDE for it. `keyword_memo` holds the query's
-    /// keyword matches for the streaming route (see [`SignalSources::keyword_memo`]).
+    /// says how the configuration used HyDE for it. `lexical_memo` holds the query's
+    /// shared lexical results for the streaming route (see [`SignalSources::lexical_memo`]).
     pub(super) fn with_signal_sources<R>(
         &self,
         query: &Query,
         expansion: &QueryExpansion,
         configuration: &Configuration,
         plan: Plan,
-        keyword_memo: Option<&KeywordMemo>,
+        lexical_memo: Option<&LexicalMemo>,
         compute: impl FnOnce(SignalSources<'_>) -> R,
     ) -> (R, HydeOutcome) {
         let inputs = signal_inputs(query, expansion, configuration, plan);
@@ -217,7 +217,7 @@ impl Prepared<'_> {
             lexical: &self.corpus.lexical,
             temporal: self.temporal(configuration),
             text_hits: expansion.text_hits.as_deref(),
-            keyword_memo,
+            lexical_memo,
         });
         (result, inputs.hyde)
     }

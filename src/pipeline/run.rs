@@ -22,7 +22,7 @@ use crate::embed::choice::{CacheAccess, EmbedderChoice};
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
 use crate::engine::{EngineSpec, SearchEngine};
 use crate::error::Error;
-use crate::fusion::KeywordMemo;
+use crate::fusion::LexicalMemo;
 use crate::generate::choice::GeneratorChoice;
 use crate::generate::{GeneratorIdentity, HypothesisGenerator};
 use crate::metrics::MetricSettings;
@@ -546,7 +546,7 @@ impl Prepared<'_> {
         let mut retrieval_ms = vec![0.0; configurations.len()];
         self.in_chunks(
             |shared, query, expansion| {
-                let keyword_memo = KeywordMemo::default();
+                let lexical_memo = LexicalMemo::default();
                 let outcomes = configurations
                     .iter()
                     .zip(&shared.plans)
@@ -561,7 +561,7 @@ impl Prepared<'_> {
                             expansion,
                             configuration,
                             *plan,
-                            &keyword_memo,
+                            &lexical_memo,
                         );
                         if let Some(weights) = &shared.source_weights {
                             apply_weights(&mut ranking, weights);
