@@ -29,8 +29,11 @@ pub struct KeywordGroups {
     groups: Vec<(f64, usize)>,
     /// The smallest and largest temporal score of the matches, per temporal signal
     /// asked for (by its address and length: every signal outlives the memo).
-    temporal_ranges: RefCell<Vec<((usize, usize), Option<(f64, f64)>)>>,
+    temporal_ranges: RefCell<Vec<TemporalRange>>,
 }
+
+/// A temporal signal's address and length, and its extremes over the matches.
+type TemporalRange = ((usize, usize), Option<(f64, f64)>);
 
 impl KeywordGroups {
     pub(super) fn find(lexical: &LexicalIndex, keywords: &[String]) -> KeywordGroups {

@@ -16,10 +16,16 @@ use crate::text::Analyzer;
 #[derive(Default)]
 pub struct LexicalMemo {
     /// Each keyword list searched so far (with the index it was searched in) and its groups.
-    keyword_groups: RefCell<Vec<(usize, Vec<String>, Rc<KeywordGroups>)>>,
+    keyword_groups: RefCell<Vec<FoundGroups>>,
     /// Each BM25 top found so far: its search, how deep it was asked for, and the top.
-    bm25_tops: RefCell<Vec<(Bm25Search, usize, Vec<(FactIndex, f64)>)>>,
+    bm25_tops: RefCell<Vec<FoundTop>>,
 }
+
+/// A keyword list's groups: the index's address, the keywords and their groups.
+type FoundGroups = (usize, Vec<String>, Rc<KeywordGroups>);
+
+/// A BM25 top: its search, how deep it was asked for, and the top.
+type FoundTop = (Bm25Search, usize, Vec<(FactIndex, f64)>);
 
 /// What a BM25 top depends on besides its depth.
 #[derive(PartialEq)]
