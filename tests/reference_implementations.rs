@@ -4,12 +4,17 @@
 //!   postings: on every devmem query (and its hypotheses' keywords) both give
 //!   bit-identical scores, with both analyzers and several (k1, b);
 //! - the pipeline's batched dense search vs every fact's cosine sorted: `dense` on devmem
-//!   ranks exactly as the full sort does.
+//!   ranks exactly as the full sort does;
+//! - the streaming route's cut over keyword relevance groups vs scoring every candidate:
+//!   keyword × temporal and the blend rank alike, to the bit, on random small corpora
+//!   ranked a few results deep, where most groups are cut.
 
 mod common;
 
+use hyde_eval::configuration::{Fusion, Params, Weights};
 use hyde_eval::dataset::{Dataset, Fact, FactId};
 use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
+use hyde_eval::fusion::{method, LexicalMemo, Searches, SignalSources};
 use hyde_eval::index::{sort_by_score_then_id, Bm25Params, FlatIndex, LexicalIndex, LexicalNeeds};
 use hyde_eval::pipeline::run::{execute, RankingOutputs};
 use hyde_eval::settings::RunOptions;
@@ -191,5 +196,100 @@ fn batched_dense_search_ranks_as_the_full_sort() {
             .map(|(fact, score)| (fact.clone(), *score))
             .collect();
         assert_eq!(got, expected, "{}", query.text);
+    }
+}
+
+/// Words of the random corpora: some are prefixes of others, so keywords match by prefix.
+const WORDS: [&str; 7] = [
+    "alpha", "alphabet", "beta", "gamma", "gammas", "delta", "eps",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// Temporal scores and cosines come from a few values, so scores tie and the id
+    /// decides; rankings are a few results deep, so the cut skips groups.
+    #[test]
+    fn keyword_group_cut_ranks_as_scoring_every_candidate(
+        corpus in proptest::collection::vec(
+            (
+                proptest::collection::vec(0..WORDS.len(), 1..5),
+                proptest::collection::vec(0..WORDS.len(), 0..2),
+                0u8..4,
+            ),
+            1..80,
+        ),
+        keywords in proptest::collection::vec(
+            proptest::sample::select(vec!["alpha", "alph", "beta", "gam", "gamma", "eps", "zeta", " "]),
+            1..5,
+        ),
+        hits in proptest::collection::vec((0usize..80, 1u8..9), 0..6),
+        depth in 1usize..10,
+        weights in (0u8..3, 0u8..3, 0u8..3),
+    ) {
+        let facts: Vec<Fact> = corpus
+            .iter()
+            .enumerate()
+            .map(|(position, (content, tags, _))| Fact {
+                id: FactId::from(format!("f{position:03}")),
+                content: content.iter().map(|&word| WORDS[word]).collect::<Vec<_>>().join(" "),
+                tags: tags.iter().map(|&word| WORDS[word].to_string()).collect(),
+                category: None,
+                created_at: None,
+                last_accessed: None,
+                access_count: 0,
+                confidence: None,
+                source: None,
+            })
+            .collect();
+        let temporal: Vec<f64> = corpus
+            .iter()
+            .map(|&(_, _, step)| 0.25 + f64::from(step) * 0.3)
+            .collect();
+        let references: Vec<&Fact> = facts.iter().collect();
+        let lexical = LexicalIndex::build(
+            &references,
+            &LexicalNeeds { keywords: true, bm25_analyzers: Vec::new() },
+        );
+        let keywords: Vec<String> = keywords.iter().map(|word| word.to_string()).collect();
+        // A search's hits: distinct facts, score descending, fact ascending.
+        let mut search: Vec<(u32, f64)> = Vec::new();
+        for &(fact, eighths) in &hits {
+            let fact = (fact % facts.len()) as u32;
+            if search.iter().all(|&(known, _)| known != fact) {
+                search.push((fact, f64::from(eighths) / 8.0));
+            }
+        }
+        sort_by_score_then_id(&mut search);
+        let searched = [search.as_slice()];
+        let (semantic, lexical_weight, temporal_weight) = weights;
+        let params = Params {
+            depth,
+            weights: Weights {
+                semantic: f64::from(semantic),
+                lexical: f64::from(lexical_weight),
+                temporal: f64::from(temporal_weight) + 0.5,
+            },
+            ..Params::default()
+        };
+        let memo = LexicalMemo::default();
+        let sources = |lexical_memo| SignalSources {
+            keywords: Some(&keywords),
+            searches: Searches { hits: &searched, all_zero: false },
+            query_text: "",
+            params: &params,
+            lexical: &lexical,
+            temporal: &temporal,
+            text_hits: None,
+            lexical_memo,
+        };
+        for fusion in [Fusion::KeywordTimesTemporal, Fusion::Blend] {
+            let method = method(fusion);
+            let every_candidate = method.fuse(&method.candidate_table(sources(None)), &params);
+            let cut = method.fused_ranking(sources(Some(&memo)));
+            let bits = |ranking: &[(u32, f64)]| -> Vec<(u32, u64)> {
+                ranking.iter().map(|&(fact, score)| (fact, score.to_bits())).collect()
+            };
+            proptest::prop_assert_eq!(bits(&cut), bits(&every_candidate), "{:?}", fusion);
+        }
     }
 }

@@ -6,15 +6,19 @@
 //! Owns the blend's vector hits (top-K per search vector, the `min_cosine` floor and
 //! multi-hyde's adaptive floor), the merge of hits and keyword matches, the min-max
 //! scalings (the scorer's state over the whole set of candidates), the parameters it
-//! reads and its weight axes. The keyword matches are never stored by the streaming
-//! route: the scalings are found in a first pass over the accumulators, the scores in a
-//! second.
+//! reads and its weight axes. The streaming route never scores every keyword match: the
+//! scalings need only the hits and the extremes of the matches' signals (their
+//! relevance groups give the lexical extremes, one pass over their temporal scores the
+//! temporal ones, and the semantic signal of a match that is not a hit is 0), and the
+//! matches are then scored a relevance group at a time, from the highest, until no fact
+//! of the next group can reach the top `depth` (see [`super::keyword_groups`]).
 //!
 //! Like every method it sees one query at a time through `SignalSources`: it must not
 //! import the pipeline or anything above it, nor keep state between queries.
 
 use rustc_hash::FxHashMap;
 
+use super::keyword_groups::top_of_groups;
 use super::{
     weighted_sum, Candidate, CandidateConsumer, CandidateSet, FusionMethod, MethodSpec, Scorer,
     Searches, SignalSources, WeightAxis,
@@ -113,6 +117,85 @@ impl FusionMethod for Blend {
             }
         }
         Some(columns)
+    }
+
+    fn pruned_ranking(&self, sources: SignalSources<'_>) -> Option<Vec<(FactIndex, f64)>> {
+        let keywords = sources.keywords.filter(|keywords| !keywords.is_empty())?;
+        let weights = sources.params.weights;
+        // The bound needs scores that do not decrease with any signal.
+        if ![weights.semantic, weights.lexical, weights.temporal]
+            .iter()
+            .all(|weight| weight.is_finite() && *weight >= 0.0)
+        {
+            return None;
+        }
+        let groups = sources.lexical_memo?.groups(sources.lexical, keywords);
+        let temporal = sources.temporal;
+        let (smallest, largest) = groups.temporal_range(temporal)?;
+        let hits = vector_hits(sources.searches, sources.params);
+        // A cosine of 0 would leave the sign of a zero scaled term to the order the
+        // minimum is found in.
+        if hits
+            .iter()
+            .any(|&(_, cosine)| cosine == 0.0 || !cosine.is_finite())
+        {
+            return None;
+        }
+        let hit_candidates: Vec<Candidate> = hits
+            .iter()
+            .map(|&(fact, cosine)| Candidate {
+                semantic: cosine,
+                lexical: groups.relevance_of(fact),
+                ..Candidate::blank(fact, temporal)
+            })
+            .collect();
+        let matched_hits = hit_candidates
+            .iter()
+            .filter(|candidate| candidate.lexical != 0.0)
+            .count();
+        if matched_hits == groups.count() {
+            // Every match is a hit: the few candidates are all scored.
+            return None;
+        }
+        // Some match is not a hit, so its semantic signal 0 is among the candidates',
+        // and each signal's extremes over the candidates are those of the hits and of
+        // these two (every value of theirs belongs to some match).
+        let (highest, lowest) = groups.relevance_range()?;
+        let extremes =
+            [(highest, largest), (lowest, smallest)].map(|(lexical, temporal)| Candidate {
+                fact: 0,
+                semantic: 0.0,
+                lexical,
+                temporal,
+            });
+        let scorer = BlendScorer::over(
+            extremes.into_iter().chain(hit_candidates.iter().copied()),
+            weights,
+        );
+        let score = |candidate: &Candidate| {
+            scorer
+                .score(candidate)
+                .expect("the blend scores every candidate")
+        };
+        let keyword_only = |fact: FactIndex, relevance: f64, temporal: f64| Candidate {
+            fact,
+            semantic: 0.0,
+            lexical: relevance,
+            temporal,
+        };
+        let seeded = hit_candidates
+            .iter()
+            .map(|candidate| (candidate.fact, score(candidate)))
+            .collect();
+        let hit_facts: Vec<FactIndex> = hits.iter().map(|&(fact, _)| fact).collect();
+        Some(top_of_groups(
+            groups.groups(),
+            &hit_facts,
+            seeded,
+            sources.params.depth,
+            |fact, relevance| score(&keyword_only(fact, relevance, temporal[fact as usize])),
+            |relevance| score(&keyword_only(0, relevance, largest)),
+        ))
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! Owns its candidates (straight off the lexical accumulators), its score, the
 //! parameters it reads and [`bm25_params`], which the hybrid shares. It searches no
-//! vector and reads no keywords.
+//! vector and reads no keywords. In `run` its ranking is the query's BM25 top from the
+//! query's [`super::LexicalMemo`], which the hybrid reads too.
 //!
 //! Like every method it sees one query at a time through `SignalSources`: it must not
 //! import the pipeline or anything above it, nor keep state between queries.
@@ -13,7 +14,7 @@ use super::{
     SignalSources,
 };
 use crate::configuration::Params;
-use crate::index::Bm25Params;
+use crate::index::{Bm25Params, FactIndex};
 
 /// The parameters BM25 scoring reads (the hybrid reads them too).
 pub const BM25_PARAMS: [&str; 3] = ["bm25_k1", "bm25_b", "bm25_analyzer"];
@@ -69,5 +70,18 @@ impl FusionMethod for Bm25 {
         _candidates: impl Iterator<Item = Candidate>,
     ) -> LexicalScore {
         LexicalScore
+    }
+
+    /// The query's BM25 top, shared with the hybrid (its score is the BM25 score, so
+    /// the ranking is the top itself).
+    fn pruned_ranking(&self, sources: SignalSources<'_>) -> Option<Vec<(FactIndex, f64)>> {
+        let params = sources.params;
+        Some(sources.lexical_memo?.bm25_top(
+            sources.lexical,
+            sources.query_text,
+            bm25_params(params),
+            params.bm25_analyzer,
+            params.depth,
+        ))
     }
 }

@@ -4,7 +4,8 @@
 //! `hybrid_min_score` are dropped.
 //!
 //! Owns its fetch depth, its candidates (the union, in fact order), its score with the
-//! min-score cut, the parameters it reads and its weight axes (vector, text).
+//! min-score cut, the parameters it reads and its weight axes (vector, text). In `run`
+//! its BM25 top comes from the query's [`super::LexicalMemo`], shared with `bm25`.
 //!
 //! Like every method it sees one query at a time through `SignalSources`: it must not
 //! import the pipeline or anything above it, nor keep state between queries.
@@ -96,12 +97,21 @@ impl FusionMethod for Hybrid {
         }
         let text_hits = match text_hits {
             Some(served) => served.iter().take(fetch).copied().collect(),
-            None => lexical.with_bm25(
-                query_text,
-                bm25_params(params),
-                params.bm25_analyzer,
-                |scores| select_top_by_score_then_id(scores, fetch),
-            ),
+            None => match sources.lexical_memo {
+                Some(memo) => memo.bm25_top(
+                    lexical,
+                    query_text,
+                    bm25_params(params),
+                    params.bm25_analyzer,
+                    fetch,
+                ),
+                None => lexical.with_bm25(
+                    query_text,
+                    bm25_params(params),
+                    params.bm25_analyzer,
+                    |scores| select_top_by_score_then_id(scores, fetch),
+                ),
+            },
         };
         for (rank, (fact, _)) in text_hits.into_iter().enumerate() {
             by_fact

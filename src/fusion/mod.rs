@@ -18,10 +18,14 @@
 //!   they come off the lexical accumulators and keeps only the best `depth`: a keyword
 //!   match table can hold most of a million-fact corpus (32 bytes a fact), so keyword,
 //!   BM25 and blend rankings never build one. The small tables of vector hits (cosine,
-//!   hybrid) are still built.
+//!   hybrid) are still built. Methods that read keyword relevance (keyword × temporal
+//!   and the blend) take the query's keyword matches grouped by relevance instead
+//!   ([`keyword_groups`]), found once per query and keyword list, and score only the
+//!   groups whose bound can reach the top `depth` ([`FusionMethod::pruned_ranking`]).
 //!
 //! So the two routes cannot drift: their rankings are equal to the bit
-//! (`tests/pipeline_behaviour.rs` checks it on every configuration).
+//! (`tests/pipeline_behaviour.rs` checks it on every configuration, and
+//! `tests/reference_implementations.rs` on inputs where the cut skips groups).
 //!
 //! Fusion sees one query at a time and must not reach up: it imports `configuration`,
 //! `index` and below, never the pipeline (which decides what is searched and hands the
@@ -37,7 +41,9 @@ pub mod blend;
 pub mod bm25;
 pub mod cosine;
 pub mod hybrid;
+pub mod keyword_groups;
 pub mod keyword_temporal;
+pub mod lexical_memo;
 pub mod ranked_lists;
 pub mod runs;
 
@@ -45,6 +51,7 @@ use crate::configuration::{Fusion, Params, Plan};
 use crate::index::{select_top_by_score_then_id, FactIndex, LexicalIndex, ScoredFacts};
 
 pub use blend::{min_max_normalize, MIN_NORMALIZATION_SPAN};
+pub use lexical_memo::LexicalMemo;
 
 /// One candidate fact and its raw signals.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,6 +135,10 @@ pub struct SignalSources<'a> {
     /// A search engine's text ranking of the query (best first), when the run's engine
     /// ranks text: methods with [`MethodSpec::text_ranking`] read it instead of BM25.
     pub text_hits: Option<&'a [(FactIndex, f64)]>,
+    /// The query's lexical results shared by its configurations (keyword matches
+    /// grouped by relevance, BM25 tops): the streaming route reads them
+    /// ([`FusionMethod::pruned_ranking`]). `None` in the table route.
+    pub lexical_memo: Option<&'a LexicalMemo>,
 }
 
 impl SignalSources<'_> {
@@ -237,6 +248,13 @@ pub trait FusionMethod: Sync {
     fn weighted_terms(&self, _candidates: &[Candidate]) -> Option<Vec<Vec<f64>>> {
         None
     }
+
+    /// The streaming route's ranking found without scoring every candidate, for a
+    /// method that can bound the scores it has not computed; it must equal what ranking
+    /// every candidate gives, to the bit. `None` (the default) ranks every candidate.
+    fn pruned_ranking(&self, _sources: SignalSources<'_>) -> Option<Vec<(FactIndex, f64)>> {
+        None
+    }
 }
 
 /// `weights[0] * terms[0] + weights[1] * terms[1] + ...`, added left to right: the one
@@ -339,6 +357,9 @@ impl<M: FusionMethod> Fuser for M {
     }
 
     fn fused_ranking(&self, sources: SignalSources<'_>) -> Vec<(FactIndex, f64)> {
+        if let Some(ranking) = self.pruned_ranking(sources) {
+            return ranking;
+        }
         self.candidates(
             sources,
             RankAsTheyCome {

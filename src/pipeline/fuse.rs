@@ -11,7 +11,7 @@ use super::state::{progress_bar, Prepared};
 use crate::configuration::{Configuration, Plan};
 use crate::dataset::Query;
 use crate::error::Error;
-use crate::fusion::{self, CandidateTable};
+use crate::fusion::{self, CandidateTable, LexicalMemo};
 use crate::index::FactIndex;
 
 /// Every query's candidate table for one configuration (see
@@ -78,7 +78,7 @@ impl Prepared<'_> {
         plan: Plan,
     ) -> CandidateTable {
         let (table, _) =
-            self.with_signal_sources(query, expansion, configuration, plan, |sources| {
+            self.with_signal_sources(query, expansion, configuration, plan, None, |sources| {
                 fusion::method(plan.fusion).candidate_table(sources)
             });
         table
@@ -87,21 +87,29 @@ impl Prepared<'_> {
     /// One configuration's ranking of one query, how it used HyDE, and the floor its
     /// adaptive floor settled on (when it has one): what fusing its candidate table
     /// gives, mostly without building the table (see [`fusion::Fuser::fused_ranking`]).
+    /// `lexical_memo` is the query's, shared by all its configurations.
     pub(super) fn query_ranking(
         &self,
         query: &Query,
         expansion: &QueryExpansion,
         configuration: &Configuration,
         plan: Plan,
+        lexical_memo: &LexicalMemo,
     ) -> ConfigurationRanking {
-        let ((ranking, settled_floor), hyde) =
-            self.with_signal_sources(query, expansion, configuration, plan, |sources| {
+        let ((ranking, settled_floor), hyde) = self.with_signal_sources(
+            query,
+            expansion,
+            configuration,
+            plan,
+            Some(lexical_memo),
+            |sources| {
                 let method = fusion::method(plan.fusion);
                 (
                     method.fused_ranking(sources),
                     method.adaptive_floor(sources),
                 )
-            });
+            },
+        );
         ConfigurationRanking {
             ranking,
             hyde,

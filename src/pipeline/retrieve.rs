@@ -20,7 +20,7 @@ use super::state::Prepared;
 use crate::configuration::{Configuration, KeywordSource, Params, Plan, SearchVector};
 use crate::dataset::Query;
 use crate::error::Error;
-use crate::fusion::{self, Searches, SignalSources};
+use crate::fusion::{self, LexicalMemo, Searches, SignalSources};
 use crate::index::FactIndex;
 use crate::text::merge_keywords;
 
@@ -197,13 +197,15 @@ impl Prepared<'_> {
     }
 
     /// Runs `compute` on what one configuration's signals for one query come from, and
-    /// says how the configuration used HyDE for it.
+    /// says how the configuration used HyDE for it. `lexical_memo` holds the query's
+    /// shared lexical results for the streaming route (see [`SignalSources::lexical_memo`]).
     pub(super) fn with_signal_sources<R>(
         &self,
         query: &Query,
         expansion: &QueryExpansion,
         configuration: &Configuration,
         plan: Plan,
+        lexical_memo: Option<&LexicalMemo>,
         compute: impl FnOnce(SignalSources<'_>) -> R,
     ) -> (R, HydeOutcome) {
         let inputs = signal_inputs(query, expansion, configuration, plan);
@@ -215,6 +217,7 @@ impl Prepared<'_> {
             lexical: &self.corpus.lexical,
             temporal: self.temporal(configuration),
             text_hits: expansion.text_hits.as_deref(),
+            lexical_memo,
         });
         (result, inputs.hyde)
     }

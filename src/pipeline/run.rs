@@ -22,6 +22,7 @@ use crate::embed::choice::{CacheAccess, EmbedderChoice};
 use crate::embed::{EmbeddingProvider, ProviderIdentity};
 use crate::engine::{EngineSpec, SearchEngine};
 use crate::error::Error;
+use crate::fusion::LexicalMemo;
 use crate::generate::choice::GeneratorChoice;
 use crate::generate::{GeneratorIdentity, HypothesisGenerator};
 use crate::metrics::MetricSettings;
@@ -545,6 +546,7 @@ impl Prepared<'_> {
         let mut retrieval_ms = vec![0.0; configurations.len()];
         self.in_chunks(
             |shared, query, expansion| {
+                let lexical_memo = LexicalMemo::default();
                 let outcomes = configurations
                     .iter()
                     .zip(&shared.plans)
@@ -554,7 +556,13 @@ impl Prepared<'_> {
                             mut ranking,
                             hyde,
                             settled_floor,
-                        } = shared.query_ranking(query, expansion, configuration, *plan);
+                        } = shared.query_ranking(
+                            query,
+                            expansion,
+                            configuration,
+                            *plan,
+                            &lexical_memo,
+                        );
                         if let Some(weights) = &shared.source_weights {
                             apply_weights(&mut ranking, weights);
                         }

@@ -1,0 +1,241 @@
+//! A query's chatcli keyword matches grouped by relevance, and the exact top-k cut that
+//! grouping allows in the streaming route.
+//!
+//! chatcli's keyword relevance of a fact is its per-keyword credits (1 for content, 0.5
+//! for tags) over the number of keywords, so a query's matches take only a few distinct
+//! relevances: [`KeywordGroups`] lists them from the highest, each with its facts in fact
+//! order. Every score that reads keyword relevance in `run` (temporal × relevance, and the
+//! blend of the min-max scaled signals) is a non-decreasing function of the relevance and
+//! the temporal score, computed with non-decreasing floating-point operations, so the
+//! score a group's facts can reach is at most the same function of the group's relevance
+//! and the largest temporal score of any match, computed the same way. [`top_of_groups`]
+//! scores the groups from the highest relevance and stops before the first group whose
+//! bound is below the k-th best score so far (strictly: a fact scoring equal to the k-th
+//! may still enter by its id), which leaves the ranking exactly as scoring every match.
+//!
+//! A query's groups are found once per keyword list and shared by the configurations
+//! that read it (see [`super::LexicalMemo`]).
+
+use std::cell::RefCell;
+
+use crate::index::{top_by_score_then_id, FactIndex, LexicalIndex};
+
+/// One query's keyword matches grouped by relevance.
+pub struct KeywordGroups {
+    /// The matches, a group after another, relevance descending; in fact order within
+    /// a group.
+    facts: Vec<FactIndex>,
+    /// Per group, relevance descending: its relevance and where its facts end in `facts`.
+    groups: Vec<(f64, usize)>,
+    /// The smallest and largest temporal score of the matches, per temporal signal
+    /// asked for (by its address and length: every signal outlives the memo).
+    temporal_ranges: RefCell<Vec<TemporalRange>>,
+}
+
+/// A temporal signal's address and length, and its extremes over the matches.
+type TemporalRange = ((usize, usize), Option<(f64, f64)>);
+
+impl KeywordGroups {
+    pub(super) fn find(lexical: &LexicalIndex, keywords: &[String]) -> KeywordGroups {
+        // A sum of credits is a multiple of 0.5 up to 1.5 per keyword: its half-units
+        // number the group. Relevance is that sum over the number of keywords, rounded
+        // once, so twice the relevance times the count is within far less than 0.5 of
+        // the half-units.
+        let halves = 2.0 * keywords.len() as f64;
+        let slot = |relevance: f64| (relevance * halves + 0.5) as usize;
+        lexical.with_keyword_relevance(keywords, |matches| {
+            // Counted in a first pass, so each group's facts go straight to their place.
+            let mut slots: Vec<(f64, usize)> = Vec::new();
+            for (_, relevance) in matches.peek() {
+                let at = slot(relevance);
+                if at >= slots.len() {
+                    slots.resize(at + 1, (0.0, 0));
+                }
+                slots[at].0 = relevance;
+                slots[at].1 += 1;
+            }
+            slots.retain(|&(_, size)| size > 0);
+            slots.reverse();
+            let mut groups = Vec::with_capacity(slots.len());
+            let mut starts = Vec::with_capacity(slots.len());
+            let mut end = 0;
+            for &(relevance, size) in &slots {
+                starts.push(end);
+                end += size;
+                groups.push((relevance, end));
+            }
+            let mut facts = vec![0; end];
+            let group_of = |relevance: f64| {
+                groups
+                    .iter()
+                    .position(|&(known, _)| known == relevance)
+                    .expect("every relevance was counted")
+            };
+            // The previous fact's group, as most facts share it.
+            let mut last = (f64::NAN, 0);
+            for (fact, relevance) in matches {
+                if relevance != last.0 {
+                    last = (relevance, group_of(relevance));
+                }
+                facts[starts[last.1]] = fact;
+                starts[last.1] += 1;
+            }
+            KeywordGroups {
+                facts,
+                groups,
+                temporal_ranges: RefCell::default(),
+            }
+        })
+    }
+
+    /// The number of matches.
+    pub fn count(&self) -> usize {
+        self.facts.len()
+    }
+
+    /// The groups, relevance descending: (relevance, its facts in fact order).
+    pub fn groups(&self) -> impl Iterator<Item = (f64, &[FactIndex])> + '_ {
+        let starts = std::iter::once(0).chain(self.groups.iter().map(|&(_, end)| end));
+        self.groups
+            .iter()
+            .zip(starts)
+            .map(|(&(relevance, end), start)| (relevance, &self.facts[start..end]))
+    }
+
+    /// The highest and lowest relevance of a match (`None` without matches).
+    pub fn relevance_range(&self) -> Option<(f64, f64)> {
+        Some((self.groups.first()?.0, self.groups.last()?.0))
+    }
+
+    /// The keyword relevance of `fact`: 0 when it matches no keyword.
+    pub fn relevance_of(&self, fact: FactIndex) -> f64 {
+        self.groups()
+            .find(|(_, facts)| facts.binary_search(&fact).is_ok())
+            .map_or(0.0, |(relevance, _)| relevance)
+    }
+
+    /// The smallest and largest of `temporal` over the matches; `None` when there are
+    /// none or some match's temporal score is not finite.
+    pub fn temporal_range(&self, temporal: &[f64]) -> Option<(f64, f64)> {
+        let key = (temporal.as_ptr() as usize, temporal.len());
+        if let Some(&(_, range)) = self
+            .temporal_ranges
+            .borrow()
+            .iter()
+            .find(|(known, _)| *known == key)
+        {
+            return range;
+        }
+        let (min, max, finite) = self.facts.iter().map(|&fact| temporal[fact as usize]).fold(
+            (f64::INFINITY, f64::NEG_INFINITY, true),
+            |(min, max, finite), value| {
+                (min.min(value), max.max(value), finite && value.is_finite())
+            },
+        );
+        let range = (!self.facts.is_empty() && finite).then_some((min, max));
+        self.temporal_ranges.borrow_mut().push((key, range));
+        range
+    }
+}
+
+/// The best `limit` of `seeded` and of the facts of `groups` not in `skip` (sorted), in
+/// score-then-id order, where a fact of a group of relevance `r` scores
+/// `score(fact, r)`, and `bound(r)` is at least the score of any such fact. Groups are
+/// scored from the first into a buffer of at most `2 * limit` pairs; whenever it fills,
+/// only its best `limit` are kept, and pairs behind the last of those are not taken in.
+/// Once `limit` pairs are held, a group whose bound is below the last kept score is not
+/// scored, nor any after it (the bounds must not increase from one group to the next).
+pub fn top_of_groups<'g>(
+    groups: impl IntoIterator<Item = (f64, &'g [FactIndex])>,
+    skip: &[FactIndex],
+    mut kept: Vec<(FactIndex, f64)>,
+    limit: usize,
+    score: impl Fn(FactIndex, f64) -> f64,
+    bound: impl Fn(f64) -> f64,
+) -> Vec<(FactIndex, f64)> {
+    if limit == 0 {
+        return Vec::new();
+    }
+    // Score descending, then fact ascending: true when `a` ranks before `b`.
+    let before = |a: &(FactIndex, f64), b: &(FactIndex, f64)| {
+        b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)).is_lt()
+    };
+    let capacity = limit.saturating_mul(2).max(kept.len());
+    // The last pair kept at the latest pruning: nothing behind it can enter the top.
+    let mut cutoff: Option<(FactIndex, f64)> = None;
+    for (relevance, facts) in groups {
+        if cutoff.is_none() && kept.len() >= limit {
+            top_by_score_then_id(&mut kept, limit);
+            cutoff = Some(kept[limit - 1]);
+        }
+        if cutoff.is_some_and(|(_, last)| bound(relevance).total_cmp(&last).is_lt()) {
+            break;
+        }
+        for &fact in facts {
+            if skip.binary_search(&fact).is_ok() {
+                continue;
+            }
+            let pair = (fact, score(fact, relevance));
+            if cutoff.is_some_and(|cutoff| !before(&pair, &cutoff)) {
+                continue;
+            }
+            if kept.len() >= capacity {
+                top_by_score_then_id(&mut kept, limit);
+                let last = kept[limit - 1];
+                cutoff = Some(last);
+                if !before(&pair, &last) {
+                    continue;
+                }
+            }
+            kept.push(pair);
+        }
+    }
+    top_by_score_then_id(&mut kept, limit);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn groups_below_the_last_kept_score_are_not_scored() {
+        // Relevance 1 for facts 0-4, 0.5 for facts 5-999; the score is the relevance
+        // alone, so after the first group the bound 0.5 is below the third best, 1.
+        let (first, second): (Vec<FactIndex>, Vec<FactIndex>) =
+            ((0..5).collect(), (5..1000).collect());
+        let groups = [(1.0, first.as_slice()), (0.5, second.as_slice())];
+        let scored = Cell::new(0);
+        let top = top_of_groups(
+            groups,
+            &[2],
+            vec![(7, 0.75)],
+            3,
+            |_, relevance| {
+                scored.set(scored.get() + 1);
+                relevance
+            },
+            |relevance| relevance,
+        );
+        assert_eq!(top, vec![(0, 1.0), (1, 1.0), (3, 1.0)]);
+        // Fact 2 is skipped (scored by the caller); the second group is never scored.
+        assert_eq!(scored.get(), 4);
+    }
+
+    #[test]
+    fn a_group_whose_bound_ties_the_last_kept_score_is_scored() {
+        // Facts 0 and 1 score 2, seeded fact 9 scores 1: the second group's bound ties
+        // the third best, so it is scored, and its fact 3 wins the tie on its id.
+        let groups = [(2.0, &[0, 1][..]), (1.0, &[3, 5][..])];
+        let top = top_of_groups(
+            groups,
+            &[],
+            vec![(9, 1.0)],
+            3,
+            |_, relevance| relevance,
+            |relevance| relevance,
+        );
+        assert_eq!(top, vec![(0, 2.0), (1, 2.0), (3, 1.0)]);
+    }
+}
