@@ -262,7 +262,7 @@ mod tests {
         let postings: Vec<(usize, FactIndex, u32)> = (0..40)
             .flat_map(|fact: FactIndex| {
                 (0..3)
-                    .filter(move |list| (fact as usize + list) % (list + 2) == 0)
+                    .filter(move |list| (fact as usize + list).is_multiple_of(list + 2))
                     .map(move |list| (list, fact, 1 + fact % 3 * 100))
             })
             .collect();
