@@ -26,7 +26,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 "$venv/bin/python" - "$binary" "$scifact" "$repeats" "$work" <<'PY'
-import json, resource, statistics, subprocess, sys, time
+import json, os, resource, statistics, subprocess, sys, time
 binary, scifact, repeats, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 python = sys.executable
 
@@ -68,7 +68,9 @@ hyde_retrieve = median(stage["retrieve_ms"] for stage in hyde_stages) / 1000
 bm25s_index = median(stage["index_s"] for stage in bm25s_stages)
 bm25s_retrieve = median(stage["retrieve_s"] for stage in bm25s_stages)
 documents, queries = bm25s_stages[-1]["documents"], bm25s_stages[-1]["queries"]
-print(f"BM25 on SciFact ({documents} documents, {queries} queries, top 1000), median of {repeats}:")
+load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+print(f"BM25 on SciFact ({documents} documents, {queries} queries, top 1000), median of {repeats}, "
+      f"load average {load} at the end:")
 print("| tool | end to end wall (s) | end to end CPU (s) | index (s) | retrieve (s) | nDCG@10 |")
 print("|---|---:|---:|---:|---:|---:|")
 print(f"| hyde-eval run | {hyde_wall:.3f} | {hyde_cpu:.3f} | {hyde_index:.3f} | {hyde_retrieve:.3f} | {hyde_ndcg:.4f} |")

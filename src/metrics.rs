@@ -444,7 +444,7 @@ pub fn evaluate_query(
     if relevant == 0 {
         return None;
     }
-    let grade_of: HashMap<&FactId, Grade> = judgments
+    let grade_of: rustc_hash::FxHashMap<&FactId, Grade> = judgments
         .iter()
         .map(|judgment| (&judgment.fact, judgment.grade))
         .collect();

@@ -4,6 +4,7 @@
 //! BEIR), separated by a newline. Only queries judged in the chosen split are kept; the
 //! others are counted in a note. `metadata` and any other field are ignored, as BEIR does.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -16,14 +17,33 @@ use super::lines::split_lines;
 use super::Dataset;
 use crate::error::{Error, Problem, Problems};
 
+/// A corpus line's fields, borrowed from the line where they hold no escapes.
 #[derive(Deserialize)]
-struct CorpusRecord {
-    #[serde(rename = "_id")]
-    id: String,
-    #[serde(default)]
-    title: String,
-    #[serde(default)]
-    text: String,
+struct CorpusRecord<'a> {
+    #[serde(rename = "_id", borrow)]
+    id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    title: Cow<'a, str>,
+    #[serde(default, borrow)]
+    text: Cow<'a, str>,
+}
+
+impl CorpusRecord<'_> {
+    /// The document's content: its title and text, trimmed, on two lines (either alone
+    /// when the other is blank).
+    fn content(&self) -> String {
+        match (self.title.trim(), self.text.trim()) {
+            ("", text) => text.to_owned(),
+            (title, "") => title.to_owned(),
+            (title, text) => {
+                let mut content = String::with_capacity(title.len() + 1 + text.len());
+                content.push_str(title);
+                content.push('\n');
+                content.push_str(text);
+                content
+            }
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -74,13 +94,9 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
     for line in split_lines(&corpus_path, &corpus, &mut problems) {
         match serde_json::from_str::<CorpusRecord>(line.text) {
             Ok(record) => {
-                let content = match (record.title.trim(), record.text.trim()) {
-                    ("", text) => text.to_owned(),
-                    (title, "") => title.to_owned(),
-                    (title, text) => format!("{title}\n{text}"),
-                };
+                let content = record.content();
                 collection.facts.push((
-                    plain_fact(record.id, content),
+                    plain_fact(record.id.into_owned(), content),
                     Source {
                         path: corpus_path.clone(),
                         line: Some(line.number),

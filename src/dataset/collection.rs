@@ -8,6 +8,8 @@
 //! is reported as a note, never dropped silently.
 
 use std::collections::{HashMap, HashSet};
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 use super::{check_id, ContentHasher, Dataset, Fact, FactId, Grade, Judgment, Manifest, Qrels};
@@ -83,7 +85,7 @@ impl Collection {
     /// Validates ids and references and builds the dataset; every defect is reported.
     pub fn into_dataset(self) -> Result<Dataset, Error> {
         let mut problems = self.problems;
-        let mut fact_lines: HashMap<String, Source> = HashMap::new();
+        let mut fact_lines: FxHashMap<String, Source> = FxHashMap::default();
         let mut facts = Vec::with_capacity(self.facts.len());
         for (fact, source) in self.facts {
             let mut report =
@@ -103,7 +105,7 @@ impl Collection {
                 facts.push(fact);
             }
         }
-        let mut query_lines: HashMap<String, Source> = HashMap::new();
+        let mut query_lines: FxHashMap<String, Source> = FxHashMap::default();
         let mut queries = Vec::with_capacity(self.queries.len());
         for (query, source) in self.queries {
             let mut report =
@@ -124,7 +126,7 @@ impl Collection {
             }
         }
         let mut qrels = Qrels::new();
-        let mut judged: HashMap<(String, String), Source> = HashMap::new();
+        let mut judged: FxHashMap<(String, String), Source> = FxHashMap::default();
         for judgment in self.judgments {
             let source = &judgment.source;
             let mut report =

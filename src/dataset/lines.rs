@@ -19,7 +19,11 @@ pub struct Line<'a> {
 pub fn split_lines<'a>(path: &Path, bytes: &'a [u8], problems: &mut Problems) -> Vec<Line<'a>> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut lines = Vec::new();
-    for (index, raw) in bytes.split(|&byte| byte == b'\n').enumerate() {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    for (index, end) in ends.enumerate() {
+        let raw = &bytes[start..end];
+        start = end + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         match std::str::from_utf8(raw) {
             Ok(text) if text.trim().is_empty() => {}

@@ -12,11 +12,13 @@
 //!   Lucene's). Repeated query terms count once per occurrence, as in Anserini.
 //!
 //! Building is the cost of a lexical run (a search visits only the postings of the query's
-//! terms): facts are tokenized in parallel a chunk at a time (so the tokens of the whole
-//! corpus never exist at once; a fact's BM25 terms are slices of one string), terms are
-//! interned once in a hash map, and each fact's term frequencies are counted per term id
-//! as its terms are read. Postings are stored compressed
-//! (see [`super::postings`]). Only the structures some
+//! terms). BM25 postings are built in parallel over runs of consecutive facts, each with
+//! its own vocabulary: a fact's terms are slices of its lower-cased text, read once and
+//! never stored, each term is interned once per run in a hash map, and a fact's term
+//! frequencies are counted per term id as its terms are read; the runs' vocabularies are
+//! then merged and their lists joined. The keyword vocabularies tokenize facts in
+//! parallel a chunk at a time (so the tokens of the whole corpus never exist at once).
+//! Postings are stored compressed (see [`super::postings`]). Only the structures some
 //! configuration reads are built (see [`LexicalNeeds`]).
 
 use rayon::prelude::*;
@@ -117,39 +119,6 @@ struct Bm25Postings {
     average_length: f64,
 }
 
-/// One fact's BM25 terms (content and tags), in order, back to back in one string.
-struct FactTerms {
-    text: String,
-    /// Where each term ends in `text`.
-    ends: Vec<u32>,
-}
-
-impl FactTerms {
-    fn of(fact: &Fact, analyzer: Analyzer) -> FactTerms {
-        let mut source = fact.content.clone();
-        for tag in &fact.tags {
-            source.push(' ');
-            source.push_str(tag);
-        }
-        let mut terms = FactTerms {
-            text: String::with_capacity(source.len()),
-            ends: Vec::new(),
-        };
-        analyzer.for_each_term(&source, |term| {
-            terms.text.push_str(term);
-            terms.ends.push(terms.text.len() as u32);
-        });
-        terms
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &str> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(self.ends.iter().copied())
-            .map(|(start, end)| &self.text[start as usize..end as usize])
-    }
-}
-
 /// Which lexical structures a run's configurations read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LexicalNeeds {
@@ -167,53 +136,113 @@ pub struct LexicalIndex {
     bm25: Vec<(Analyzer, Bm25Postings)>,
 }
 
-impl Bm25Postings {
-    fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
-        let mut term_ids: FxHashMap<String, u32> = FxHashMap::default();
-        let mut postings = PostingListsBuilder::default();
-        let mut lengths = Vec::with_capacity(facts.len());
+/// Facts per part of a BM25 index built in parallel, at least.
+const BM25_PART_FACTS: usize = 1024;
+
+/// BM25 postings of one run of consecutive facts, with its own term numbering.
+struct Bm25Part {
+    /// Term -> its number in this part, numbered in order of first occurrence.
+    term_ids: FxHashMap<String, u32>,
+    postings: PostingListsBuilder,
+    lengths: Vec<u32>,
+}
+
+impl Bm25Part {
+    /// The postings of `facts`, the first of which is fact `first`.
+    fn build(facts: &[&Fact], first: usize, analyzer: Analyzer) -> Bm25Part {
+        let mut part = Bm25Part {
+            term_ids: FxHashMap::default(),
+            postings: PostingListsBuilder::default(),
+            lengths: Vec::with_capacity(facts.len()),
+        };
         // Per term id: the last fact it occurred in and its frequency there; `distinct`
         // lists the current fact's term ids, each once.
         let mut last_fact: Vec<FactIndex> = Vec::new();
         let mut frequencies: Vec<u32> = Vec::new();
         let mut distinct: Vec<u32> = Vec::new();
-        for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
-            let chunk_terms: Vec<FactTerms> = chunk
-                .par_iter()
-                .map(|fact| FactTerms::of(fact, analyzer))
-                .collect();
-            let first = chunk_number * TOKENIZE_CHUNK;
-            for (offset, terms) in chunk_terms.iter().enumerate() {
-                let fact = (first + offset) as FactIndex;
-                lengths.push(terms.ends.len() as u32);
-                distinct.clear();
-                for term in terms.iter() {
-                    // Terms are interned once: only a term not seen before is copied.
-                    let id = match term_ids.get(term) {
-                        Some(&id) => id,
-                        None => {
-                            let id = term_ids.len() as u32;
-                            term_ids.insert(term.to_owned(), id);
-                            postings.add_list();
-                            last_fact.push(fact);
-                            frequencies.push(0);
-                            distinct.push(id);
-                            id
-                        }
-                    } as usize;
-                    if last_fact[id] != fact {
-                        last_fact[id] = fact;
-                        frequencies[id] = 0;
-                        distinct.push(id as u32);
+        // Content and tags, when there are tags, in one reused string.
+        let mut joined = String::new();
+        for (offset, fact) in facts.iter().enumerate() {
+            let fact_index = (first + offset) as FactIndex;
+            let source = if fact.tags.is_empty() {
+                fact.content.as_str()
+            } else {
+                joined.clear();
+                joined.push_str(&fact.content);
+                for tag in &fact.tags {
+                    joined.push(' ');
+                    joined.push_str(tag);
+                }
+                joined.as_str()
+            };
+            distinct.clear();
+            let mut length = 0u32;
+            analyzer.for_each_term(source, |term| {
+                length += 1;
+                // Terms are interned once: only a term not seen before is copied.
+                let id = match part.term_ids.get(term) {
+                    Some(&id) => id,
+                    None => {
+                        let id = part.term_ids.len() as u32;
+                        part.term_ids.insert(term.to_owned(), id);
+                        part.postings.add_list();
+                        last_fact.push(fact_index);
+                        frequencies.push(0);
+                        distinct.push(id);
+                        id
                     }
-                    frequencies[id] += 1;
+                } as usize;
+                if last_fact[id] != fact_index {
+                    last_fact[id] = fact_index;
+                    frequencies[id] = 0;
+                    distinct.push(id as u32);
                 }
-                // Each term's list gets this fact once, in fact order; the order of the
-                // lists among themselves does not matter.
-                for &id in &distinct {
-                    postings.push(id as usize, fact, frequencies[id as usize]);
-                }
+                frequencies[id] += 1;
+            });
+            part.lengths.push(length);
+            // Each term's list gets this fact once, in fact order; the order of the
+            // lists among themselves does not matter.
+            for &id in &distinct {
+                part.postings
+                    .push(id as usize, fact_index, frequencies[id as usize]);
             }
+        }
+        part
+    }
+}
+
+impl Bm25Postings {
+    /// Builds the postings of runs of consecutive facts in parallel, then joins them:
+    /// the parts' vocabularies are merged (a term new to the whole keeps the order of
+    /// its first occurrence) and each term's lists are concatenated in fact order.
+    fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
+        let part_facts = facts
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(BM25_PART_FACTS);
+        let parts: Vec<Bm25Part> = facts
+            .par_chunks(part_facts)
+            .enumerate()
+            .map(|(number, chunk)| Bm25Part::build(chunk, number * part_facts, analyzer))
+            .collect();
+        let mut term_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut lengths = Vec::with_capacity(facts.len());
+        let mut joined = Vec::with_capacity(parts.len());
+        for part in parts {
+            lengths.extend_from_slice(&part.lengths);
+            // The part's terms in its own numbering, then their numbers in the whole.
+            let mut terms: Vec<String> = vec![String::new(); part.term_ids.len()];
+            for (term, id) in part.term_ids {
+                terms[id as usize] = term;
+            }
+            let targets: Vec<usize> = terms
+                .into_iter()
+                .map(|term| {
+                    let next = term_ids.len() as u32;
+                    *term_ids.entry(term).or_insert(next) as usize
+                })
+                .collect();
+            joined.push((part.postings, targets));
         }
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
         let average_length = if lengths.is_empty() {
@@ -222,8 +251,8 @@ impl Bm25Postings {
             total as f64 / lengths.len() as f64
         };
         Bm25Postings {
+            postings: PostingListsBuilder::join(joined, term_ids.len()),
             term_ids,
-            postings: postings.finish(),
             lengths,
             average_length,
         }

@@ -9,11 +9,14 @@ use integer_encoding::VarInt;
 
 use super::FactIndex;
 
-/// Appends `value` to `bytes` as a varint.
-fn push_varint(bytes: &mut Vec<u8>, value: u64) {
-    let mut buffer = [0u8; 10];
-    let length = value.encode_var(&mut buffer);
-    bytes.extend_from_slice(&buffer[..length]);
+/// Appends `value` to `bytes` as a varint (LEB128, as [`VarInt`] encodes it), a byte at
+/// a time: most values take one.
+fn push_varint(bytes: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        bytes.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    bytes.push(value as u8);
 }
 
 /// Posting lists under construction: facts are pushed in ascending order per list.
@@ -89,10 +92,70 @@ impl PostingListsBuilder {
         }
     }
 
-    /// The finished lists, numbered as they were added.
-    pub fn finish(self) -> PostingLists {
-        let order: Vec<usize> = (0..self.lists.len()).collect();
-        self.finish_in_order(&order)
+    /// Joins lists built over consecutive runs of facts into `list_count` lists, packed
+    /// into one buffer: list `i` of part `k` continues joined list `parts[k].1[i]`. Every
+    /// fact of a part must be greater than every fact of the parts before it. A part's
+    /// list is copied as it is, but for its first posting, whose gap is re-encoded from
+    /// the joined list's last fact.
+    pub fn join(parts: Vec<(PostingListsBuilder, Vec<usize>)>, list_count: usize) -> PostingLists {
+        // The pieces of each joined list, in part order, flat: joined list `j`'s are
+        // `pieces[piece_starts[j]..piece_starts[j + 1]]`, as (part, list).
+        let mut piece_starts = vec![0usize; list_count + 1];
+        let mut total = 0;
+        for (builder, targets) in &parts {
+            debug_assert_eq!(builder.lists.len(), targets.len());
+            for (list, &target) in builder.lists.iter().zip(targets) {
+                piece_starts[target + 1] += 1;
+                total += list.bytes.len();
+            }
+        }
+        for joined in 0..list_count {
+            piece_starts[joined + 1] += piece_starts[joined];
+        }
+        let mut filled = piece_starts.clone();
+        let mut pieces = vec![(0u32, 0u32); piece_starts[list_count]];
+        for (part, (_, targets)) in parts.iter().enumerate() {
+            for (list, &target) in targets.iter().enumerate() {
+                pieces[filled[target]] = (part as u32, list as u32);
+                filled[target] += 1;
+            }
+        }
+        // A re-encoded gap is never longer than the fact it replaces.
+        let mut bytes = Vec::with_capacity(total);
+        let mut starts = Vec::with_capacity(list_count + 1);
+        let mut lengths = Vec::with_capacity(list_count);
+        for joined in 0..list_count {
+            starts.push(bytes.len());
+            let mut length = 0;
+            let mut last: Option<FactIndex> = None;
+            for &(part, list) in &pieces[piece_starts[joined]..piece_starts[joined + 1]] {
+                let list = &parts[part as usize].0.lists[list as usize];
+                if list.length == 0 {
+                    continue;
+                }
+                match last {
+                    None => bytes.extend_from_slice(&list.bytes),
+                    Some(last) => {
+                        // The part's first posting holds its fact itself as the gap.
+                        let (word, word_length) =
+                            u64::decode_var(&list.bytes).expect("posting lists are well-formed");
+                        let fact = (word >> 1) as FactIndex;
+                        debug_assert!(fact > last, "parts ascend");
+                        push_varint(&mut bytes, (u64::from(fact - last) << 1) | (word & 1));
+                        bytes.extend_from_slice(&list.bytes[word_length..]);
+                    }
+                }
+                last = Some(list.last);
+                length += list.length;
+            }
+            lengths.push(length);
+        }
+        starts.push(bytes.len());
+        PostingLists {
+            bytes,
+            starts,
+            lengths,
+        }
     }
 }
 
@@ -193,13 +256,56 @@ mod tests {
     }
 
     #[test]
+    fn joined_parts_equal_one_builder() {
+        // Postings of three lists over facts 0..40, built whole and in three parts whose
+        // lists are numbered differently.
+        let postings: Vec<(usize, FactIndex, u32)> = (0..40)
+            .flat_map(|fact: FactIndex| {
+                (0..3)
+                    .filter(move |list| (fact as usize + list).is_multiple_of(list + 2))
+                    .map(move |list| (list, fact, 1 + fact % 3 * 100))
+            })
+            .collect();
+        let mut whole = PostingListsBuilder::default();
+        for _ in 0..3 {
+            whole.add_list();
+        }
+        for &(list, fact, frequency) in &postings {
+            whole.push(list, fact, frequency);
+        }
+        let whole = whole.finish_in_order(&[0, 1, 2]);
+        let mut parts = Vec::new();
+        for (range, targets) in [
+            (0..7, vec![2, 0, 1]),
+            (7..8, vec![1, 0, 2]),
+            (8..40, vec![0, 1, 2]),
+        ] {
+            let mut part = PostingListsBuilder::default();
+            for _ in 0..3 {
+                part.add_list();
+            }
+            for &(list, fact, frequency) in &postings {
+                if range.contains(&fact) {
+                    let local = targets.iter().position(|&target| target == list).unwrap();
+                    part.push(local, fact, frequency);
+                }
+            }
+            parts.push((part, targets));
+        }
+        let joined = PostingListsBuilder::join(parts, 3);
+        assert_eq!(joined.bytes, whole.bytes);
+        assert_eq!(joined.starts, whole.starts);
+        assert_eq!(joined.lengths, whole.lengths);
+    }
+
+    #[test]
     fn common_postings_take_one_byte() {
         let mut builder = PostingListsBuilder::default();
         let list = builder.add_list();
         for fact in 0..1000 {
             builder.push(list, fact * 3, 1);
         }
-        let lists = builder.finish();
+        let lists = builder.finish_in_order(&[list]);
         assert_eq!(lists.bytes.len(), 1000);
     }
 }

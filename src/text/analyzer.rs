@@ -71,6 +71,25 @@ impl Analyzer {
     pub fn for_each_term(self, text: &str, mut visit: impl FnMut(&str)) {
         match self {
             // word_tokens' split, with stop words dropped.
+            Analyzer::Chatcli if text.is_ascii() => {
+                // Lower-casing ASCII maps each byte to one byte: the words of the
+                // lower-cased text are the text's words, each lower-cased, so only the
+                // words with a capital are copied.
+                let mut lowered = String::new();
+                for_each_ascii_word(text, |word, has_capital| {
+                    let word = if has_capital {
+                        lowered.clear();
+                        lowered.push_str(word);
+                        lowered.make_ascii_lowercase();
+                        lowered.as_str()
+                    } else {
+                        word
+                    };
+                    if !is_stop_word(word) {
+                        visit(word);
+                    }
+                });
+            }
             Analyzer::Chatcli => {
                 for_each_word(&text.to_lowercase(), |word| {
                     if !is_stop_word(word) {
@@ -92,6 +111,53 @@ impl Analyzer {
                 }
             }
         }
+    }
+}
+
+/// What [`for_each_ascii_word`] reads off each ASCII byte: [`WORD`] for a letter or
+/// digit, with [`CAPITAL`] for an upper-case letter; 0 for any other byte.
+const ASCII_CLASSES: [u8; 128] = {
+    let mut classes = [0u8; 128];
+    let mut byte = 0;
+    while byte < 128 {
+        let character = byte as u8;
+        if character.is_ascii_alphanumeric() {
+            classes[byte] = WORD;
+        }
+        if character.is_ascii_uppercase() {
+            classes[byte] |= CAPITAL;
+        }
+        byte += 1;
+    }
+    classes
+};
+const WORD: u8 = 1;
+const CAPITAL: u8 = 2;
+
+/// Calls `visit` with each maximal run of ASCII letters and digits in `text`, which is
+/// ASCII (the words [`for_each_word`] finds there), in order, and whether it holds a
+/// capital. Each byte is classified by one table look-up.
+fn for_each_ascii_word(text: &str, mut visit: impl FnMut(&str, bool)) {
+    let bytes = text.as_bytes();
+    let class = |position: usize| ASCII_CLASSES[usize::from(bytes[position] & 0x7f)];
+    let mut position = 0;
+    while position < bytes.len() {
+        let mut classes = class(position);
+        if classes == 0 {
+            position += 1;
+            continue;
+        }
+        let start = position;
+        position += 1;
+        while position < bytes.len() {
+            let next = class(position);
+            if next == 0 {
+                break;
+            }
+            classes |= next;
+            position += 1;
+        }
+        visit(&text[start..position], classes & CAPITAL != 0);
     }
 }
 
@@ -167,6 +233,23 @@ mod tests {
         assert_eq!(Analyzer::Chatcli.terms(text), expected);
         assert!(Analyzer::Chatcli.terms("").is_empty());
         assert_eq!(Analyzer::Chatcli.terms("é"), vec!["é"]);
+    }
+
+    #[test]
+    fn chatcli_ascii_fast_path_equals_lower_casing_first() {
+        let text = "The RUNNING-costs of X2y, 3.5mg/kg; ABC's a\tb\nQUANDO quandoo Rust";
+        assert!(text.is_ascii());
+        let mut expected = Vec::new();
+        for_each_word(&text.to_lowercase(), |word| {
+            if !is_stop_word(word) {
+                expected.push(word.to_owned());
+            }
+        });
+        assert_eq!(Analyzer::Chatcli.terms(text), expected);
+        assert_eq!(
+            expected,
+            vec!["running", "costs", "x2y", "3", "5mg", "kg", "abc", "s", "b", "quandoo", "rust"]
+        );
     }
 
     #[test]

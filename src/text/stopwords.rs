@@ -2,7 +2,7 @@
 //! seed system (chatcli's `ExtractKeywords`, `retriever.go`). Used by keyword extraction and by the BM25
 //! tokenizer, so both lexical signals ignore the same function words.
 
-/// The list, sorted so membership is a binary search.
+/// The list, sorted (for reading; lookups go through [`STOP_WORD_TABLE`]).
 const STOP_WORDS: [&str; 121] = [
     "a", "about", "ali", "an", "and", "aqui", "are", "as", "at", "be", "been", "being", "but",
     "by", "can", "com", "como", "could", "da", "das", "de", "did", "do", "does", "don't", "dos",
@@ -42,33 +42,47 @@ const fn packed(word: &[u8]) -> u64 {
     key
 }
 
-/// The stop words packed, ascending: membership is a binary search over integers,
-/// without comparing strings.
-const PACKED_STOP_WORDS: [u64; STOP_WORDS.len()] = {
+/// Slots of [`STOP_WORD_TABLE`]: a power of two, about twice the list.
+const STOP_WORD_SLOTS: usize = 256;
+
+/// The slot where the search for packed word `key` starts.
+const fn home_slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % STOP_WORD_SLOTS
+}
+
+/// The stop words packed, in an open-addressing table (linear probing, 0 for an empty
+/// slot): membership is a probe or two over integers, without comparing strings.
+const STOP_WORD_TABLE: [u64; STOP_WORD_SLOTS] = {
     assert!(LONGEST_STOP_WORD <= 8);
-    let mut keys = [0u64; STOP_WORDS.len()];
+    assert!(STOP_WORDS.len() * 2 <= STOP_WORD_SLOTS);
+    let mut table = [0u64; STOP_WORD_SLOTS];
     let mut index = 0;
-    while index < keys.len() {
-        keys[index] = packed(STOP_WORDS[index].as_bytes());
-        // Insertion sort: the list is short and this runs at compile time.
-        let mut position = index;
-        while position > 0 && keys[position - 1] > keys[position] {
-            let swapped = keys[position - 1];
-            keys[position - 1] = keys[position];
-            keys[position] = swapped;
-            position -= 1;
+    while index < STOP_WORDS.len() {
+        let key = packed(STOP_WORDS[index].as_bytes());
+        let mut slot = home_slot(key);
+        while table[slot] != 0 {
+            slot = (slot + 1) % STOP_WORD_SLOTS;
         }
+        table[slot] = key;
         index += 1;
     }
-    keys
+    table
 };
 
 /// True when `word` (already lower-cased) is one of chatcli's stop words.
 pub fn is_stop_word(word: &str) -> bool {
-    word.len() <= LONGEST_STOP_WORD
-        && PACKED_STOP_WORDS
-            .binary_search(&packed(word.as_bytes()))
-            .is_ok()
+    if word.is_empty() || word.len() > LONGEST_STOP_WORD {
+        return false;
+    }
+    let key = packed(word.as_bytes());
+    let mut slot = home_slot(key);
+    loop {
+        match STOP_WORD_TABLE[slot] {
+            0 => return false,
+            stored if stored == key => return true,
+            _ => slot = (slot + 1) % STOP_WORD_SLOTS,
+        }
+    }
 }
 
 #[cfg(test)]
