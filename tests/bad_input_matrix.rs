@@ -159,6 +159,20 @@ fn k_zero_is_refused_and_k_beyond_the_corpus_counts_missing_ranks_as_misses() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("cut-offs must be positive integers"));
 
+    // An empty list in the config file is refused too (found by fuzzing `k = []`).
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("hyde-eval.toml");
+    std::fs::write(&config, "k = []\n").unwrap();
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("cut-offs must be a non-empty list"));
+
     // tiny has 2 facts: at k = 1000, trec_eval's P@1000 divides by 1000 anyway.
     let work = tempfile::tempdir().unwrap();
     let dataset = tiny_copy(work.path(), "tiny");

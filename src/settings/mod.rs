@@ -356,6 +356,11 @@ fn resolve_metrics(
     } else {
         file.k.clone().unwrap_or_else(|| manifest.cutoffs.clone())
     };
+    if cutoffs.is_empty() {
+        return Err(Error::Usage(
+            "k: cut-offs must be a non-empty list of positive integers".into(),
+        ));
+    }
     if cutoffs.contains(&0) {
         return Err(Error::Usage("k: cut-offs must be positive integers".into()));
     }
