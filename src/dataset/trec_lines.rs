@@ -131,6 +131,46 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
+/// A qrels layout: how many fields a judgment line holds, where the document is, and
+/// how a malformed line is reported.
+struct QrelsLayout {
+    /// Lines before the first judgment (BEIR's header).
+    header_lines: usize,
+    fields: usize,
+    document_field: usize,
+    expected: &'static str,
+    hint: &'static str,
+}
+
+/// `qid iteration docno grade`, trec_eval's layout.
+const TREC_QRELS: QrelsLayout = QrelsLayout {
+    header_lines: 0,
+    fields: 4,
+    document_field: 2,
+    expected: "expected 4 fields (qid iteration docno grade)",
+    hint: "TREC qrels lines look like `301 0 FBIS3-10082 1`",
+};
+
+/// `query-id corpus-id score` after BEIR's header line.
+const BEIR_QRELS: QrelsLayout = QrelsLayout {
+    header_lines: 1,
+    fields: 3,
+    document_field: 1,
+    expected: "expected 3 fields (query-id corpus-id score) after the BEIR header",
+    hint: "BEIR qrels lines look like `1\tdoc7\t1`",
+};
+
+/// The layout of qrels `text`: BEIR's when its first line is BEIR's header.
+fn qrels_layout(text: &str) -> &'static QrelsLayout {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first = lines(text).next().unwrap_or_default();
+    if split_fields(first).eq(["query-id", "corpus-id", "score"]) {
+        &BEIR_QRELS
+    } else {
+        &TREC_QRELS
+    }
+}
+
 /// Calls `visit(line, query, document, grade)` for every judgment of qrels `text`;
 /// malformed lines, and lines `visit` rejects with a message, go to `problems`. The one
 /// qrels line reader: `eval`, [`crate::trec`] and the TREC importer all use it.
@@ -140,72 +180,40 @@ pub fn for_each_judgment<'a>(
     problems: &mut Problems,
     mut visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
 ) {
-    let beir = is_beir_qrels(text);
-    for (number, line) in numbered_lines(text, 1).skip(usize::from(beir)) {
-        let mut fields = split_fields(line);
-        let Some(query) = fields.next() else {
-            continue;
-        };
-        if beir {
-            let (Some(document), Some(grade_text), None) =
-                (fields.next(), fields.next(), fields.next())
-            else {
-                problems.push(
-                    Problem::new(
-                        path,
-                        Some(number),
-                        format!(
-                            "expected 3 fields (query-id corpus-id score) after the BEIR header, found {}",
-                            split_fields(line).count()
-                        ),
-                    )
-                    .with_hint("BEIR qrels lines look like `1\tdoc7\t1`"),
-                );
-                continue;
-            };
-            judge(
-                path,
-                problems,
-                number,
-                (query, document),
-                grade_text,
-                &mut visit,
-            );
+    let layout = qrels_layout(text);
+    for (number, line) in numbered_lines(text, 1).skip(layout.header_lines) {
+        // The first four fields, and how many there are in all.
+        let mut found = [""; 4];
+        let mut count = 0;
+        for field in split_fields(line) {
+            if let Some(slot) = found.get_mut(count) {
+                *slot = field;
+            }
+            count += 1;
+        }
+        if count == 0 {
             continue;
         }
-        let (Some(_iteration), Some(document), Some(grade_text), None) =
-            (fields.next(), fields.next(), fields.next(), fields.next())
-        else {
+        if count != layout.fields {
             problems.push(
                 Problem::new(
                     path,
                     Some(number),
-                    format!(
-                        "expected 4 fields (qid iteration docno grade), found {}",
-                        split_fields(line).count()
-                    ),
+                    format!("{}, found {count}", layout.expected),
                 )
-                .with_hint("TREC qrels lines look like `301 0 FBIS3-10082 1`"),
+                .with_hint(layout.hint),
             );
             continue;
-        };
+        }
         judge(
             path,
             problems,
             number,
-            (query, document),
-            grade_text,
+            (found[0], found[layout.document_field]),
+            found[layout.fields - 1],
             &mut visit,
         );
     }
-}
-
-/// Whether qrels `text` is BEIR's TSV: a first line `query-id corpus-id score`, then
-/// `query document grade` lines.
-fn is_beir_qrels(text: &str) -> bool {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let first = lines(text).next().unwrap_or_default();
-    split_fields(first).eq(["query-id", "corpus-id", "score"])
 }
 
 /// Parses one judgment's grade and hands it to `visit`; defects go to `problems`.
@@ -242,11 +250,11 @@ pub fn judged_twice(text: &str, query: &str, document: &str) -> String {
 /// third field of both), for duplicate reports.
 pub fn lines_naming(text: &str, query: &str, document: &str) -> Vec<usize> {
     // BEIR's TSV qrels name the document in the second field.
-    let document_field = if is_beir_qrels(text) { 0 } else { 1 };
+    let document_field = qrels_layout(text).document_field;
     numbered_lines(text, 1)
         .filter(|(_, line)| {
             let mut fields = split_fields(line);
-            fields.next() == Some(query) && fields.nth(document_field) == Some(document)
+            fields.next() == Some(query) && fields.nth(document_field - 1) == Some(document)
         })
         .map(|(number, _)| number)
         .collect()
