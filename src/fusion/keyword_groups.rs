@@ -18,7 +18,7 @@
 
 use std::cell::RefCell;
 
-use crate::index::{top_by_score_then_id, FactIndex, LexicalIndex};
+use crate::index::{BoundedTop, FactIndex, LexicalIndex};
 
 /// One query's keyword matches grouped by relevance.
 pub struct KeywordGroups {
@@ -148,7 +148,7 @@ impl KeywordGroups {
 pub fn top_of_groups<'g>(
     groups: impl IntoIterator<Item = (f64, &'g [FactIndex])>,
     skip: &[FactIndex],
-    mut kept: Vec<(FactIndex, f64)>,
+    kept: Vec<(FactIndex, f64)>,
     limit: usize,
     score: impl Fn(FactIndex, f64) -> f64,
     bound: impl Fn(f64) -> f64,
@@ -156,42 +156,21 @@ pub fn top_of_groups<'g>(
     if limit == 0 {
         return Vec::new();
     }
-    // Score descending, then fact ascending: true when `a` ranks before `b`.
-    let before = |a: &(FactIndex, f64), b: &(FactIndex, f64)| {
-        b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)).is_lt()
-    };
-    let capacity = limit.saturating_mul(2).max(kept.len());
-    // The last pair kept at the latest pruning: nothing behind it can enter the top.
-    let mut cutoff: Option<(FactIndex, f64)> = None;
+    let mut top = BoundedTop::new(limit, kept, 0);
     for (relevance, facts) in groups {
-        if cutoff.is_none() && kept.len() >= limit {
-            top_by_score_then_id(&mut kept, limit);
-            cutoff = Some(kept[limit - 1]);
-        }
-        if cutoff.is_some_and(|(_, last)| bound(relevance).total_cmp(&last).is_lt()) {
+        if top
+            .last_kept()
+            .is_some_and(|(_, last)| bound(relevance).total_cmp(&last).is_lt())
+        {
             break;
         }
         for &fact in facts {
-            if skip.binary_search(&fact).is_ok() {
-                continue;
+            if skip.binary_search(&fact).is_err() {
+                top.offer((fact, score(fact, relevance)));
             }
-            let pair = (fact, score(fact, relevance));
-            if cutoff.is_some_and(|cutoff| !before(&pair, &cutoff)) {
-                continue;
-            }
-            if kept.len() >= capacity {
-                top_by_score_then_id(&mut kept, limit);
-                let last = kept[limit - 1];
-                cutoff = Some(last);
-                if !before(&pair, &last) {
-                    continue;
-                }
-            }
-            kept.push(pair);
         }
     }
-    top_by_score_then_id(&mut kept, limit);
-    kept
+    top.into_sorted()
 }
 
 #[cfg(test)]

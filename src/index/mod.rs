@@ -39,40 +39,94 @@ pub fn top_by_score_then_id(scored: &mut Vec<(FactIndex, f64)>, limit: usize) {
     sort_by_score_then_id(scored);
 }
 
-/// The first `limit` of `scored` in [`sort_by_score_then_id`] order, sorted, holding
-/// at most `2 * limit` pairs at a time: whenever the buffer fills, only its best `limit`
-/// are kept, and pairs behind the last of those are not taken in. The order is total,
-/// so this equals collecting everything and calling [`top_by_score_then_id`], without
-/// materializing every scored fact.
+/// The best `limit` pairs offered so far in [`sort_by_score_then_id`] order, held in a
+/// buffer of at most `2 * limit` pairs (or the seeded pairs, if more): whenever it
+/// fills, only its best `limit` are kept, and pairs behind the last of those are not
+/// taken in. The order is total, so the result equals collecting everything and calling
+/// [`top_by_score_then_id`], without materializing every scored fact.
+pub struct BoundedTop {
+    kept: Vec<(FactIndex, f64)>,
+    limit: usize,
+    capacity: usize,
+    /// The last pair kept at the latest pruning: nothing behind it can enter the top.
+    cutoff: Option<(FactIndex, f64)>,
+}
+
+impl BoundedTop {
+    /// A top of `limit` (at least 1) starting from `seeded`, with room reserved for
+    /// `expected` pairs (up to the buffer's size).
+    pub fn new(limit: usize, seeded: Vec<(FactIndex, f64)>, expected: usize) -> BoundedTop {
+        let capacity = limit.saturating_mul(2).max(seeded.len());
+        let mut kept = seeded;
+        kept.reserve(expected.min(capacity).saturating_sub(kept.len()));
+        BoundedTop {
+            kept,
+            limit,
+            capacity,
+            cutoff: None,
+        }
+    }
+
+    /// Takes `pair` in, unless it ranks behind the last kept pair.
+    #[inline]
+    pub fn offer(&mut self, pair: (FactIndex, f64)) {
+        use std::cmp::Ordering;
+        if self
+            .cutoff
+            .is_some_and(|cutoff| score_then_id(&pair, &cutoff) != Ordering::Less)
+        {
+            return;
+        }
+        if self.kept.len() >= self.capacity {
+            let last = self.prune();
+            if score_then_id(&pair, &last) != Ordering::Less {
+                return;
+            }
+        }
+        self.kept.push(pair);
+    }
+
+    /// A score no pair can be kept below once `limit` pairs are held (the last kept
+    /// pair's at the latest pruning, pruning now if there was none); `None` before.
+    pub fn last_kept(&mut self) -> Option<(FactIndex, f64)> {
+        if self.cutoff.is_none() && self.kept.len() >= self.limit {
+            self.prune();
+        }
+        self.cutoff
+    }
+
+    /// Keeps the best `limit` and returns the last of them, the new cut-off.
+    fn prune(&mut self) -> (FactIndex, f64) {
+        let limit = self.limit;
+        self.kept.select_nth_unstable_by(limit - 1, score_then_id);
+        self.kept.truncate(limit);
+        let last = self.kept[limit - 1];
+        self.cutoff = Some(last);
+        last
+    }
+
+    /// The best `limit` pairs offered, sorted.
+    pub fn into_sorted(mut self) -> Vec<(FactIndex, f64)> {
+        top_by_score_then_id(&mut self.kept, self.limit);
+        self.kept
+    }
+}
+
+/// The first `limit` of `scored` in [`sort_by_score_then_id`] order, sorted, through a
+/// [`BoundedTop`]: equal to collecting everything and calling [`top_by_score_then_id`].
 pub fn select_top_by_score_then_id(
     scored: impl IntoIterator<Item = (FactIndex, f64)>,
     limit: usize,
 ) -> Vec<(FactIndex, f64)> {
-    use std::cmp::Ordering;
     if limit == 0 {
         return Vec::new();
     }
     let scored = scored.into_iter();
-    let bound = limit.saturating_mul(2);
-    let mut kept = Vec::with_capacity(scored.size_hint().0.min(bound));
-    // The last pair kept at the latest pruning: nothing behind it can enter the top.
-    let mut cutoff: Option<(FactIndex, f64)> = None;
+    let mut top = BoundedTop::new(limit, Vec::new(), scored.size_hint().0);
     for pair in scored {
-        if cutoff.is_some_and(|cutoff| score_then_id(&pair, &cutoff) != Ordering::Less) {
-            continue;
-        }
-        if kept.len() == bound {
-            kept.select_nth_unstable_by(limit - 1, score_then_id);
-            kept.truncate(limit);
-            cutoff = Some(kept[limit - 1]);
-            if score_then_id(&pair, &kept[limit - 1]) != Ordering::Less {
-                continue;
-            }
-        }
-        kept.push(pair);
+        top.offer(pair);
     }
-    top_by_score_then_id(&mut kept, limit);
-    kept
+    top.into_sorted()
 }
 
 #[cfg(test)]
