@@ -14,10 +14,11 @@ use rustc_hash::FxHashMap;
 
 use super::bm25::bm25_params;
 use super::{
-    Candidate, CandidateConsumer, FusionMethod, MethodSpec, Scorer, SignalSources, WeightAxis,
+    Candidate, CandidateConsumer, FusionMethod, LexicalMemo, MethodSpec, Scorer, SignalSources,
+    WeightAxis,
 };
 use crate::configuration::Params;
-use crate::index::{select_top_by_score_then_id, FactIndex};
+use crate::index::FactIndex;
 
 /// Axis names of the hybrid's weights, in grid order.
 pub const HYBRID_AXES: [&str; 2] = ["hybrid_vector_weight", "hybrid_text_weight"];
@@ -97,21 +98,17 @@ impl FusionMethod for Hybrid {
         }
         let text_hits = match text_hits {
             Some(served) => served.iter().take(fetch).copied().collect(),
-            None => match sources.lexical_memo {
-                Some(memo) => memo.bm25_top(
+            None => {
+                // The table route has no memo of the query's: a fresh one searches once.
+                let own_memo = LexicalMemo::default();
+                sources.lexical_memo.unwrap_or(&own_memo).bm25_top(
                     lexical,
                     query_text,
                     bm25_params(params),
                     params.bm25_analyzer,
                     fetch,
-                ),
-                None => lexical.with_bm25(
-                    query_text,
-                    bm25_params(params),
-                    params.bm25_analyzer,
-                    |scores| select_top_by_score_then_id(scores, fetch),
-                ),
-            },
+                )
+            }
         };
         for (rank, (fact, _)) in text_hits.into_iter().enumerate() {
             by_fact
