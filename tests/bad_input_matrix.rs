@@ -105,22 +105,23 @@ fn a_100_mb_single_line_is_reported_by_file_line_and_column_without_echoing_it()
     assert!(message.len() < 2_000, "the error echoes the line");
 }
 
-#[test]
-fn unknown_config_keys_are_refused_with_the_closest_name() {
+/// `hyde-eval run --quiet --no-report` with a config file holding `text`.
+fn run_with_config(text: &str) -> Output {
     let work = tempfile::tempdir().unwrap();
     let config = work.path().join("hyde-eval.toml");
-    std::fs::write(
-        &config,
-        "configurations = [\"bm25\"]\n[params]\nbm25_kk = 1.2\n",
-    )
-    .unwrap();
-    let output = hyde_eval(&[
+    std::fs::write(&config, text).unwrap();
+    hyde_eval(&[
         "run",
         "--quiet",
         "--no-report",
         "--config",
         config.to_str().unwrap(),
-    ]);
+    ])
+}
+
+#[test]
+fn unknown_config_keys_are_refused_with_the_closest_name() {
+    let output = run_with_config("configurations = [\"bm25\"]\n[params]\nbm25_kk = 1.2\n");
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(
@@ -160,16 +161,7 @@ fn k_zero_is_refused_and_k_beyond_the_corpus_counts_missing_ranks_as_misses() {
     assert!(stderr(&output).contains("cut-offs must be positive integers"));
 
     // An empty list in the config file is refused too (found by fuzzing `k = []`).
-    let work = tempfile::tempdir().unwrap();
-    let config = work.path().join("hyde-eval.toml");
-    std::fs::write(&config, "k = []\n").unwrap();
-    let output = hyde_eval(&[
-        "run",
-        "--quiet",
-        "--no-report",
-        "--config",
-        config.to_str().unwrap(),
-    ]);
+    let output = run_with_config("k = []\n");
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("cut-offs must be a non-empty list"));
 

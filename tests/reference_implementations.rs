@@ -12,6 +12,7 @@
 mod common;
 
 use hyde_eval::configuration::{Fusion, Params, Weights};
+use hyde_eval::dataset::collection::plain_fact;
 use hyde_eval::dataset::{Dataset, Fact, FactId};
 use hyde_eval::embed::{EmbeddingProvider, HashProvider, TextKind};
 use hyde_eval::fusion::{method, LexicalMemo, Searches, SignalSources};
@@ -230,15 +231,11 @@ proptest::proptest! {
             .iter()
             .enumerate()
             .map(|(position, (content, tags, _))| Fact {
-                id: FactId::from(format!("f{position:03}")),
-                content: content.iter().map(|&word| WORDS[word]).collect::<Vec<_>>().join(" "),
                 tags: tags.iter().map(|&word| WORDS[word].to_string()).collect(),
-                category: None,
-                created_at: None,
-                last_accessed: None,
-                access_count: 0,
-                confidence: None,
-                source: None,
+                ..plain_fact(
+                    format!("f{position:03}"),
+                    content.iter().map(|&word| WORDS[word]).collect::<Vec<_>>().join(" "),
+                )
             })
             .collect();
         let temporal: Vec<f64> = corpus

@@ -8,9 +8,9 @@
 //! is reported as a note, never dropped silently.
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
-use std::path::{Path, PathBuf};
 
 use super::{check_id, ContentHasher, Dataset, Fact, FactId, Grade, Judgment, Manifest, Qrels};
 use super::{Query, QueryId};
