@@ -14,9 +14,10 @@
 //! Building is the cost of a lexical run (a search visits only the postings of the query's
 //! terms). BM25 postings are built in parallel over runs of consecutive facts, each with
 //! its own vocabulary: a fact's terms are slices of its lower-cased text, read once and
-//! never stored, each term is interned once per run in a hash map, and a fact's term
-//! frequencies are counted per term id as its terms are read; the runs' vocabularies are
-//! then merged and their lists joined. The keyword vocabularies tokenize facts in
+//! never stored, each term is interned once per run in a [`TermTable`], a fact's term
+//! frequencies are counted per term id as its terms are read, and its postings are
+//! appended to the run's one buffer; the runs' vocabularies are then merged and their
+//! postings laid out as lists (see [`PostingLists::join`]). The keyword vocabularies tokenize facts in
 //! parallel a chunk at a time (so the tokens of the whole corpus never exist at once).
 //! Postings are stored compressed (see [`super::postings`]). Only the structures some
 //! configuration reads are built (see [`LexicalNeeds`]).
@@ -24,7 +25,8 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::postings::{PostingLists, PostingListsBuilder, Postings};
+use super::postings::{FactRun, PostingLists, PostingListsBuilder, Postings};
+use super::terms::TermTable;
 use super::FactIndex;
 use crate::dataset::Fact;
 use crate::text::{word_tokens, Analyzer};
@@ -111,8 +113,8 @@ impl Vocabulary {
 
 /// BM25 statistics: postings with term frequencies and document lengths.
 struct Bm25Postings {
-    /// Term -> its id, the number of its posting list.
-    term_ids: FxHashMap<String, u32>,
+    /// Each term's number, the number of its posting list.
+    terms: TermTable,
     /// Per term id: (fact, term frequency), facts ascending.
     postings: PostingLists,
     lengths: Vec<u32>,
@@ -141,29 +143,32 @@ const BM25_PART_FACTS: usize = 1024;
 
 /// BM25 postings of one run of consecutive facts, with its own term numbering.
 struct Bm25Part {
-    /// Term -> its number in this part, numbered in order of first occurrence.
-    term_ids: FxHashMap<String, u32>,
-    postings: PostingListsBuilder,
+    /// The part's terms, numbered in order of first occurrence.
+    terms: TermTable,
+    postings: FactRun,
     lengths: Vec<u32>,
 }
 
 impl Bm25Part {
-    /// The postings of `facts`, the first of which is fact `first`.
-    fn build(facts: &[&Fact], first: usize, analyzer: Analyzer) -> Bm25Part {
+    /// The postings of `facts`.
+    fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Part {
+        // Room for one distinct term in 80 bytes of text (a run of 1,024 SciFact
+        // abstracts has one in about 96), so most tables never grow.
+        let text: usize = facts.iter().map(|fact| fact.content.len()).sum();
         let mut part = Bm25Part {
-            term_ids: FxHashMap::default(),
-            postings: PostingListsBuilder::default(),
+            terms: TermTable::with_room(text / 80),
+            postings: FactRun::default(),
             lengths: Vec::with_capacity(facts.len()),
         };
-        // Per term id: the last fact it occurred in and its frequency there; `distinct`
-        // lists the current fact's term ids, each once.
-        let mut last_fact: Vec<FactIndex> = Vec::new();
+        // Per term number: the last fact it occurred in (by offset in the part) and its
+        // frequency there; `distinct` lists the current fact's terms, each once.
+        let mut last_fact: Vec<u32> = Vec::new();
         let mut frequencies: Vec<u32> = Vec::new();
         let mut distinct: Vec<u32> = Vec::new();
         // Content and tags, when there are tags, in one reused string.
         let mut joined = String::new();
         for (offset, fact) in facts.iter().enumerate() {
-            let fact_index = (first + offset) as FactIndex;
+            let offset = offset as u32;
             let source = if fact.tags.is_empty() {
                 fact.content.as_str()
             } else {
@@ -180,32 +185,27 @@ impl Bm25Part {
             analyzer.for_each_term(source, |term| {
                 length += 1;
                 // Terms are interned once: only a term not seen before is copied.
-                let id = match part.term_ids.get(term) {
-                    Some(&id) => id,
-                    None => {
-                        let id = part.term_ids.len() as u32;
-                        part.term_ids.insert(term.to_owned(), id);
-                        part.postings.add_list();
-                        last_fact.push(fact_index);
-                        frequencies.push(0);
-                        distinct.push(id);
-                        id
-                    }
-                } as usize;
-                if last_fact[id] != fact_index {
-                    last_fact[id] = fact_index;
-                    frequencies[id] = 0;
+                let (id, new) = part.terms.intern(term.as_bytes());
+                let id = id as usize;
+                if new {
+                    last_fact.push(offset);
+                    frequencies.push(1);
                     distinct.push(id as u32);
+                } else if last_fact[id] != offset {
+                    last_fact[id] = offset;
+                    frequencies[id] = 1;
+                    distinct.push(id as u32);
+                } else {
+                    frequencies[id] += 1;
                 }
-                frequencies[id] += 1;
             });
             part.lengths.push(length);
-            // Each term's list gets this fact once, in fact order; the order of the
-            // lists among themselves does not matter.
+            // Each term's list gets this fact once; the order of the lists among
+            // themselves does not matter.
             for &id in &distinct {
-                part.postings
-                    .push(id as usize, fact_index, frequencies[id as usize]);
+                part.postings.push(id, frequencies[id as usize]);
             }
+            part.postings.end_fact();
         }
         part
     }
@@ -214,7 +214,8 @@ impl Bm25Part {
 impl Bm25Postings {
     /// Builds the postings of runs of consecutive facts in parallel, then joins them:
     /// the parts' vocabularies are merged (a term new to the whole keeps the order of
-    /// its first occurrence) and each term's lists are concatenated in fact order.
+    /// its first occurrence) and each term's lists are
+    /// concatenated in fact order.
     fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
         let part_facts = facts
             .len()
@@ -222,28 +223,33 @@ impl Bm25Postings {
             .max(BM25_PART_FACTS);
         let parts: Vec<Bm25Part> = facts
             .par_chunks(part_facts)
-            .enumerate()
-            .map(|(number, chunk)| Bm25Part::build(chunk, number * part_facts, analyzer))
+            .map(|chunk| Bm25Part::build(chunk, analyzer))
             .collect();
-        let mut term_ids: FxHashMap<String, u32> = FxHashMap::default();
+        // The whole's vocabulary is at least the largest part's, likely twice it.
+        let largest = parts.iter().map(|part| part.terms.len()).max().unwrap_or(0);
+        let mut terms = TermTable::with_room(largest * 2);
         let mut lengths = Vec::with_capacity(facts.len());
-        let mut joined = Vec::with_capacity(parts.len());
-        for part in parts {
+        let mut targets = Vec::with_capacity(parts.len());
+        for part in &parts {
             lengths.extend_from_slice(&part.lengths);
-            // The part's terms in its own numbering, then their numbers in the whole.
-            let mut terms: Vec<String> = vec![String::new(); part.term_ids.len()];
-            for (term, id) in part.term_ids {
-                terms[id as usize] = term;
-            }
-            let targets: Vec<usize> = terms
-                .into_iter()
-                .map(|term| {
-                    let next = term_ids.len() as u32;
-                    *term_ids.entry(term).or_insert(next) as usize
-                })
+            // The part's terms' numbers in the whole.
+            let part_targets: Vec<u32> = (0..part.terms.len() as u32)
+                .map(|number| terms.intern(part.terms.term(number)).0)
                 .collect();
-            joined.push((part.postings, targets));
+            targets.push(part_targets);
         }
+        let runs: Vec<(FactIndex, &FactRun, &[u32])> = parts
+            .iter()
+            .zip(&targets)
+            .enumerate()
+            .map(|(number, (part, targets))| {
+                (
+                    (number * part_facts) as FactIndex,
+                    &part.postings,
+                    targets.as_slice(),
+                )
+            })
+            .collect();
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
         let average_length = if lengths.is_empty() {
             0.0
@@ -251,8 +257,8 @@ impl Bm25Postings {
             total as f64 / lengths.len() as f64
         };
         Bm25Postings {
-            postings: PostingListsBuilder::join(joined, term_ids.len()),
-            term_ids,
+            postings: PostingLists::join(&runs, terms.len()),
+            terms,
             lengths,
             average_length,
         }
@@ -260,7 +266,7 @@ impl Bm25Postings {
 
     /// The document frequency and postings of `term`, when it occurs.
     fn postings(&self, term: &str) -> Option<(usize, Postings<'_>)> {
-        self.term_ids.get(term).map(|&id| {
+        self.terms.get(term.as_bytes()).map(|id| {
             (
                 self.postings.length(id as usize),
                 self.postings.postings(id as usize),

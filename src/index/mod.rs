@@ -6,6 +6,7 @@
 mod chunked;
 mod lexical;
 mod postings;
+mod terms;
 mod temporal;
 mod vector;
 

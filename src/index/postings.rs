@@ -91,66 +91,136 @@ impl PostingListsBuilder {
             lengths,
         }
     }
+}
 
-    /// Joins lists built over consecutive runs of facts into `list_count` lists, packed
-    /// into one buffer: list `i` of part `k` continues joined list `parts[k].1[i]`. Every
-    /// fact of a part must be greater than every fact of the parts before it. A part's
-    /// list is copied as it is, but for its first posting, whose gap is re-encoded from
-    /// the joined list's last fact.
-    pub fn join(parts: Vec<(PostingListsBuilder, Vec<usize>)>, list_count: usize) -> PostingLists {
-        // The pieces of each joined list, in part order, flat: joined list `j`'s are
-        // `pieces[piece_starts[j]..piece_starts[j + 1]]`, as (part, list).
-        let mut piece_starts = vec![0usize; list_count + 1];
-        let mut total = 0;
-        for (builder, targets) in &parts {
-            debug_assert_eq!(builder.lists.len(), targets.len());
-            for (list, &target) in builder.lists.iter().zip(targets) {
-                piece_starts[target + 1] += 1;
-                total += list.bytes.len();
+/// The postings of a run of consecutive facts, recorded fact by fact in one buffer: each
+/// fact's lists (each once, numbered as the run numbers them) with their frequencies.
+#[derive(Default)]
+pub struct FactRun {
+    /// Per posting: its list's number shifted left once, with the low bit set when a
+    /// frequency other than 1 follows as the next entry.
+    entries: Vec<u32>,
+    /// Where each fact's entries end, in fact order.
+    ends: Vec<u32>,
+}
+
+impl FactRun {
+    /// Records that the current fact is in list `list` `frequency` (>= 1) times; a list
+    /// at most once per fact.
+    pub fn push(&mut self, list: u32, frequency: u32) {
+        debug_assert!(frequency >= 1 && list < 1 << 31);
+        if frequency == 1 {
+            self.entries.push(list << 1);
+        } else {
+            self.entries.push((list << 1) | 1);
+            self.entries.push(frequency);
+        }
+    }
+
+    /// Closes the current fact; the next push is the next fact's.
+    pub fn end_fact(&mut self) {
+        self.ends.push(self.entries.len() as u32);
+    }
+}
+
+/// One joined list's progress while [`PostingLists::join`] lays the lists out.
+#[derive(Clone, Copy, Default)]
+struct JoinedList {
+    /// The last fact placed.
+    last: FactIndex,
+    /// Facts placed so far.
+    length: u32,
+    /// Bytes the list takes (first pass), then where its next byte goes (second).
+    bytes: usize,
+}
+
+/// The bytes [`push_varint`] writes for `value`.
+fn varint_length(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Writes `value` as [`push_varint`] does at `bytes[*at..]`, moving `at` past it.
+fn put_varint(bytes: &mut [u8], at: &mut usize, mut value: u64) {
+    while value >= 0x80 {
+        bytes[*at] = value as u8 | 0x80;
+        *at += 1;
+        value >>= 7;
+    }
+    bytes[*at] = value as u8;
+    *at += 1;
+}
+
+/// Calls `visit` with each posting of `runs` (see [`PostingLists::join`]) in fact order:
+/// its joined list, as it was before the posting, the varint word of its gap in that list
+/// with the flag of a frequency other than 1, and its frequency.
+fn for_each_joined_posting(
+    runs: &[(FactIndex, &FactRun, &[u32])],
+    lists: &mut [JoinedList],
+    mut visit: impl FnMut(&mut JoinedList, u64, u32),
+) {
+    for &(first, run, targets) in runs {
+        let mut at = 0;
+        for (offset, &end) in run.ends.iter().enumerate() {
+            let fact = first + offset as FactIndex;
+            while at < end as usize {
+                let entry = run.entries[at];
+                let list = &mut lists[targets[(entry >> 1) as usize] as usize];
+                let gap = if list.length == 0 {
+                    fact
+                } else {
+                    fact - list.last
+                };
+                let word = (u64::from(gap) << 1) | u64::from(entry & 1);
+                let frequency = if entry & 1 == 1 {
+                    at += 1;
+                    run.entries[at]
+                } else {
+                    1
+                };
+                at += 1;
+                visit(list, word, frequency);
+                list.last = fact;
+                list.length += 1;
             }
         }
-        for joined in 0..list_count {
-            piece_starts[joined + 1] += piece_starts[joined];
-        }
-        let mut filled = piece_starts.clone();
-        let mut pieces = vec![(0u32, 0u32); piece_starts[list_count]];
-        for (part, (_, targets)) in parts.iter().enumerate() {
-            for (list, &target) in targets.iter().enumerate() {
-                pieces[filled[target]] = (part as u32, list as u32);
-                filled[target] += 1;
+    }
+}
+
+impl PostingLists {
+    /// Joins runs of consecutive facts into `list_count` lists packed into one buffer,
+    /// as pushing every posting into one [`PostingListsBuilder`] would: run `(first,
+    /// postings, targets)` holds facts `first`, `first + 1`, ..., and its list `i` is
+    /// joined list `targets[i]`. Every fact of a run must be greater than every fact of
+    /// the runs before it. Two passes over the postings: the first measures each list,
+    /// the second writes each posting in its place.
+    pub fn join(runs: &[(FactIndex, &FactRun, &[u32])], list_count: usize) -> PostingLists {
+        let mut lists = vec![JoinedList::default(); list_count];
+        for_each_joined_posting(runs, &mut lists, |list, word, frequency| {
+            list.bytes += varint_length(word);
+            if word & 1 == 1 {
+                list.bytes += varint_length(u64::from(frequency));
             }
-        }
-        // A re-encoded gap is never longer than the fact it replaces.
-        let mut bytes = Vec::with_capacity(total);
+        });
         let mut starts = Vec::with_capacity(list_count + 1);
         let mut lengths = Vec::with_capacity(list_count);
-        for joined in 0..list_count {
-            starts.push(bytes.len());
-            let mut length = 0;
-            let mut last: Option<FactIndex> = None;
-            for &(part, list) in &pieces[piece_starts[joined]..piece_starts[joined + 1]] {
-                let list = &parts[part as usize].0.lists[list as usize];
-                if list.length == 0 {
-                    continue;
-                }
-                match last {
-                    None => bytes.extend_from_slice(&list.bytes),
-                    Some(last) => {
-                        // The part's first posting holds its fact itself as the gap.
-                        let (word, word_length) =
-                            u64::decode_var(&list.bytes).expect("posting lists are well-formed");
-                        let fact = (word >> 1) as FactIndex;
-                        debug_assert!(fact > last, "parts ascend");
-                        push_varint(&mut bytes, (u64::from(fact - last) << 1) | (word & 1));
-                        bytes.extend_from_slice(&list.bytes[word_length..]);
-                    }
-                }
-                last = Some(list.last);
-                length += list.length;
-            }
-            lengths.push(length);
+        let mut total = 0;
+        for list in &mut lists {
+            starts.push(total);
+            lengths.push(list.length);
+            total += list.bytes;
+            *list = JoinedList {
+                bytes: starts[starts.len() - 1],
+                ..JoinedList::default()
+            };
         }
-        starts.push(bytes.len());
+        starts.push(total);
+        let mut bytes = vec![0u8; total];
+        for_each_joined_posting(runs, &mut lists, |list, word, frequency| {
+            put_varint(&mut bytes, &mut list.bytes, word);
+            if word & 1 == 1 {
+                put_varint(&mut bytes, &mut list.bytes, u64::from(frequency));
+            }
+        });
         PostingLists {
             bytes,
             starts,
@@ -256,8 +326,8 @@ mod tests {
     }
 
     #[test]
-    fn joined_parts_equal_one_builder() {
-        // Postings of three lists over facts 0..40, built whole and in three parts whose
+    fn joined_runs_equal_one_builder() {
+        // Postings of three lists over facts 0..40, built whole and in three runs whose
         // lists are numbered differently.
         let postings: Vec<(usize, FactIndex, u32)> = (0..40)
             .flat_map(|fact: FactIndex| {
@@ -274,28 +344,51 @@ mod tests {
             whole.push(list, fact, frequency);
         }
         let whole = whole.finish_in_order(&[0, 1, 2]);
-        let mut parts = Vec::new();
+        let mut runs = Vec::new();
         for (range, targets) in [
-            (0..7, vec![2, 0, 1]),
+            (0..7, vec![2u32, 0, 1]),
             (7..8, vec![1, 0, 2]),
             (8..40, vec![0, 1, 2]),
         ] {
-            let mut part = PostingListsBuilder::default();
-            for _ in 0..3 {
-                part.add_list();
-            }
-            for &(list, fact, frequency) in &postings {
-                if range.contains(&fact) {
-                    let local = targets.iter().position(|&target| target == list).unwrap();
-                    part.push(local, fact, frequency);
+            let mut run = FactRun::default();
+            for fact in range.clone() {
+                for &(list, _, frequency) in postings.iter().filter(|posting| posting.1 == fact) {
+                    let local = targets
+                        .iter()
+                        .position(|&target| target as usize == list)
+                        .unwrap();
+                    run.push(local as u32, frequency);
                 }
+                run.end_fact();
             }
-            parts.push((part, targets));
+            runs.push((range.start, run, targets));
         }
-        let joined = PostingListsBuilder::join(parts, 3);
+        let runs: Vec<(FactIndex, &FactRun, &[u32])> = runs
+            .iter()
+            .map(|(first, run, targets)| (*first, run, targets.as_slice()))
+            .collect();
+        let joined = PostingLists::join(&runs, 3);
         assert_eq!(joined.bytes, whole.bytes);
         assert_eq!(joined.starts, whole.starts);
         assert_eq!(joined.lengths, whole.lengths);
+    }
+
+    #[test]
+    fn varint_lengths_match_the_encoding() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX) << 1 | 1,
+            u64::MAX,
+        ] {
+            let mut bytes = Vec::new();
+            push_varint(&mut bytes, value);
+            assert_eq!(varint_length(value), bytes.len(), "{value}");
+        }
     }
 
     #[test]
