@@ -14,6 +14,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::stopwords::{is_stop_word_key, stop_word_key, LONGEST_STOP_WORD};
 use super::{is_letter_or_digit, is_stop_word};
 
 /// Lucene's `EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`, sorted.
@@ -74,20 +75,36 @@ impl Analyzer {
             Analyzer::Chatcli if text.is_ascii() => {
                 // Lower-casing ASCII maps each byte to one byte: the words of the
                 // lower-cased text are the text's words, each lower-cased, so only the
-                // words with a capital are copied.
+                // words with a capital are copied. A word short enough to be a stop word
+                // is looked up as one integer, read and lower-cased in place.
+                let bytes = text.as_bytes();
                 let mut lowered = String::new();
-                for_each_ascii_word(text, |word, has_capital| {
-                    let word = if has_capital {
+                for_each_ascii_word(bytes, |start, end, has_capital| {
+                    let length = end - start;
+                    if length <= LONGEST_STOP_WORD {
+                        let word = if start + 8 <= bytes.len() {
+                            u64::from_le_bytes(bytes[start..start + 8].try_into().expect("8 bytes"))
+                                & (u64::MAX >> ((8 - length) * 8))
+                        } else {
+                            bytes[start..end]
+                                .iter()
+                                .rev()
+                                .fold(0, |word, &byte| (word << 8) | u64::from(byte))
+                        };
+                        let word = word | (ascii_range(word, b'A', b'Z') >> 2);
+                        if is_stop_word_key(stop_word_key(word, length)) {
+                            return;
+                        }
+                    }
+                    let word = &text[start..end];
+                    visit(if has_capital {
                         lowered.clear();
                         lowered.push_str(word);
                         lowered.make_ascii_lowercase();
                         lowered.as_str()
                     } else {
                         word
-                    };
-                    if !is_stop_word(word) {
-                        visit(word);
-                    }
+                    });
                 });
             }
             Analyzer::Chatcli => {
@@ -114,50 +131,91 @@ impl Analyzer {
     }
 }
 
-/// What [`for_each_ascii_word`] reads off each ASCII byte: [`WORD`] for a letter or
-/// digit, with [`CAPITAL`] for an upper-case letter; 0 for any other byte.
-const ASCII_CLASSES: [u8; 128] = {
-    let mut classes = [0u8; 128];
-    let mut byte = 0;
-    while byte < 128 {
-        let character = byte as u8;
-        if character.is_ascii_alphanumeric() {
-            classes[byte] = WORD;
-        }
-        if character.is_ascii_uppercase() {
-            classes[byte] |= CAPITAL;
-        }
-        byte += 1;
-    }
-    classes
-};
-const WORD: u8 = 1;
-const CAPITAL: u8 = 2;
+/// Every byte of a word holding `byte`.
+const fn bytes_of(byte: u8) -> u64 {
+    0x0101_0101_0101_0101 * byte as u64
+}
 
-/// Calls `visit` with each maximal run of ASCII letters and digits in `text`, which is
-/// ASCII (the words [`for_each_word`] finds there), in order, and whether it holds a
-/// capital. Each byte is classified by one table look-up.
-fn for_each_ascii_word(text: &str, mut visit: impl FnMut(&str, bool)) {
-    let bytes = text.as_bytes();
-    let class = |position: usize| ASCII_CLASSES[usize::from(bytes[position] & 0x7f)];
-    let mut position = 0;
-    while position < bytes.len() {
-        let mut classes = class(position);
-        if classes == 0 {
-            position += 1;
-            continue;
-        }
-        let start = position;
-        position += 1;
-        while position < bytes.len() {
-            let next = class(position);
-            if next == 0 {
+/// The high bit of each byte of `word` (8 ASCII bytes) that is in `low..=high`, others 0:
+/// adding `0x80 - low` sets a byte's high bit when it is at least `low`, adding
+/// `0x7f - high` when it is above `high`, and no ASCII byte carries into the next.
+#[inline]
+fn ascii_range(word: u64, low: u8, high: u8) -> u64 {
+    word.wrapping_add(bytes_of(0x80 - low))
+        & !word.wrapping_add(bytes_of(0x7f - high))
+        & bytes_of(0x80)
+}
+
+/// The high bits of the bytes of `flags` gathered into its low 8 bits, byte `i`'s as bit `i`.
+#[inline]
+fn gather_high_bits(flags: u64) -> u64 {
+    (flags >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// Bit `i` of the first mask is set when byte `i` of `block` is an ASCII letter or digit,
+/// of the second when it is an upper-case letter.
+#[inline]
+fn classify_block(block: &[u8; 64]) -> (u64, u64) {
+    let mut words = 0;
+    let mut capitals = 0;
+    for (index, chunk) in block.chunks_exact(8).enumerate() {
+        let bytes = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let upper = ascii_range(bytes, b'A', b'Z');
+        let word = upper
+            | ascii_range(bytes | bytes_of(0x20), b'a', b'z')
+            | ascii_range(bytes, b'0', b'9');
+        words |= gather_high_bits(word) << (8 * index);
+        capitals |= gather_high_bits(upper) << (8 * index);
+    }
+    (words, capitals)
+}
+
+/// Calls `visit` with the start and end of each maximal run of ASCII letters and digits
+/// in `text`, which is ASCII (the words [`for_each_word`] finds there), in order, and
+/// whether it holds a capital. The bytes are classified 8 at a time into a bit per byte,
+/// 64 bytes at once, and the words are read off the bits.
+fn for_each_ascii_word(text: &[u8], mut visit: impl FnMut(usize, usize, bool)) {
+    let mut word_start: Option<usize> = None;
+    let mut has_capital = false;
+    let mut padded = [0u8; 64];
+    for (number, chunk) in text.chunks(64).enumerate() {
+        let base = number * 64;
+        let block: &[u8; 64] = match chunk.try_into() {
+            Ok(block) => block,
+            Err(_) => {
+                // The last, short block, followed by bytes that end any word.
+                padded[..chunk.len()].copy_from_slice(chunk);
+                &padded
+            }
+        };
+        let (words, capitals) = classify_block(block);
+        // The bits before `at` are read.
+        let mut at = 0u32;
+        loop {
+            if let Some(start) = word_start {
+                let ends = !words >> at;
+                if ends == 0 {
+                    // The word goes on into the next block.
+                    has_capital |= capitals >> at != 0;
+                    break;
+                }
+                let end = at + ends.trailing_zeros();
+                has_capital |= (capitals & ((1u64 << end) - 1)) >> at != 0;
+                visit(start, base + end as usize, has_capital);
+                word_start = None;
+                has_capital = false;
+                at = end;
+            }
+            let starts = if at < 64 { words >> at } else { 0 };
+            if starts == 0 {
                 break;
             }
-            classes |= next;
-            position += 1;
+            at += starts.trailing_zeros();
+            word_start = Some(base + at as usize);
         }
-        visit(&text[start..position], classes & CAPITAL != 0);
+    }
+    if let Some(start) = word_start {
+        visit(start, text.len(), has_capital);
     }
 }
 
@@ -233,6 +291,36 @@ mod tests {
         assert_eq!(Analyzer::Chatcli.terms(text), expected);
         assert!(Analyzer::Chatcli.terms("").is_empty());
         assert_eq!(Analyzer::Chatcli.terms("é"), vec!["é"]);
+    }
+
+    #[test]
+    fn chatcli_ascii_words_match_word_tokens_across_blocks() {
+        // Pseudo-random ASCII texts of every byte value, letters and stop words made
+        // common, up to three 64-byte blocks long, so words start, end and cross block
+        // boundaries everywhere.
+        let pieces: Vec<String> = (0u8..128)
+            .map(|byte| (byte as char).to_string())
+            .chain(["THE", "of", "Quando", "a", "Xy", "don't", "AbC", "is"].map(String::from))
+            .collect();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            while text.len() < (state >> 40) as usize % 200 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let piece = &pieces[(state >> 33) as usize % pieces.len()];
+                text.push_str(piece);
+                if state >> 63 == 1 {
+                    text.push_str("ab");
+                }
+            }
+            let expected: Vec<String> = crate::text::word_tokens(&text)
+                .into_iter()
+                .filter(|token| !is_stop_word(token))
+                .collect();
+            assert_eq!(Analyzer::Chatcli.terms(&text), expected, "{text:?}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ const STOP_WORDS: [&str; 121] = [
 
 /// The longest stop word, in bytes: longer words skip the search (most words of a
 /// technical text are longer).
-const LONGEST_STOP_WORD: usize = {
+pub const LONGEST_STOP_WORD: usize = {
     let mut longest = 0;
     let mut index = 0;
     while index < STOP_WORDS.len() {
@@ -30,16 +30,22 @@ const LONGEST_STOP_WORD: usize = {
     longest
 };
 
-/// A word of at most 8 bytes as one integer, its bytes big-endian. No byte of a word is
-/// 0, so different words get different keys.
+/// A word of at most 7 bytes as one integer: its bytes little-endian (the first byte
+/// lowest) and its length in the top byte, so different words get different keys.
 const fn packed(word: &[u8]) -> u64 {
     let mut key = 0u64;
     let mut index = 0;
     while index < word.len() {
-        key = (key << 8) | word[index] as u64;
+        key |= (word[index] as u64) << (8 * index);
         index += 1;
     }
-    key
+    stop_word_key(key, word.len())
+}
+
+/// The key [`is_stop_word_key`] takes for a word of `length` bytes (at most
+/// [`LONGEST_STOP_WORD`]), given its bytes little-endian in `bytes`, 0 above them.
+pub const fn stop_word_key(bytes: u64, length: usize) -> u64 {
+    bytes | (length as u64) << 56
 }
 
 /// Slots of [`STOP_WORD_TABLE`]: a power of two, about twice the list.
@@ -53,7 +59,7 @@ const fn home_slot(key: u64) -> usize {
 /// The stop words packed, in an open-addressing table (linear probing, 0 for an empty
 /// slot): membership is a probe or two over integers, without comparing strings.
 const STOP_WORD_TABLE: [u64; STOP_WORD_SLOTS] = {
-    assert!(LONGEST_STOP_WORD <= 8);
+    assert!(LONGEST_STOP_WORD <= 7);
     assert!(STOP_WORDS.len() * 2 <= STOP_WORD_SLOTS);
     let mut table = [0u64; STOP_WORD_SLOTS];
     let mut index = 0;
@@ -74,7 +80,12 @@ pub fn is_stop_word(word: &str) -> bool {
     if word.is_empty() || word.len() > LONGEST_STOP_WORD {
         return false;
     }
-    let key = packed(word.as_bytes());
+    is_stop_word_key(packed(word.as_bytes()))
+}
+
+/// True when the word [`stop_word_key`] made `key` of is one of chatcli's stop words.
+#[inline]
+pub fn is_stop_word_key(key: u64) -> bool {
     let mut slot = home_slot(key);
     loop {
         match STOP_WORD_TABLE[slot] {
@@ -108,5 +119,7 @@ mod tests {
             assert_eq!(is_stop_word(shorter), STOP_WORDS.contains(&shorter));
         }
         assert!(!is_stop_word(""));
+        // A trailing 0 byte makes another word.
+        assert!(is_stop_word("a") && !is_stop_word("a\0"));
     }
 }
