@@ -43,33 +43,33 @@ pub fn write_trec_run_to_depth(
     tag: &str,
     depth: Option<usize>,
 ) -> std::io::Result<()> {
-    // Each line is assembled in one buffer and written whole: formatting through
-    // `write!` cost more than scoring the queries.
-    let mut line: Vec<u8> = Vec::with_capacity(128);
+    // A query's lines are assembled in one buffer and written at once: formatting
+    // through `write!` cost more than scoring the queries.
+    let mut lines: Vec<u8> = Vec::new();
     let mut rank_digits = itoa::Buffer::new();
     for ranking in rankings {
         let kept = depth.map_or(ranking.results.len(), |depth| {
             depth.min(ranking.results.len())
         });
         let results = &ranking.results[..kept];
+        lines.clear();
         for (position, ((fact, _), score)) in results
             .iter()
             .zip(run_scores(results.iter().map(|(_, fused)| *fused)))
             .enumerate()
         {
-            line.clear();
-            line.extend_from_slice(ranking.query.0.as_bytes());
-            line.extend_from_slice(b" Q0 ");
-            line.extend_from_slice(fact.0.as_bytes());
-            line.push(b' ');
-            line.extend_from_slice(rank_digits.format(position + 1).as_bytes());
-            line.push(b' ');
-            score.append_to(&mut line);
-            line.push(b' ');
-            line.extend_from_slice(tag.as_bytes());
-            line.push(b'\n');
-            out.write_all(&line)?;
+            lines.extend_from_slice(ranking.query.0.as_bytes());
+            lines.extend_from_slice(b" Q0 ");
+            lines.extend_from_slice(fact.0.as_bytes());
+            lines.push(b' ');
+            lines.extend_from_slice(rank_digits.format(position + 1).as_bytes());
+            lines.push(b' ');
+            score.append_to(&mut lines);
+            lines.push(b' ');
+            lines.extend_from_slice(tag.as_bytes());
+            lines.push(b'\n');
         }
+        out.write_all(&lines)?;
     }
     Ok(())
 }
@@ -115,7 +115,7 @@ impl RunScore {
         let plain = |magnitude: f64| magnitude == 0.0 || (1e-4..1e15).contains(&magnitude);
         let written = match self {
             RunScore::Double(value) if plain(value.abs()) => {
-                if (value * SHORT_FRACTION_SCALE).fract() != 0.0 {
+                if !is_whole(value * SHORT_FRACTION_SCALE) {
                     let mut digits = ryu::Buffer::new();
                     let shortest = digits.format_finite(value);
                     let shortest = shortest.strip_suffix(".0").unwrap_or(shortest);
@@ -134,6 +134,13 @@ impl RunScore {
 
 /// 2^22: a double times this is whole when it has at most 22 binary fraction digits.
 const SHORT_FRACTION_SCALE: f64 = 4_194_304.0;
+
+/// Whether finite `value` is a whole number, as `value.fract() == 0.0` says, without
+/// `fract`'s call to `trunc`: from 2^52 up every double is whole, and below that a
+/// conversion to `i64` drops exactly the fraction.
+fn is_whole(value: f64) -> bool {
+    value.abs() >= 4_503_599_627_370_496.0 || value as i64 as f64 == value
+}
 
 impl std::fmt::Display for RunScore {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -224,6 +231,22 @@ pub fn read_trec_qrels(path: &Path, text: &str) -> Result<(Qrels, Vec<QueryId>),
 mod tests {
     use super::*;
     use crate::ranking::QueryRanking;
+
+    #[test]
+    fn whole_numbers_are_found_as_fract_finds_them() {
+        let mut values = vec![0.0, -0.0, 0.5, -0.5, 1.0, -3.0, 2.5e-300, 1e15, 1e21, -1e21];
+        values.extend([
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9.3e18,
+            -9.3e18,
+        ]);
+        values.extend((0..2000).map(|step| f64::from(step) * 0.37 - 300.0));
+        values.extend((0..200).map(|power| 2f64.powi(power) + 0.5));
+        for value in values {
+            assert_eq!(is_whole(value), value.fract() == 0.0, "{value}");
+        }
+    }
 
     #[test]
     fn written_runs_read_back_in_the_same_order_despite_ties() {
