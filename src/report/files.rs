@@ -18,6 +18,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -221,10 +222,7 @@ pub fn check_report_replacement(
     configurations: &[String],
 ) -> Result<(), Error> {
     let stored_path = output_dir.join(name).join("results.json");
-    let Ok(text) = std::fs::read(&stored_path) else {
-        return Ok(());
-    };
-    let Ok(stored) = serde_json::from_slice::<StoredIdentity>(&text) else {
+    let Some(stored) = stored_identity(&stored_path) else {
         return Ok(());
     };
     let problem = if stored.dataset.name != dataset {
@@ -256,6 +254,58 @@ pub fn check_report_replacement(
             )),
         )),
     }
+}
+
+/// What [`stored_identity`] last read: the file's path, its [`FileVersion`] and what it
+/// holds.
+type StoredRead = (PathBuf, FileVersion, Arc<StoredIdentity>);
+
+/// The last `results.json` [`stored_identity`] read. A run checks the report it replaces
+/// three times (before the run, and before and under the lock as it writes), and parsing
+/// a large run's `results.json` costs more than the rest of a check: an unchanged file is
+/// parsed once.
+static LAST_STORED_READ: Mutex<Option<StoredRead>> = Mutex::new(None);
+
+/// What identifies one version of a file: its device and inode, size and the times of
+/// its last modification and status change, to the nanosecond.
+#[derive(PartialEq)]
+struct FileVersion([i64; 7]);
+
+impl FileVersion {
+    fn of(metadata: &std::fs::Metadata) -> FileVersion {
+        use std::os::unix::fs::MetadataExt;
+        FileVersion([
+            metadata.dev() as i64,
+            metadata.ino() as i64,
+            metadata.size() as i64,
+            metadata.mtime(),
+            metadata.mtime_nsec(),
+            metadata.ctime(),
+            metadata.ctime_nsec(),
+        ])
+    }
+}
+
+/// The dataset and configurations the `results.json` at `path` holds, `None` when it
+/// cannot be read or parsed. A version of the file read before is not read again.
+fn stored_identity(path: &Path) -> Option<Arc<StoredIdentity>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    // The version of the open file, which is the one read below.
+    let version = FileVersion::of(&file.metadata().ok()?);
+    let mut last = LAST_STORED_READ
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some((last_path, last_version, identity)) = last.as_ref() {
+        if last_path == path && *last_version == version {
+            return Some(Arc::clone(identity));
+        }
+    }
+    let mut text = Vec::new();
+    file.read_to_end(&mut text).ok()?;
+    let identity = Arc::new(serde_json::from_slice::<StoredIdentity>(&text).ok()?);
+    *last = Some((path.to_path_buf(), version, Arc::clone(&identity)));
+    Some(identity)
 }
 
 /// Holds an exclusive lock on an output directory while the guard lives.
