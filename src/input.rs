@@ -7,6 +7,9 @@
 //! descriptor, so what is checked is what is read. Paths a dataset names for itself are
 //! resolved through symlinks before they are held against the dataset directory.
 //!
+//! Large inputs (dataset files, runs and qrels to evaluate) are memory-mapped when they
+//! are plain files ([`read_mapped`]).
+//!
 //! Every file opened here is remembered ([`read_so_far`]), so the writers can refuse to
 //! replace a directory that holds one of the run's own inputs.
 //!
@@ -151,6 +154,44 @@ pub fn or_gzipped(path: &Path) -> PathBuf {
 /// when it is gzip.
 pub fn read(path: &Path) -> Result<Vec<u8>, Error> {
     read_limited(path, u64::MAX)
+}
+
+/// An input file's bytes: memory-mapped (large inputs are read without a copy, and their
+/// pages are the page cache's), or read when mapping is not possible (empty files,
+/// pipes, gzip).
+pub enum InputBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for InputBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            InputBytes::Mapped(map) => map,
+            InputBytes::Read(bytes) => bytes,
+        }
+    }
+}
+
+/// The bytes [`read`] gives for `path`, mapped when it is a plain file.
+pub fn read_mapped(path: &Path) -> Result<InputBytes, Error> {
+    if !is_stdin(path) {
+        let (file, length) = open(path)?;
+        if length > 0 {
+            // SAFETY: the map is read-only and lives while the file is parsed; like
+            // trec_eval (which maps its inputs too), we assume nobody truncates the file
+            // meanwhile.
+            if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+                let named_gz = path.extension().is_some_and(|extension| extension == "gz");
+                if !is_gzip(&map) && !named_gz {
+                    return Ok(InputBytes::Mapped(map));
+                }
+            }
+        }
+    }
+    Ok(InputBytes::Read(read(path)?))
 }
 
 /// Reads the regular file at `path` (or standard input for `-`) whole, decompressed

@@ -1,51 +1,14 @@
 //! `hyde-eval eval`: scores TREC runs against TREC qrels with trec_eval's semantics.
 
 use crate::error::{Error, Problem};
+use crate::input::{read_mapped, InputBytes};
 use crate::settings::{self};
 
 use super::*;
 
-/// An input file's bytes: memory-mapped (large runs are read without a copy), or read
-/// when mapping is not possible (empty files, pipes).
-pub(super) enum InputBytes {
-    Mapped(memmap2::Mmap),
-    Read(Vec<u8>),
-}
-
-impl std::ops::Deref for InputBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            InputBytes::Mapped(map) => map,
-            InputBytes::Read(bytes) => bytes,
-        }
-    }
-}
-
-/// A file's bytes as read (standard input for `-`, gzip decompressed), mapped when it
-/// is a plain file.
-fn read_input(path: &std::path::Path) -> Result<InputBytes, Error> {
-    if !crate::input::is_stdin(path) {
-        let (file, length) = crate::input::open(path)?;
-        if length > 0 {
-            // SAFETY: the map is read-only and lives while the file is evaluated; like
-            // trec_eval (which maps its inputs too), we assume nobody truncates the file
-            // meanwhile.
-            if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
-                let named_gz = path.extension().is_some_and(|extension| extension == "gz");
-                if !crate::input::is_gzip(&map) && !named_gz {
-                    return Ok(InputBytes::Mapped(map));
-                }
-            }
-        }
-    }
-    Ok(InputBytes::Read(crate::input::read(path)?))
-}
-
 /// A run file's bytes as TREC text (ranx JSON and ir_measures records rewritten).
 pub(super) fn read_run(path: &std::path::Path) -> Result<InputBytes, Error> {
-    let bytes = read_input(path)?;
+    let bytes = read_mapped(path)?;
     Ok(match crate::trec::formats::run_as_trec(path, &bytes)? {
         Some(rewritten) => InputBytes::Read(rewritten),
         None => bytes,
@@ -55,7 +18,7 @@ pub(super) fn read_run(path: &std::path::Path) -> Result<InputBytes, Error> {
 /// A qrels file's bytes as TREC text (ranx JSON and ir_measures records rewritten; BEIR
 /// TSV is read as it is).
 pub(super) fn read_qrels(path: &std::path::Path) -> Result<InputBytes, Error> {
-    let bytes = read_input(path)?;
+    let bytes = read_mapped(path)?;
     Ok(match crate::trec::formats::qrels_as_trec(path, &bytes)? {
         Some(rewritten) => InputBytes::Read(rewritten),
         None => bytes,

@@ -63,8 +63,9 @@ impl Collection {
         }
     }
 
-    /// Reads a file of the collection (or its `.gz`), adding it to the content hash.
-    pub fn read(&mut self, relative: &Path) -> Result<Vec<u8>, Error> {
+    /// Reads a file of the collection (or its `.gz`), mapped when it is a plain file,
+    /// adding it to the content hash.
+    pub fn read(&mut self, relative: &Path) -> Result<crate::input::InputBytes, Error> {
         let path = crate::input::or_gzipped(&self.root.join(relative));
         if let crate::input::Entry::Other(what) = crate::input::entry(&path) {
             return Err(crate::input::not_a_file(&path, what));
@@ -76,7 +77,7 @@ impl Collection {
                 ),
             ));
         }
-        let bytes = crate::input::read(&path)?;
+        let bytes = crate::input::read_mapped(&path)?;
         self.hasher
             .add(&relative.to_string_lossy().replace('\\', "/"), &bytes);
         Ok(bytes)
