@@ -20,7 +20,9 @@
 //! postings laid out as lists (see [`PostingLists::join`]). The keyword vocabularies tokenize facts in
 //! parallel a chunk at a time (so the tokens of the whole corpus never exist at once).
 //! Postings are stored compressed (see [`super::postings`]). Only the structures some
-//! configuration reads are built (see [`LexicalNeeds`]).
+//! configuration reads are built (see [`LexicalNeeds`]). A keyword vocabulary's list
+//! that the chatcli BM25 postings hold too (the same term, the same facts: a content
+//! term of a fact without tags, say) is read from them rather than kept twice.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -59,10 +61,17 @@ fn for_each_tokenized(
 
 /// A sorted vocabulary mapping each distinct token to the facts that contain it.
 struct Vocabulary {
-    /// Distinct tokens, ascending; term `i`'s facts are list `i` of `facts`.
+    /// Distinct tokens, ascending; term `i`'s facts are list `i` of `facts`, unless
+    /// `borrowed` names a list of the chatcli BM25 postings for it.
     terms: Vec<Box<str>>,
     facts: PostingLists,
+    /// Per term, the list of the chatcli BM25 postings holding exactly its facts (its
+    /// own list is then empty), or [`NOT_BORROWED`]; empty when no list is borrowed.
+    borrowed: Vec<u32>,
 }
+
+/// A [`Vocabulary`] term whose facts are its own list.
+const NOT_BORROWED: u32 = u32::MAX;
 
 impl Vocabulary {
     /// The vocabulary of `field`'s tokens over `facts`.
@@ -91,14 +100,54 @@ impl Vocabulary {
                 .into_iter()
                 .map(|(term, _)| term.into_boxed_str())
                 .collect(),
+            borrowed: Vec::new(),
+        }
+    }
+
+    /// Reads from `lender` (the chatcli BM25 postings) every list it holds too: the
+    /// same term with the same facts, compared posting by posting. Those lists are
+    /// dropped from this vocabulary's own.
+    fn borrow_from(&mut self, lender: &Bm25Postings) {
+        let facts = &self.facts;
+        let borrowed: Vec<u32> = self
+            .terms
+            .par_iter()
+            .enumerate()
+            .map(|(list, term)| match lender.term_ids.get(&**term) {
+                Some(&id)
+                    if lender.postings.length(id as usize) == facts.length(list)
+                        && lender
+                            .postings
+                            .postings(id as usize)
+                            .map(|(fact, _)| fact)
+                            .eq(facts.postings(list).map(|(fact, _)| fact)) =>
+                {
+                    id
+                }
+                _ => NOT_BORROWED,
+            })
+            .collect();
+        if borrowed.iter().any(|&id| id != NOT_BORROWED) {
+            self.facts = self.facts.keeping(|list| borrowed[list] == NOT_BORROWED);
+            self.borrowed = borrowed;
+        }
+    }
+
+    /// The postings of term `term`: its own list, or the one it borrows from `lender`
+    /// (the postings [`Self::borrow_from`] was given).
+    fn list<'a>(&'a self, term: usize, lender: Option<&'a PostingLists>) -> Postings<'a> {
+        match (self.borrowed.get(term), lender) {
+            (Some(&id), Some(lender)) if id != NOT_BORROWED => lender.postings(id as usize),
+            _ => self.facts.postings(term),
         }
     }
 
     /// The facts of every token that matches `keyword` under chatcli's rule, one
-    /// iterator per token.
+    /// iterator per token; `lender` holds the lists this vocabulary borrows.
     fn matching<'a>(
         &'a self,
         keyword: &'a str,
+        lender: Option<&'a PostingLists>,
     ) -> impl Iterator<Item = impl Iterator<Item = FactIndex> + 'a> + 'a {
         let allows_prefix = keyword.chars().count() >= 4;
         let start = self.terms.partition_point(|term| &**term < keyword);
@@ -107,7 +156,7 @@ impl Vocabulary {
             .take_while(move |term| term.starts_with(keyword))
             .enumerate()
             .filter(move |(_, term)| allows_prefix || &***term == keyword)
-            .map(move |(offset, _)| self.facts.postings(start + offset).map(|(fact, _)| fact))
+            .map(move |(offset, _)| self.list(start + offset, lender).map(|(fact, _)| fact))
     }
 }
 
@@ -278,7 +327,7 @@ impl Bm25Postings {
 impl LexicalIndex {
     /// Builds what `needs` asks for over `facts`, addressed by their position.
     pub fn build(facts: &[&Fact], needs: &LexicalNeeds) -> LexicalIndex {
-        let keyword_vocabularies = needs.keywords.then(|| {
+        let mut keyword_vocabularies = needs.keywords.then(|| {
             (
                 Vocabulary::build(facts, |fact| word_tokens(&fact.content)),
                 Vocabulary::build(facts, |fact| word_tokens(&fact.tags.join(" "))),
@@ -290,11 +339,28 @@ impl LexicalIndex {
                 bm25.push((analyzer, Bm25Postings::build(facts, analyzer)));
             }
         }
-        LexicalIndex {
+        let mut index = LexicalIndex {
             fact_count: facts.len(),
-            keyword_vocabularies,
+            keyword_vocabularies: None,
             bm25,
+        };
+        if let (Some((content, tags)), Some(lender)) =
+            (&mut keyword_vocabularies, index.keyword_lender())
+        {
+            content.borrow_from(lender);
+            tags.borrow_from(lender);
         }
+        index.keyword_vocabularies = keyword_vocabularies;
+        index
+    }
+
+    /// The chatcli BM25 postings, when they are built: the keyword vocabularies borrow
+    /// the lists they share with them (see [`Vocabulary::borrow_from`]).
+    fn keyword_lender(&self) -> Option<&Bm25Postings> {
+        self.bm25
+            .iter()
+            .find(|(analyzer, _)| *analyzer == Analyzer::Chatcli)
+            .map(|(_, postings)| postings)
     }
 
     /// chatcli keyword relevance of every fact with relevance > 0, by fact position.
@@ -317,6 +383,7 @@ impl LexicalIndex {
             .keyword_vocabularies
             .as_ref()
             .expect("keyword vocabularies are built when a configuration reads keywords");
+        let lender = self.keyword_lender().map(|lender| &lender.postings);
         let fact_count = self.fact_count;
         with_accumulators(fact_count, |accumulators| {
             let Accumulators {
@@ -337,7 +404,7 @@ impl LexicalIndex {
                     continue;
                 }
                 for (vocabulary, credit) in [(content, 1.0), (tags, 0.5)] {
-                    for facts in vocabulary.matching(&keyword) {
+                    for facts in vocabulary.matching(&keyword, lender) {
                         for fact in facts {
                             let stamp = &mut stamps[fact as usize];
                             if *stamp != pass {
@@ -604,6 +671,53 @@ mod tests {
         assert_eq!(index.keyword_relevance(&strings(&["gola"])), vec![(2, 0.5)]);
         // "gol" (3 chars) needs an exact match: none.
         assert!(index.keyword_relevance(&strings(&["gol"])).is_empty());
+    }
+
+    #[test]
+    fn keyword_lists_borrowed_from_bm25_match_the_same_facts() {
+        let corpus = facts(&[
+            ("alpha beta the", &[]),
+            ("beta gamma", &["beta"]),
+            ("alphabet", &["alpha"]),
+            ("the gamma", &["delta"]),
+        ]);
+        let keywords_only = LexicalIndex::build(
+            &refs(&corpus),
+            &LexicalNeeds {
+                keywords: true,
+                bm25_analyzers: Vec::new(),
+            },
+        );
+        let lending = LexicalIndex::build(
+            &refs(&corpus),
+            &LexicalNeeds {
+                keywords: true,
+                bm25_analyzers: vec![Analyzer::Chatcli],
+            },
+        );
+        let (content, tags) = lending.keyword_vocabularies.as_ref().unwrap();
+        let borrowed = |vocabulary: &Vocabulary, term: &str| {
+            let list = vocabulary.terms.iter().position(|known| &**known == term);
+            vocabulary.borrowed[list.unwrap()] != NOT_BORROWED
+        };
+        // Same facts in both: borrowed. "alpha" is also a tag of fact 2 and "the" a
+        // stop word: kept.
+        assert!(borrowed(content, "beta") && borrowed(content, "gamma"));
+        assert!(!borrowed(content, "alpha") && !borrowed(content, "the"));
+        assert!(borrowed(tags, "delta") && !borrowed(tags, "beta"));
+        for keywords in [
+            &["alpha"][..],
+            &["beta", "the"],
+            &["gamma", "delta"],
+            &["alph"],
+            &["alpha", "beta", "gamma", "delta", "the", "missing"],
+        ] {
+            assert_eq!(
+                lending.keyword_relevance(&strings(keywords)),
+                keywords_only.keyword_relevance(&strings(keywords)),
+                "{keywords:?}"
+            );
+        }
     }
 
     #[test]

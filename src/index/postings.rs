@@ -244,6 +244,29 @@ impl PostingLists {
         self.lengths[list] as usize
     }
 
+    /// A copy of these lists with those for which `keep` is false emptied.
+    pub fn keeping(&self, keep: impl Fn(usize) -> bool) -> PostingLists {
+        let mut bytes = Vec::new();
+        let mut starts = Vec::with_capacity(self.starts.len());
+        let mut lengths = Vec::with_capacity(self.lengths.len());
+        for (list, &length) in self.lengths.iter().enumerate() {
+            starts.push(bytes.len());
+            if keep(list) {
+                bytes.extend_from_slice(&self.bytes[self.starts[list]..self.starts[list + 1]]);
+                lengths.push(length);
+            } else {
+                lengths.push(0);
+            }
+        }
+        starts.push(bytes.len());
+        bytes.shrink_to_fit();
+        PostingLists {
+            bytes,
+            starts,
+            lengths,
+        }
+    }
+
     /// The postings of list `list`: (fact, frequency), facts ascending.
     pub fn postings(&self, list: usize) -> Postings<'_> {
         Postings {
@@ -323,6 +346,29 @@ mod tests {
         assert_eq!(lists.postings(0).collect::<Vec<_>>(), vec![(5, 1)]);
         assert_eq!(lists.postings(1).count(), 0);
         assert_eq!(lists.length(1), 0);
+    }
+
+    #[test]
+    fn kept_lists_read_the_same_and_the_others_are_empty() {
+        let mut builder = PostingListsBuilder::default();
+        for list in 0..3 {
+            builder.add_list();
+            for fact in 0..5 {
+                builder.push(list, fact * (list as FactIndex + 1), fact + 1);
+            }
+        }
+        let lists = builder.finish_in_order(&[0, 1, 2]);
+        let kept = lists.keeping(|list| list != 1);
+        for list in [0, 2] {
+            assert_eq!(
+                kept.postings(list).collect::<Vec<_>>(),
+                lists.postings(list).collect::<Vec<_>>()
+            );
+            assert_eq!(kept.length(list), 5);
+        }
+        assert_eq!(kept.postings(1).count(), 0);
+        assert_eq!(kept.length(1), 0);
+        assert!(kept.bytes.len() < lists.bytes.len());
     }
 
     #[test]

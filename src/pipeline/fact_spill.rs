@@ -22,7 +22,8 @@ pub const SPILL_MIN_BYTES: usize = 64 << 20;
 pub struct SpilledFacts {
     file: File,
     count: usize,
-    /// Where each fact's content (its length, then its bytes) is in the file.
+    /// Where each fact's content (its length, then its bytes) is in the file; freed
+    /// once the contents are read ([`SpilledFacts::contents_read`]).
     contents: Vec<u64>,
 }
 
@@ -207,6 +208,13 @@ impl SpilledFacts {
         }
     }
 
+    /// Frees where each content is in the file (8 bytes a fact): once the texts are
+    /// embedded, only [`SpilledFacts::restore`] reads the file, from its start. The
+    /// contents can no longer be read after this.
+    pub fn contents_read(&mut self) {
+        self.contents = Vec::new();
+    }
+
     fn read_content(&self, position: u32) -> Result<String, Error> {
         let start = *self.contents.get(position as usize).ok_or_else(changed)?;
         let mut file = &self.file;
@@ -312,8 +320,11 @@ mod tests {
             .for_each_chunk(2, &mut |_| Ok(()))
             .unwrap_err();
         assert!(error.to_string().contains("came back changed"), "{error}");
+        let mut spilled = spilled;
+        spilled.contents_read();
         spilled.restore(&mut facts).unwrap();
         assert_eq!(facts.len(), 4);
+        assert_eq!(facts[1].tags, vec!["t".to_string()]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Retrieve: queries in chunks. Each chunk's vectors are read back (when they wait on
 //! disk) and every vector some configuration searches is searched in one batch, as deep
-//! as the deepest configuration reads it; then each query is mapped in parallel and its
-//! vectors and hits dropped. Also what one configuration searches with for one query
+//! as the deepest configuration reads it; then its queries are mapped in parallel, a
+//! few at a time, each query's vectors and hits dropped once it is mapped. Also what one configuration searches with for one query
 //! (its hypotheses after the skip heuristics and fallbacks, its keywords, its search
 //! vectors' hits): the [`crate::fusion::SignalSources`] its fusion method reads.
 //!
@@ -24,19 +24,23 @@ use crate::fusion::{self, LexicalMemo, Searches, SignalSources};
 use crate::index::FactIndex;
 use crate::text::merge_keywords;
 
-/// Queries retrieved together: their vector searches run as one batch and their rankings
-/// are handed to the sinks before the next chunk starts, which bounds the memory held
-/// by hits and rankings whatever the number of queries. A chunk's rankings take about
-/// 24 bytes per entry per configuration (30 MB for ten configurations at depth 1,000);
-/// 128 queries still fill both query blocks of a two-thread batch search.
+/// Queries retrieved together: their vector searches run as one batch, and their hits
+/// are all dropped before the next chunk starts, which bounds the memory they hold
+/// whatever the number of queries; 128 queries still fill both query blocks of a
+/// two-thread batch search.
 const CHUNK_QUERIES: usize = 128;
+
+/// Queries of a chunk mapped together: their rankings are handed on before the next
+/// ones are mapped. Rankings take about 24 bytes per entry per configuration (7.7 MB
+/// for 32 queries and ten configurations at depth 1,000, a quarter of a whole chunk's).
+const MAP_QUERIES: usize = 32;
 
 impl Prepared<'_> {
     /// Runs `per_query` on every query, [`CHUNK_QUERIES`] at a time: a chunk's vectors
-    /// (read back first when they wait on disk) are searched in one batch, its queries
-    /// mapped in parallel (each query's vectors and search hits dropped once it is
-    /// mapped), and `consume` takes the chunk's queries and results, in order, before
-    /// the next chunk starts.
+    /// (read back first when they wait on disk) are searched in one batch, then its
+    /// queries are mapped in parallel [`MAP_QUERIES`] at a time (each query's vectors
+    /// and search hits dropped once it is mapped), and `consume` takes each such run of
+    /// queries and their results, in order, before the next is mapped.
     pub(super) fn in_chunks<T: Send>(
         &mut self,
         per_query: impl Fn(&Self, &Query, &mut QueryExpansion) -> T + Sync,
@@ -56,19 +60,24 @@ impl Prepared<'_> {
                     spilled.restore(first, chunk)?;
                 }
                 shared.search(queries, chunk, &mut ann)?;
-                let results = queries
-                    .par_iter()
-                    .zip(chunk.par_iter_mut())
-                    .map(|(query, expansion)| {
-                        let result = per_query(shared, query, expansion);
-                        expansion.query_vector = None;
-                        expansion.hypothesis_vectors = Vec::new();
-                        expansion.search_hits = FxHashMap::default();
-                        expansion.text_hits = None;
-                        result
+                queries
+                    .chunks(MAP_QUERIES)
+                    .zip(chunk.chunks_mut(MAP_QUERIES))
+                    .try_for_each(|(queries, expansions)| {
+                        let results = queries
+                            .par_iter()
+                            .zip(expansions.par_iter_mut())
+                            .map(|(query, expansion)| {
+                                let result = per_query(shared, query, expansion);
+                                expansion.query_vector = None;
+                                expansion.hypothesis_vectors = Vec::new();
+                                expansion.search_hits = FxHashMap::default();
+                                expansion.text_hits = None;
+                                result
+                            })
+                            .collect();
+                        consume(queries, results)
                     })
-                    .collect();
-                consume(queries, results)
             });
         self.expansions = expansions;
         self.ann = ann;

@@ -225,8 +225,8 @@ pub fn execute(
     let indexed = indexed.weighting_sources(source_weights);
     // A large corpus' facts wait on disk from here until the report; the embedder
     // reads their texts back a chunk at a time.
-    let spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
-    let output = match &spilled {
+    let mut spilled = SpilledFacts::take(&mut dataset.facts, SPILL_MIN_BYTES)?;
+    let prepared = match &spilled {
         Some(spilled) => {
             let order = indexed.fact_order().to_vec();
             indexed.embed(&spilled.contents(&order), queries)
@@ -235,8 +235,11 @@ pub fn execute(
             let texts = indexed.texts_of(&dataset.facts);
             indexed.embed(&texts, queries)
         }
+    };
+    if let Some(spilled) = &mut spilled {
+        spilled.contents_read();
     }
-    .and_then(|mut prepared| {
+    let output = prepared.and_then(|mut prepared| {
         if let (Some(engine), Some(embedder), Some(spec)) =
             (&engine, embedder.as_deref(), &settings.engine)
         {
