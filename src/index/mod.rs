@@ -3,6 +3,8 @@
 //! temporal signal. Facts are addressed by their position in the corpus, which is sorted
 //! by fact id, so "ties by id ascending" is "ties by position ascending" everywhere.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod chunked;
 mod lexical;
 mod postings;

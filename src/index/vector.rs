@@ -10,21 +10,28 @@
 //! one of the vector as embedded, and the f32 scan of [`FlatIndex::search_batch`] can
 //! neither overflow nor underflow.
 //!
-//! [`FlatIndex::search_batch`] answers many queries at once, exactly: blocks of queries
-//! times blocks of facts by f32 matrix multiply (the `gemm` crate), a running cut-off per
-//! query keeping every fact whose f32 cosine is within twice the f32 error bound of the
-//! current top `limit`, then the survivors rescored in f64 as [`FlatIndex::search`]
-//! scores them. It returns what `search` returns for each query, bit for bit.
+//! [`FlatIndex::search_batch`] answers many queries at once, exactly, in two passes over
+//! a block of queries. The screen computes every query's cosine with every fact in low
+//! precision: bfloat16 products summed in f32 on CPUs with AVX-512 BF16 (`avx512`),
+//! else an f32 matrix multiply (the `gemm` crate). It keeps, per query, every fact whose
+//! screening cosine is within twice the screen's error bound of the query's `limit`-th
+//! best, so every fact of the final top is kept. The rescoring then computes the kept
+//! facts' cosines in f64 as [`FlatIndex::search`] does, a block of facts at a time for
+//! all the queries, so each row is read from memory once per block of queries. It
+//! returns what `search` returns for each query, bit for bit.
 
 use rayon::prelude::*;
 
-use super::{sort_by_score_then_id, FactIndex};
+use super::{sort_by_score_then_id, top_by_score_then_id, FactIndex};
 
 /// At most this many queries per matrix multiply: each block of facts is packed once per
 /// query block, so larger blocks reuse it more.
 const MAX_QUERY_BLOCK: usize = 256;
 /// Facts per matrix multiply.
 const FACT_BLOCK: usize = 4096;
+/// Facts per step of the rescoring: their rows (1.5 MiB at 384 dimensions) stay in
+/// cache while every query's candidates among them are rescored.
+const RESCORE_BLOCK: usize = 1024;
 
 /// Fact vectors, each scaled by a power of two, one row per fact.
 pub struct FlatIndex {
@@ -70,6 +77,8 @@ impl Rows {
 /// multiplies.
 struct Query<'a> {
     vector: &'a [f32],
+    /// `vector` in f64 (exactly), for the rescoring's four-at-a-time dot products.
+    wide: Vec<f64>,
     squared_norm: f64,
     unit: Vec<f32>,
 }
@@ -92,6 +101,7 @@ impl Query<'_> {
             .collect();
         Some(Query {
             vector,
+            wide: vector.iter().map(|&value| f64::from(value)).collect(),
             squared_norm,
             unit,
         })
@@ -269,12 +279,23 @@ impl FlatIndex {
         limit: usize,
         floor: f64,
     ) -> Vec<Vec<(FactIndex, f64)>> {
+        self.search_batch_by(Scan::for_this_cpu(), queries, limit, floor)
+    }
+
+    /// [`FlatIndex::search_batch`] with the given first pass.
+    fn search_batch_by(
+        &self,
+        scan: Scan,
+        queries: &[&[f32]],
+        limit: usize,
+        floor: f64,
+    ) -> Vec<Vec<(FactIndex, f64)>> {
         let dimension = self.dimension;
         let facts = self.len();
         if facts == 0 || limit == 0 || dimension == 0 {
             return vec![Vec::new(); queries.len()];
         }
-        let margin = scan_margin(dimension);
+        let margin = 2.0 * scan.error_bound(dimension);
         let prepared: Vec<Option<Query>> = queries
             .iter()
             .map(|query| Query::new(query, dimension))
@@ -288,93 +309,177 @@ impl FlatIndex {
         positions
             .par_chunks(query_block)
             .flat_map_iter(|block| {
-                let mut matrix = vec![0f32; block.len() * dimension];
-                for (row, &query) in block.iter().enumerate() {
-                    if let Some(query) = &prepared[query] {
-                        matrix[row * dimension..(row + 1) * dimension].copy_from_slice(&query.unit);
-                    }
-                }
-                let mut candidates: Vec<Vec<(FactIndex, f32)>> = vec![Vec::new(); block.len()];
-                let mut cutoffs: Vec<f32> = vec![(floor as f32) - margin; block.len()];
-                let mut scores = vec![0f32; block.len() * FACT_BLOCK];
-                let mut inverse_norms = vec![0f32; FACT_BLOCK];
-                for first in (0..facts).step_by(FACT_BLOCK) {
-                    let width = FACT_BLOCK.min(facts - first);
-                    // SAFETY: lhs is block.len() x dimension (row stride `dimension`); rhs is
-                    // dimension x width, column c being fact first + c's row of `rows`;
-                    // dst is block.len() x width with row stride `width`, inside `scores`.
-                    unsafe {
-                        gemm::gemm(
-                            block.len(),
-                            width,
-                            dimension,
-                            scores.as_mut_ptr(),
-                            1,
-                            width as isize,
-                            false,
-                            matrix.as_ptr(),
-                            1,
-                            dimension as isize,
-                            self.rows()[first * dimension..].as_ptr(),
-                            dimension as isize,
-                            1,
-                            0.0,
-                            1.0,
-                            false,
-                            false,
-                            false,
-                            gemm::Parallelism::None,
-                        );
-                    }
-                    for (inverse, &squared_norm) in inverse_norms
-                        .iter_mut()
-                        .zip(&self.squared_norms[first..first + width])
-                    {
-                        *inverse = match squared_norm {
-                            0.0 => 0.0,
-                            _ => (1.0 / squared_norm.sqrt()) as f32,
-                        };
-                    }
-                    for (row, kept) in candidates.iter_mut().enumerate() {
-                        let cutoff = cutoffs[row];
-                        let row_scores = &scores[row * width..(row + 1) * width];
-                        for (offset, (&score, &inverse)) in
-                            row_scores.iter().zip(&inverse_norms).enumerate()
-                        {
-                            let score = score * inverse;
-                            if score >= cutoff {
-                                kept.push(((first + offset) as FactIndex, score));
-                            }
-                        }
-                        if kept.len() >= 2 * limit.max(512) {
-                            cutoffs[row] = prune(kept, limit, margin).max(cutoff);
-                        }
-                    }
-                }
-                block
+                let block_queries: Vec<Option<&Query>> = block
                     .iter()
-                    .zip(candidates)
-                    .map(|(&query, mut kept)| match &prepared[query] {
+                    .map(|&query| prepared[query].as_ref())
+                    .collect();
+                let candidates = self.screen(scan, &block_queries, limit, floor, margin);
+                let mut hits = self.rescore(&block_queries, &candidates, floor);
+                for (query, hits) in block_queries.iter().zip(&mut hits) {
+                    match query {
+                        Some(_) => top_by_score_then_id(hits, limit),
                         // A zero or mismatched query scores 0 against every fact.
-                        None if floor <= 0.0 => (0..limit.min(facts) as FactIndex)
-                            .map(|fact| (fact, 0.0))
-                            .collect(),
-                        None => Vec::new(),
-                        Some(query) => {
-                            prune(&mut kept, limit, margin);
-                            let mut hits: Vec<(FactIndex, f64)> = kept
-                                .into_iter()
-                                .map(|(fact, _)| (fact, self.cosine(fact, query)))
-                                .filter(|&(_, score)| score >= floor)
+                        None if floor <= 0.0 => {
+                            *hits = (0..limit.min(facts) as FactIndex)
+                                .map(|fact| (fact, 0.0))
                                 .collect();
-                            sort_by_score_then_id(&mut hits);
-                            hits.truncate(limit);
-                            hits
                         }
-                    })
-                    .collect::<Vec<_>>()
+                        None => {}
+                    }
+                }
+                hits
             })
             .collect()
+    }
+
+    /// The first pass over every fact for a block of queries: for each query, in fact
+    /// order, every fact whose screening cosine is within `margin` (twice the scan's
+    /// error bound) of the `limit`-th best screening cosine and not below `floor` less
+    /// the margin, so every fact of the query's final top is among them. A missing
+    /// query keeps nothing.
+    fn screen(
+        &self,
+        scan: Scan,
+        queries: &[Option<&Query>],
+        limit: usize,
+        floor: f64,
+        margin: f32,
+    ) -> Vec<Vec<(FactIndex, f32)>> {
+        let dimension = self.dimension;
+        let facts = self.len();
+        let mut matrix = vec![0f32; queries.len() * dimension];
+        for (row, query) in queries.iter().enumerate() {
+            if let Some(query) = query {
+                matrix[row * dimension..(row + 1) * dimension].copy_from_slice(&query.unit);
+            }
+        }
+        let mut scanner = scan.scanner(matrix, queries.len(), dimension);
+        let mut candidates: Vec<Vec<(FactIndex, f32)>> = vec![Vec::new(); queries.len()];
+        let mut cutoffs: Vec<f32> = queries
+            .iter()
+            .map(|query| match query {
+                Some(_) => round_down(floor - f64::from(margin)),
+                None => f32::INFINITY,
+            })
+            .collect();
+        // A query's candidates are pruned whenever they have grown by max(limit, 512).
+        let mut prune_at = vec![limit + limit.max(512); queries.len()];
+        let fact_block = scanner.fact_block();
+        let mut inverse_norms = vec![0f32; fact_block];
+        for first in (0..facts).step_by(fact_block) {
+            let width = fact_block.min(facts - first);
+            for (inverse, &squared_norm) in inverse_norms
+                .iter_mut()
+                .zip(&self.squared_norms[first..first + width])
+            {
+                *inverse = match squared_norm {
+                    0.0 => 0.0,
+                    _ => (1.0 / squared_norm.sqrt()) as f32,
+                };
+            }
+            scanner.scan(
+                &self.rows()[first * dimension..(first + width) * dimension],
+                &inverse_norms[..width],
+                first,
+                &cutoffs,
+                &mut candidates,
+            );
+            for ((kept, cutoff), prune_at) in
+                candidates.iter_mut().zip(&mut cutoffs).zip(&mut prune_at)
+            {
+                if kept.len() >= *prune_at {
+                    *cutoff = prune(kept, limit, margin).max(*cutoff);
+                    *prune_at = kept.len() + limit.max(512);
+                }
+            }
+        }
+        for kept in &mut candidates {
+            prune(kept, limit, margin);
+        }
+        candidates
+    }
+
+    /// Each query's `candidates` with their f64 cosines, as [`FlatIndex::cosine`]
+    /// computes them, those below `floor` dropped. The candidates are visited a block
+    /// of facts at a time across the whole block of queries, so each fact's row is read
+    /// from memory once for all the queries that kept it.
+    fn rescore(
+        &self,
+        queries: &[Option<&Query>],
+        candidates: &[Vec<(FactIndex, f32)>],
+        floor: f64,
+    ) -> Vec<Vec<(FactIndex, f64)>> {
+        let mut hits: Vec<Vec<(FactIndex, f64)>> = candidates
+            .iter()
+            .map(|kept| Vec::with_capacity(kept.len()))
+            .collect();
+        let mut next = vec![0usize; queries.len()];
+        let mut pairs: Vec<(u32, FactIndex)> = Vec::new();
+        for end in (RESCORE_BLOCK..self.len() + RESCORE_BLOCK).step_by(RESCORE_BLOCK) {
+            pairs.clear();
+            for (row, (kept, next)) in candidates.iter().zip(&mut next).enumerate() {
+                while let Some(&(fact, _)) =
+                    kept.get(*next).filter(|(fact, _)| (*fact as usize) < end)
+                {
+                    pairs.push((row as u32, fact));
+                    *next += 1;
+                }
+            }
+            self.cosines(queries, &pairs, |row, fact, score| {
+                if score >= floor {
+                    hits[row as usize].push((fact, score));
+                }
+            });
+        }
+        hits
+    }
+
+    /// Calls `each(row, fact, cosine)` for every `(row, fact)` of `pairs`, the cosine of
+    /// fact `fact` with query `queries[row]` as [`FlatIndex::cosine`] computes it; four
+    /// pairs at a time on CPUs with AVX-512 F and VL.
+    fn cosines(
+        &self,
+        queries: &[Option<&Query>],
+        pairs: &[(u32, FactIndex)],
+        mut each: impl FnMut(u32, FactIndex, f64),
+    ) {
+        let query_of = |row: u32| queries[row as usize].expect("only scored queries keep facts");
+        #[cfg(target_arch = "x86_64")]
+        if super::avx512::has_f64_lanes() {
+            let mut groups = pairs.chunks_exact(4);
+            for group in &mut groups {
+                let operands = [0, 1, 2, 3].map(|member| {
+                    (
+                        query_of(group[member].0).wide.as_slice(),
+                        self.row(group[member].1),
+                    )
+                });
+                // SAFETY: has_f64_lanes() holds.
+                let lanes = unsafe { super::avx512::dot_lanes(operands) };
+                for (&(row, fact), lanes) in group.iter().zip(lanes) {
+                    let query = query_of(row);
+                    let squared_norm = self.squared_norms[fact as usize];
+                    each(
+                        row,
+                        fact,
+                        cosine(sum_lanes(lanes), query.squared_norm, squared_norm),
+                    );
+                }
+            }
+            for &(row, fact) in groups.remainder() {
+                each(row, fact, self.cosine(fact, query_of(row)));
+            }
+            return;
+        }
+        for &(row, fact) in pairs {
+            each(row, fact, self.cosine(fact, query_of(row)));
+        }
+    }
+
+    /// Fact `fact`'s row.
+    fn row(&self, fact: FactIndex) -> &[f32] {
+        let fact = fact as usize;
+        &self.rows()[fact * self.dimension..(fact + 1) * self.dimension]
     }
 
     /// The cosine of fact `fact` with `query`, from the rows in f64.
@@ -389,15 +494,141 @@ impl FlatIndex {
     }
 }
 
-/// How far below a query's running `limit`-th best f32 cosine the scan keeps facts, for
-/// vectors of `dimension` entries: twice a bound on |f32 cosine - f64 cosine|, so every
-/// fact whose f64 cosine reaches the final `limit`-th best is kept. With u = 2^-24 and a
-/// row's norm r, the f32 product of the unit query with the row errs by at most
-/// dimension x u x r (one rounding per multiply-add, summing |q_i f_i| <= r); rounding
-/// the unit query adds u x r, and the inverse norm and the product by it u each once the
-/// sum is divided by r. That is at most (dimension + 4) x u, doubled and rounded up.
-fn scan_margin(dimension: usize) -> f32 {
-    (2 * dimension + 16) as f32 * f32::EPSILON / 2.0
+/// How [`FlatIndex::search_batch`] screens facts before rescoring the survivors in f64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    /// f32 matrix multiply (the `gemm` crate), on every CPU.
+    F32,
+    /// bfloat16 products summed in f32 (`avx512`), on CPUs with AVX-512 BF16.
+    #[cfg(target_arch = "x86_64")]
+    Bf16,
+}
+
+impl Scan {
+    /// The fastest scan this CPU runs.
+    fn for_this_cpu() -> Scan {
+        #[cfg(target_arch = "x86_64")]
+        if super::avx512::available() {
+            return Scan::Bf16;
+        }
+        Scan::F32
+    }
+
+    /// This scan's bound on |screening cosine - f64 cosine| for vectors of `dimension`
+    /// entries.
+    fn error_bound(self, dimension: usize) -> f32 {
+        match self {
+            Scan::F32 => f32_error_bound(dimension),
+            #[cfg(target_arch = "x86_64")]
+            Scan::Bf16 => super::avx512::error_bound(dimension),
+        }
+    }
+
+    /// A scanner for one block of `queries` unit queries (`matrix`, row-major).
+    fn scanner(self, matrix: Vec<f32>, queries: usize, dimension: usize) -> Scanner {
+        match self {
+            Scan::F32 => Scanner::F32 {
+                matrix,
+                scores: vec![0f32; queries * FACT_BLOCK],
+            },
+            #[cfg(target_arch = "x86_64")]
+            Scan::Bf16 => Scanner::Bf16(super::avx512::PackedQueries::new(
+                &matrix, queries, dimension,
+            )),
+        }
+    }
+}
+
+/// One block of queries, ready to be screened against blocks of facts.
+enum Scanner {
+    F32 {
+        /// The unit queries, row-major.
+        matrix: Vec<f32>,
+        /// Queries x facts of one fact block.
+        scores: Vec<f32>,
+    },
+    #[cfg(target_arch = "x86_64")]
+    Bf16(super::avx512::PackedQueries),
+}
+
+impl Scanner {
+    /// Facts per call of [`Scanner::scan`].
+    fn fact_block(&self) -> usize {
+        match self {
+            Scanner::F32 { .. } => FACT_BLOCK,
+            #[cfg(target_arch = "x86_64")]
+            Scanner::Bf16(_) => super::avx512::FACT_BLOCK,
+        }
+    }
+
+    /// Appends to `candidates[j]` each fact `first + i` (its f32 row in `rows`, the
+    /// inverse of its norm `inverse_norms[i]`) whose screening cosine with query j is at
+    /// least `cutoffs[j]`, with that cosine.
+    fn scan(
+        &mut self,
+        rows: &[f32],
+        inverse_norms: &[f32],
+        first: usize,
+        cutoffs: &[f32],
+        candidates: &mut [Vec<(FactIndex, f32)>],
+    ) {
+        match self {
+            Scanner::F32 { matrix, scores } => {
+                let queries = candidates.len();
+                let width = inverse_norms.len();
+                let dimension = rows.len() / width;
+                // SAFETY: lhs is queries x dimension (row stride `dimension`); rhs is
+                // dimension x width, column c being row c of `rows`; dst is queries x
+                // width with row stride `width`, inside `scores`.
+                unsafe {
+                    gemm::gemm(
+                        queries,
+                        width,
+                        dimension,
+                        scores.as_mut_ptr(),
+                        1,
+                        width as isize,
+                        false,
+                        matrix.as_ptr(),
+                        1,
+                        dimension as isize,
+                        rows.as_ptr(),
+                        dimension as isize,
+                        1,
+                        0.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::None,
+                    );
+                }
+                for (row, (kept, &cutoff)) in candidates.iter_mut().zip(cutoffs).enumerate() {
+                    let row_scores = &scores[row * width..(row + 1) * width];
+                    for (offset, (&score, &inverse)) in
+                        row_scores.iter().zip(inverse_norms).enumerate()
+                    {
+                        let score = score * inverse;
+                        if score >= cutoff {
+                            kept.push(((first + offset) as FactIndex, score));
+                        }
+                    }
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Scanner::Bf16(packed) => packed.scan(rows, inverse_norms, first, cutoffs, candidates),
+        }
+    }
+}
+
+/// A bound on |f32 cosine - f64 cosine| for vectors of `dimension` entries. With
+/// u = 2^-24 and a row's norm r, the f32 product of the unit query with the row errs by
+/// at most dimension x u x r (one rounding per multiply-add, summing |q_i f_i| <= r);
+/// rounding the unit query adds u x r, and the inverse norm and the product by it u
+/// each once the sum is divided by r. That is at most (dimension + 4) x u, rounded up
+/// to (dimension + 8) x u.
+fn f32_error_bound(dimension: usize) -> f32 {
+    (dimension + 8) as f32 * f32::EPSILON / 2.0
 }
 
 /// Lanes of [`dot`]: independent f64 sums the compiler turns into one vector register.
@@ -420,21 +651,54 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
     for (lane, (&x, &y)) in a[chunks..].iter().zip(&b[chunks..]).enumerate() {
         lanes[lane] += f64::from(x) * f64::from(y);
     }
+    sum_lanes(lanes)
+}
+
+/// The lanes of [`dot`] summed pairwise, in a fixed order.
+fn sum_lanes(lanes: [f64; LANES]) -> f64 {
     ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6]))
         + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
 }
 
-/// Keeps the candidates whose f32 score is within `margin` of the `limit`-th best and
-/// returns that cut-off (unchanged candidates and `-inf` when there are fewer).
+/// Keeps the candidates whose screening cosine is within `margin` of the `limit`-th
+/// best and returns that cut-off, rounded down to f32 (unchanged candidates and `-inf`
+/// when there are fewer).
 fn prune(kept: &mut Vec<(FactIndex, f32)>, limit: usize, margin: f32) -> f32 {
     if kept.len() <= limit {
         return f32::NEG_INFINITY;
     }
-    let mut scores: Vec<f32> = kept.iter().map(|&(_, score)| score).collect();
-    let (_, &mut nth, _) = scores.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
-    let cutoff = nth - margin;
+    // Selected as integers that order as the scores do.
+    let mut keys: Vec<u32> = kept.iter().map(|&(_, score)| ordered_bits(score)).collect();
+    let position = keys.len() - limit;
+    let (_, &mut nth, _) = keys.select_nth_unstable(position);
+    let nth = if nth & 0x8000_0000 != 0 {
+        f32::from_bits(nth & 0x7fff_ffff)
+    } else {
+        f32::from_bits(!nth)
+    };
+    let cutoff = round_down(f64::from(nth) - f64::from(margin));
     kept.retain(|&(_, score)| score >= cutoff);
     cutoff
+}
+
+/// `value`'s bits as an integer that orders as [`f32::total_cmp`] orders the values.
+fn ordered_bits(value: f32) -> u32 {
+    let bits = value.to_bits();
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+/// The largest f32 at most `value` (`-inf` below f32's range).
+fn round_down(value: f64) -> f32 {
+    let rounded = value as f32;
+    if f64::from(rounded) > value {
+        rounded.next_down()
+    } else {
+        rounded
+    }
 }
 
 #[cfg(test)]
@@ -518,42 +782,89 @@ mod tests {
             .collect()
     }
 
+    /// Every first pass this CPU runs.
+    fn scans() -> Vec<Scan> {
+        let mut scans = vec![Scan::F32];
+        if Scan::for_this_cpu() != Scan::F32 {
+            scans.push(Scan::for_this_cpu());
+        }
+        scans
+    }
+
     #[test]
     fn batched_search_equals_the_one_query_search() {
-        let dimension = 48;
-        let mut facts: Vec<Vec<f32>> = (0..9_000).map(|seed| vector(seed, dimension)).collect();
-        // Exact duplicates (ties broken by id), a zero vector and a wrong-length query.
-        facts[8_000] = facts[17].clone();
-        facts[4_100] = facts[17].clone();
-        facts[5] = vec![0.0; dimension];
-        let index = FlatIndex::build(dimension, &facts);
-        let mut queries: Vec<Vec<f32>> = (0..150)
-            .map(|seed| vector(100_000 + seed, dimension))
-            .collect();
-        queries[3] = facts[17].clone();
-        queries[7] = vec![0.0; dimension];
-        queries[9] = vec![1.0; dimension - 1];
-        let references: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
-        for (limit, floor) in [
-            (10, -1.0),
-            (1000, 0.1),
-            (12, 0.25),
-            (20_000, f64::NEG_INFINITY),
-            (1, 0.0),
-        ] {
-            let batched = index.search_batch(&references, limit, floor);
-            for (query, hits) in queries.iter().zip(&batched) {
+        // An even and an odd dimension (the bfloat16 pass pads pairs, the rescoring
+        // has a tail of 5).
+        for dimension in [48, 37] {
+            let mut facts: Vec<Vec<f32>> = (0..9_000).map(|seed| vector(seed, dimension)).collect();
+            // Exact duplicates (ties broken by id), a zero vector, and facts that differ
+            // from fact 17 by less than bfloat16 can tell apart.
+            facts[8_000] = facts[17].clone();
+            facts[4_100] = facts[17].clone();
+            facts[5] = vec![0.0; dimension];
+            for near in 100..300 {
+                facts[near] = facts[17].clone();
+                facts[near][near % dimension] *= 1.0 + (near - 99) as f32 * 1e-5;
+            }
+            let index = FlatIndex::build(dimension, &facts);
+            let mut queries: Vec<Vec<f32>> = (0..150)
+                .map(|seed| vector(100_000 + seed, dimension))
+                .collect();
+            queries[3] = facts[17].clone();
+            queries[7] = vec![0.0; dimension];
+            queries[9] = vec![1.0; dimension - 1];
+            let references: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+            for scan in scans() {
+                for (limit, floor) in [
+                    (10, -1.0),
+                    (1000, 0.1),
+                    (12, 0.25),
+                    (20_000, f64::NEG_INFINITY),
+                    (1, 0.0),
+                    (50, 0.9),
+                ] {
+                    let batched = index.search_batch_by(scan, &references, limit, floor);
+                    for (query, hits) in queries.iter().zip(&batched) {
+                        assert_eq!(
+                            *hits,
+                            index.search(query, limit, floor),
+                            "{scan:?}, dimension {dimension}, limit {limit}, floor {floor}"
+                        );
+                    }
+                }
+                let ties = &index.search_batch_by(scan, &references[3..4], 3, 0.0)[0];
                 assert_eq!(
-                    *hits,
-                    index.search(query, limit, floor),
-                    "limit {limit}, floor {floor}"
+                    ties.iter().map(|hit| hit.0).collect::<Vec<_>>(),
+                    vec![17, 4_100, 8_000]
                 );
             }
         }
-        let ties = &index.search_batch(&references[3..4], 3, 0.0)[0];
-        assert_eq!(
-            ties.iter().map(|hit| hit.0).collect::<Vec<_>>(),
-            vec![17, 4_100, 8_000]
-        );
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn four_dot_products_at_a_time_equal_dot_bit_for_bit() {
+        if !super::super::avx512::has_f64_lanes() {
+            eprintln!("skipped: this CPU has no AVX-512 F and VL");
+            return;
+        }
+        for length in [0, 1, 7, 8, 9, 37, 384] {
+            let vectors: Vec<Vec<f32>> = (0..8).map(|seed| vector(seed * 31 + 7, length)).collect();
+            let wide: Vec<Vec<f64>> = vectors[..4]
+                .iter()
+                .map(|vector| vector.iter().map(|&value| f64::from(value)).collect())
+                .collect();
+            let pairs =
+                [0, 1, 2, 3].map(|pair| (wide[pair].as_slice(), vectors[4 + pair].as_slice()));
+            // SAFETY: has_f64_lanes() holds.
+            let lanes = unsafe { super::super::avx512::dot_lanes(pairs) };
+            for pair in 0..4 {
+                assert_eq!(
+                    sum_lanes(lanes[pair]).to_bits(),
+                    dot(&vectors[pair], &vectors[4 + pair]).to_bits(),
+                    "length {length}, pair {pair}"
+                );
+            }
+        }
     }
 }
