@@ -113,8 +113,8 @@ impl Vocabulary {
             .terms
             .par_iter()
             .enumerate()
-            .map(|(list, term)| match lender.term_ids.get(&**term) {
-                Some(&id)
+            .map(|(list, term)| match lender.terms.get(term.as_bytes()) {
+                Some(id)
                     if lender.postings.length(id as usize) == facts.length(list)
                         && lender
                             .postings

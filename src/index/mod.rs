@@ -70,11 +70,26 @@ fn score_then_id(a: &(FactIndex, f64), b: &(FactIndex, f64)) -> std::cmp::Orderi
 /// are selected first, then only they are sorted (the order is total, so this equals
 /// sorting everything and truncating).
 pub fn top_by_score_then_id(scored: &mut Vec<(FactIndex, f64)>, limit: usize) {
-    if scored.len() > limit && limit > 0 {
-        scored.select_nth_unstable_by(limit - 1, score_then_id);
+    if scored.len() < KEYED_SORT_LENGTH {
+        if scored.len() > limit && limit > 0 {
+            scored.select_nth_unstable_by(limit - 1, score_then_id);
+        }
+        scored.truncate(limit);
+        scored.sort_unstable_by(score_then_id);
+        return;
     }
-    scored.truncate(limit);
-    sort_by_score_then_id(scored);
+    // Selected and sorted as the integer keys of sort_by_score_then_id.
+    let mut keys: Vec<u128> = scored
+        .iter()
+        .map(|&(fact, score)| sort_key(fact, score))
+        .collect();
+    if keys.len() > limit && limit > 0 {
+        keys.select_nth_unstable(limit - 1);
+    }
+    keys.truncate(limit);
+    keys.sort_unstable();
+    scored.clear();
+    scored.extend(keys.into_iter().map(from_sort_key));
 }
 
 /// The best `limit` pairs offered so far in [`sort_by_score_then_id`] order, held in a
@@ -194,10 +209,12 @@ mod tests {
     }
 
     proptest! {
-        /// Sorting by integer keys orders pairs as the pair comparison does, signed
-        /// zeros, infinities and NaNs included, and gives every pair back bit for bit.
+        /// Sorting and selecting the top by integer keys orders pairs as the pair
+        /// comparison does, signed zeros, infinities and NaNs included, and gives every
+        /// pair back bit for bit.
         #[test]
         fn keyed_sort_equals_pair_sort(
+            limit in 0usize..320,
             scores in proptest::collection::vec(
                 prop_oneof![
                     (0u8..8).prop_map(|score| f64::from(score) - 3.5),
@@ -219,12 +236,15 @@ mod tests {
                 .collect();
             let mut expected = scored.clone();
             expected.sort_by(score_then_id);
-            let mut keyed = scored;
+            let mut keyed = scored.clone();
             sort_by_score_then_id(&mut keyed);
             let bits = |pairs: &[(FactIndex, f64)]| -> Vec<(FactIndex, u64)> {
                 pairs.iter().map(|&(fact, score)| (fact, score.to_bits())).collect()
             };
             prop_assert_eq!(bits(&keyed), bits(&expected));
+            let mut top = scored;
+            top_by_score_then_id(&mut top, limit);
+            prop_assert_eq!(bits(&top), bits(&expected[..limit.min(expected.len())]));
         }
     }
 
