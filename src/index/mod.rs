@@ -30,10 +30,7 @@ pub fn sort_by_score_then_id(scored: &mut [(FactIndex, f64)]) {
         scored.sort_unstable_by(score_then_id);
         return;
     }
-    let mut keys: Vec<u128> = scored
-        .iter()
-        .map(|&(fact, score)| sort_key(fact, score))
-        .collect();
+    let mut keys = sort_keys(scored);
     keys.sort_unstable();
     for (pair, &key) in scored.iter_mut().zip(&keys) {
         *pair = from_sort_key(key);
@@ -53,6 +50,14 @@ fn sort_key(fact: FactIndex, score: f64) -> u128 {
     let bits = score.to_bits();
     let ordered = bits ^ ((((bits as i64) >> 63) as u64) >> 1) ^ SIGN;
     (u128::from(!ordered) << 32) | u128::from(fact)
+}
+
+/// The [`sort_key`] of each pair.
+fn sort_keys(scored: &[(FactIndex, f64)]) -> Vec<u128> {
+    scored
+        .iter()
+        .map(|&(fact, score)| sort_key(fact, score))
+        .collect()
 }
 
 /// The pair [`sort_key`] made `key` of.
@@ -79,10 +84,7 @@ pub fn top_by_score_then_id(scored: &mut Vec<(FactIndex, f64)>, limit: usize) {
         return;
     }
     // Selected and sorted as the integer keys of sort_by_score_then_id.
-    let mut keys: Vec<u128> = scored
-        .iter()
-        .map(|&(fact, score)| sort_key(fact, score))
-        .collect();
+    let mut keys = sort_keys(scored);
     if keys.len() > limit && limit > 0 {
         keys.select_nth_unstable(limit - 1);
     }

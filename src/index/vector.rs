@@ -484,12 +484,10 @@ impl FlatIndex {
 
     /// The cosine of fact `fact` with `query`, from the rows in f64.
     fn cosine(&self, fact: FactIndex, query: &Query) -> f64 {
-        let fact = fact as usize;
-        let row = &self.rows()[fact * self.dimension..(fact + 1) * self.dimension];
         cosine(
-            dot(query.vector, row),
+            dot(query.vector, self.row(fact)),
             query.squared_norm,
-            self.squared_norms[fact],
+            self.squared_norms[fact as usize],
         )
     }
 }
