@@ -260,9 +260,11 @@ fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<
     Ok(QrelsData { queries })
 }
 
-/// A query's consecutive judgments in one piece of a qrels file: (docno, grade) in file
-/// order.
-type JudgmentBlock<'a> = (&'a str, Vec<(&'a str, Grade)>);
+/// Judgments of one query, (docno, grade) in file order.
+type Judgments<'a> = Vec<(&'a str, Grade)>;
+
+/// A query's consecutive judgments in one piece of a qrels file.
+type JudgmentBlock<'a> = (&'a str, Judgments<'a>);
 
 /// [`parse_qrels`] on the current rayon pool: the judgment lines are read in line-aligned
 /// pieces, then each query's judgments are gathered in file order and checked for
@@ -306,7 +308,7 @@ fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'
         })
         .collect();
     let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
-    let mut gathered: Vec<(&'a str, Vec<Vec<(&'a str, Grade)>>)> = Vec::new();
+    let mut gathered: Vec<(&'a str, Vec<Judgments<'a>>)> = Vec::new();
     for blocks in read {
         for (query, judgments) in blocks? {
             match slot_of.get(query) {
