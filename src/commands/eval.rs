@@ -63,11 +63,21 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
     pool.install(|| {
         let qrels_bytes = read_qrels(&args.qrels)?;
-        let qrels_text = parse::as_text(&args.qrels, &qrels_bytes)?;
-        let qrels = parse::parse_qrels(&args.qrels, qrels_text)?;
+        // The first run is mapped (its pages read in) while the qrels are parsed.
+        let (qrels, mut first_run) = rayon::join(
+            || {
+                parse::as_text(&args.qrels, &qrels_bytes)
+                    .and_then(|text| parse::parse_qrels(&args.qrels, text))
+            },
+            || args.runs.first().map(|path| read_run(path)),
+        );
+        let qrels = qrels?;
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
-            let bytes = read_run(path)?;
+            let bytes = match first_run.take() {
+                Some(bytes) => bytes?,
+                None => read_run(path)?,
+            };
             let evaluation = evaluate_run_file(&qrels, path, &bytes, &options).map_err(|failure| {
                 let duplicate = match failure {
                     RunFailure::Input(error) => return error,

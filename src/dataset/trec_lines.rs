@@ -133,7 +133,7 @@ impl<'a> Iterator for Fields<'a> {
 
 /// A qrels layout: how many fields a judgment line holds, where the document is, and
 /// how a malformed line is reported.
-struct QrelsLayout {
+pub struct QrelsLayout {
     /// Lines before the first judgment (BEIR's header).
     header_lines: usize,
     fields: usize,
@@ -161,7 +161,7 @@ const BEIR_QRELS: QrelsLayout = QrelsLayout {
 };
 
 /// The layout of qrels `text`: BEIR's when its first line is BEIR's header.
-fn qrels_layout(text: &str) -> &'static QrelsLayout {
+pub fn qrels_layout(text: &str) -> &'static QrelsLayout {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first = lines(text).next().unwrap_or_default();
     if split_fields(first).eq(["query-id", "corpus-id", "score"]) {
@@ -178,10 +178,34 @@ pub fn for_each_judgment<'a>(
     path: &Path,
     text: &'a str,
     problems: &mut Problems,
-    mut visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
+    visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
 ) {
     let layout = qrels_layout(text);
-    for (number, line) in numbered_lines(text, 1).skip(layout.header_lines) {
+    let body = judgment_lines(text, layout);
+    for_each_judgment_in(path, body, layout, layout.header_lines + 1, problems, visit);
+}
+
+/// The part of qrels `text` after the header lines of its `layout` (BEIR's header).
+pub fn judgment_lines<'a>(text: &'a str, layout: &QrelsLayout) -> &'a str {
+    let mut body = text;
+    for _ in 0..layout.header_lines {
+        body = memchr::memchr(b'\n', body.as_bytes()).map_or("", |end| &body[end + 1..]);
+    }
+    body
+}
+
+/// [`for_each_judgment`] over `lines`, judgment lines of a qrels file of the given
+/// `layout` (no header among them) whose first is line `first_number` of the file: a
+/// piece of [`judgment_lines`] cut at line ends can be read on its own.
+pub fn for_each_judgment_in<'a>(
+    path: &Path,
+    lines: &'a str,
+    layout: &QrelsLayout,
+    first_number: usize,
+    problems: &mut Problems,
+    mut visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
+) {
+    for (number, line) in numbered_lines(lines, first_number) {
         // The first four fields, and how many there are in all.
         let mut found = [""; 4];
         let mut count = 0;

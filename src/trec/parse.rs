@@ -17,9 +17,9 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use crate::dataset::trec_lines::{as_text, for_each_judgment, judged_twice, lines_naming};
-use crate::dataset::trec_lines::{
-    is_separator, lines, separator_from, split_fields, HIGH_BITS, ONES,
-};
+use crate::dataset::trec_lines::{is_separator, separator_from, split_fields};
+#[cfg(any(test, not(target_arch = "x86_64")))]
+use crate::dataset::trec_lines::{HIGH_BITS, ONES};
 use crate::dataset::Grade;
 use crate::error::{Error, Problem, Problems};
 
@@ -55,6 +55,7 @@ pub struct RunData<'a> {
 /// The high bit of each byte of `word` that is a separator, exactly: bytes below a bound
 /// `c` are found by subtracting `c` from each byte with its high bit set (no borrow
 /// crosses bytes), then the control characters that are not separators are removed.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn separator_bits(word: u64) -> u64 {
     let high = word | HIGH_BITS;
@@ -64,36 +65,76 @@ fn separator_bits(word: u64) -> u64 {
     below(0x21) & !controls
 }
 
-/// The separators of a line of fewer than 64 bytes starting at `bytes[start]`, as a bit
-/// mask (bit i: byte i), with every bit from the line's end on set. Reads the 64 bytes
-/// from `start`, always all of them: no branch depends on the line.
+/// The high bit of each byte of `word` that is a newline, exactly.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
-fn separator_mask(bytes: &[u8], start: usize, length: usize) -> u64 {
-    let block: &[u8; 64] = bytes[start..start + 64]
-        .try_into()
-        .expect("a 64-byte slice");
-    let mut mask = !0u64 << length;
-    for (index, word) in block.chunks_exact(8).enumerate() {
-        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        let bits = separator_bits(word);
-        // Gathers the eight high bits into one byte (the products never overlap).
-        let packed = ((bits >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
-        mask |= packed << (8 * index);
-    }
-    mask
+fn newline_bits(word: u64) -> u64 {
+    let differs = word ^ (ONES * u64::from(b'\n'));
+    !(((differs & !HIGH_BITS) + !HIGH_BITS) | differs) & HIGH_BITS
 }
 
-/// [`first_five_fields`] of the line at `text[start..start + length]`, found without
-/// branching on the bytes: from the line's separator mask, the fields start where a
-/// separator is followed by another byte and end at the next separator. `None` when the
-/// line is too long for one mask, or too close to the end of `text` to read 64 bytes, or
-/// has fewer than six fields (left to [`first_five_fields`]).
+/// [`block_masks`] eight bytes at a time, without SIMD instructions (SWAR).
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
-fn five_fields_by_mask(text: &str, start: usize, length: usize) -> Option<[&str; 5]> {
-    if length >= 64 || start + 64 > text.len() {
-        return None;
+fn block_masks_swar(block: &[u8; 64]) -> (u64, u64) {
+    // Gathers the eight high bits of a word into one byte (the products never overlap).
+    let pack = |bits: u64| ((bits >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
+    let (mut separators, mut newlines) = (0, 0);
+    for (index, word) in block.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        separators |= pack(separator_bits(word)) << (8 * index);
+        newlines |= pack(newline_bits(word)) << (8 * index);
     }
-    let separators = separator_mask(text.as_bytes(), start, length);
+    (separators, newlines)
+}
+
+/// [`block_masks`] sixteen bytes at a time with SSE2 (every x86-64 processor has it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block_masks_sse2(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_sub_epi8,
+    };
+    let (mut separators, mut newlines) = (0, 0);
+    for (index, lane) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of x86-64 (the compiler enables it for every x86-64
+        // target), and the load reads the 16 bytes of `lane`, with no alignment needed.
+        let (separator, newline) = unsafe {
+            let bytes = _mm_loadu_si128(lane.as_ptr().cast());
+            // Tab, newline, vertical tab, form feed and carriage return are 0x09 to 0x0d:
+            // after subtracting 0x09 (wrapping), exactly those bytes are at most 4.
+            let shifted = _mm_sub_epi8(bytes, _mm_set1_epi8(0x09));
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(4)), shifted);
+            let space = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b' ' as i8));
+            let newline = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8));
+            (
+                _mm_movemask_epi8(_mm_or_si128(control, space)) as u16,
+                _mm_movemask_epi8(newline) as u16,
+            )
+        };
+        separators |= u64::from(separator) << (16 * index);
+        newlines |= u64::from(newline) << (16 * index);
+    }
+    (separators, newlines)
+}
+
+/// The separators (C's `isspace`) and the newlines among 64 bytes, as two bit masks (bit
+/// i: byte i). No branch depends on the bytes.
+#[inline(always)]
+fn block_masks(block: &[u8; 64]) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    return block_masks_sse2(block);
+    #[cfg(not(target_arch = "x86_64"))]
+    return block_masks_swar(block);
+}
+
+/// The first five fields of a line of under 64 bytes starting at `text[start]`, from
+/// `separators`, its separator mask with every bit from the line's end on set: the fields
+/// start where a separator is followed by another byte and end at the next separator.
+/// `None` when the line has fewer than six fields (left to [`first_five_fields`]).
+#[inline(always)]
+fn five_fields_by_mask(text: &str, start: usize, separators: u64) -> Option<[&str; 5]> {
     let starts = !separators & ((separators << 1) | 1);
     let ends = separators & !((separators << 1) | 1);
     // Without the first five starts, a sixth field is left.
@@ -108,11 +149,39 @@ fn five_fields_by_mask(text: &str, start: usize, length: usize) -> Option<[&str;
     let mut fields = [""; 5];
     for field in &mut fields {
         let (from, to) = (starts.trailing_zeros(), ends.trailing_zeros());
-        *field = &text[start + from as usize..start + to as usize];
+        let range = start + from as usize..start + to as usize;
+        debug_assert!(text.get(range.clone()).is_some());
+        // SAFETY: the line (its start, and under 64 bytes from it) lies within `text`,
+        // and so do the fields, which end before the line's end bit; a field starts at
+        // the line's start or after a separator, and ends at a separator or at the
+        // line's end (a newline): ASCII bytes, so both ends are character boundaries.
+        *field = unsafe { text.get_unchecked(range) };
         starts &= starts - 1;
         ends &= ends - 1;
     }
     Some(fields)
+}
+
+/// The end of the line of `text` that starts at `start` (the position of its newline,
+/// or the end of `text`), and its first five fields when they were found from the bit
+/// masks of the 64 bytes from its start: for a line of under 64 bytes, with six fields
+/// or more, that starts at least 64 bytes before the end of `text`. For the others
+/// (`None`), [`first_five_fields`] splits the line. The masks give the line's end too, so
+/// that a line is read once. Lines are cut as [`crate::dataset::trec_lines::lines`] cuts
+/// them.
+#[inline(always)]
+fn next_line(text: &str, start: usize) -> (usize, Option<[&str; 5]>) {
+    let bytes = text.as_bytes();
+    if let Some(block) = bytes.get(start..start + 64) {
+        let (separators, newlines) = block_masks(block.try_into().expect("64 bytes"));
+        let length = newlines.trailing_zeros() as usize;
+        if length < 64 {
+            let fields = five_fields_by_mask(text, start, separators | (!0 << length));
+            return (start + length, fields);
+        }
+    }
+    let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
+    (end, None)
 }
 
 /// The first five fields of a run line and how many fields there are, up to six (fields
@@ -145,8 +214,17 @@ fn first_five_fields(line: &str) -> ([&str; 5], usize) {
     (fields, count)
 }
 
-/// Reads qrels text for `eval`.
+/// Reads qrels text for `eval`: in parallel pieces when the qrels are sound; otherwise
+/// line by line, reporting every defect with its line.
 pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
+    match parse_qrels_in_parallel(path, text) {
+        Some(qrels) => Ok(qrels),
+        None => parse_qrels_line_by_line(path, text),
+    }
+}
+
+/// [`parse_qrels`] one line after the other, every defect reported.
+fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
     let mut problems = Problems::default();
     let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
     let mut queries: Vec<QueryJudgments<'a>> = Vec::new();
@@ -182,6 +260,86 @@ pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Erro
     Ok(QrelsData { queries })
 }
 
+/// Judgments of one query, (docno, grade) in file order.
+type Judgments<'a> = Vec<(&'a str, Grade)>;
+
+/// A query's consecutive judgments in one piece of a qrels file.
+type JudgmentBlock<'a> = (&'a str, Judgments<'a>);
+
+/// [`parse_qrels`] on the current rayon pool: the judgment lines are read in line-aligned
+/// pieces, then each query's judgments are gathered in file order and checked for
+/// duplicates. The same queries and grades as the line-by-line reading; `None` when a
+/// line is malformed, a document is judged twice or there is no judgment, for that
+/// reading to report.
+fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'a>> {
+    let layout = crate::dataset::trec_lines::qrels_layout(text);
+    let body = crate::dataset::trec_lines::judgment_lines(text, layout);
+    let pieces = line_aligned_chunks(body.as_bytes(), rayon::current_num_threads() * 4);
+    let read: Vec<Option<Vec<JudgmentBlock<'a>>>> = pieces
+        .par_iter()
+        .map(|piece| {
+            let start = piece.as_ptr() as usize - body.as_ptr() as usize;
+            // Pieces end after a newline, so both ends sit on character boundaries.
+            let lines = &body[start..start + piece.len()];
+            let mut problems = Problems::default();
+            let mut blocks: Vec<JudgmentBlock<'a>> = Vec::new();
+            crate::dataset::trec_lines::for_each_judgment_in(
+                path,
+                lines,
+                layout,
+                1,
+                &mut problems,
+                |_, query, document, grade| {
+                    match blocks.last_mut() {
+                        Some((current, judgments)) if *current == query => {
+                            judgments.push((document, grade))
+                        }
+                        previous => {
+                            let depth = previous.map_or(16, |(_, judgments)| judgments.len());
+                            let mut judgments = Vec::with_capacity(depth);
+                            judgments.push((document, grade));
+                            blocks.push((query, judgments));
+                        }
+                    }
+                    Ok(())
+                },
+            );
+            problems.is_empty().then_some(blocks)
+        })
+        .collect();
+    let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut gathered: Vec<(&'a str, Vec<Judgments<'a>>)> = Vec::new();
+    for blocks in read {
+        for (query, judgments) in blocks? {
+            match slot_of.get(query) {
+                Some(&slot) => gathered[slot].1.push(judgments),
+                None => {
+                    slot_of.insert(query, gathered.len());
+                    gathered.push((query, vec![judgments]));
+                }
+            }
+        }
+    }
+    if gathered.is_empty() {
+        return None;
+    }
+    let mut queries = gathered
+        .into_par_iter()
+        .map(|(query, blocks)| {
+            let count = blocks.iter().map(Vec::len).sum();
+            let mut grades = FxHashMap::with_capacity_and_hasher(count, rustc_hash::FxBuildHasher);
+            for (document, grade) in blocks.into_iter().flatten() {
+                if grades.insert(document, grade).is_some() {
+                    return None;
+                }
+            }
+            Some(QueryJudgments { query, grades })
+        })
+        .collect::<Option<Vec<QueryJudgments<'a>>>>()?;
+    queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
+    Some(QrelsData { queries })
+}
+
 /// What one chunk of a run file holds: consecutive-query blocks and the last tag.
 struct Chunk<'a> {
     blocks: Vec<QueryResults<'a>>,
@@ -204,9 +362,13 @@ pub fn for_each_result<'a>(
         (line, "invalid UTF-8".to_owned(), "save the file as UTF-8")
     })?;
     let mut last_line = None;
-    for (index, line) in lines(text).enumerate() {
-        let start = line.as_ptr() as usize - text.as_ptr() as usize;
-        let (fields, count) = match five_fields_by_mask(text, start, line.len()) {
+    let (mut start, mut next_index) = (0, 0);
+    while start < text.len() {
+        let (end, masked) = next_line(text, start);
+        let line = &text[start..end];
+        let index = next_index;
+        (start, next_index) = (end + 1, next_index + 1);
+        let (fields, count) = match masked {
             Some(fields) => (fields, 6),
             None => first_five_fields(line),
         };
@@ -378,6 +540,7 @@ pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dataset::trec_lines::lines;
 
     #[test]
     fn run_lines_follow_trec_eval_rules() {
@@ -391,6 +554,54 @@ mod tests {
         assert_eq!(run.queries[1].results, vec![("b", 2.0)]);
     }
 
+    /// The lines of `text` split the plain way: [`lines`], then [`first_five_fields`].
+    fn scanned_lines(text: &str) -> Vec<(&str, ([&str; 5], usize))> {
+        lines(text)
+            .map(|line| (line, first_five_fields(line)))
+            .collect()
+    }
+
+    /// The lines of `text` as [`for_each_result`] reads them, with [`next_line`].
+    fn lines_with_fields(text: &str) -> Vec<(&str, Option<[&str; 5]>)> {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        while start < text.len() {
+            let (end, fields) = next_line(text, start);
+            lines.push((&text[start..end], fields));
+            start = end + 1;
+        }
+        lines
+    }
+
+    /// Checks [`lines_with_fields`] against [`scanned_lines`]; returns how many lines
+    /// were split by their masks.
+    fn check_masked_lines(text: &str) -> usize {
+        let masked = lines_with_fields(text);
+        let scanned = scanned_lines(text);
+        assert_eq!(masked.len(), scanned.len(), "{text:?}");
+        let mut by_mask = 0;
+        for ((line, fields), (scanned_line, scanned_fields)) in masked.iter().zip(&scanned) {
+            assert_eq!(line, scanned_line, "{text:?}");
+            match fields {
+                Some(fields) => {
+                    by_mask += 1;
+                    assert_eq!((*fields, 6), *scanned_fields, "{line:?}");
+                }
+                None => assert!(
+                    scanned_fields.1 < 6
+                        || line.len() >= 64
+                        || offset(text, line) + 64 > text.len(),
+                    "{line:?}"
+                ),
+            }
+        }
+        by_mask
+    }
+
+    fn offset(text: &str, line: &str) -> usize {
+        line.as_ptr() as usize - text.as_ptr() as usize
+    }
+
     #[test]
     fn masked_fields_equal_scanned_fields() {
         let padding = " ".repeat(64);
@@ -402,21 +613,68 @@ mod tests {
             "# a comment line with many fields in it",
             "",
             "a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3 4",
+            "a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3 4 5",
         ] {
-            let text = format!("{line}\n{padding}");
-            let scanned = first_five_fields(line);
-            match five_fields_by_mask(&text, 0, line.len()) {
-                Some(fields) => assert_eq!((fields, 6), scanned, "{line:?}"),
-                None => assert!(scanned.1 < 6 || line.len() >= 64, "{line:?}"),
+            check_masked_lines(&format!("{line}\n{padding}"));
+            check_masked_lines(line);
+        }
+        // Lines of every length around 64 bytes, separators of every kind, CRLF, blank
+        // lines and a last line without newline, from a fixed pseudo-random sequence.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let pieces = [
+            " ", "\t", "\r", "\x0b", "\x0c", "  ", "\r\n", "\n", "\n\n", "x", "\u{e9}", "\x01",
+        ];
+        let mut text = String::new();
+        while text.len() < 200_000 {
+            match next(4) {
+                0 => text.push_str(pieces[next(pieces.len() as u64) as usize]),
+                _ => {
+                    let word_length = 1 + next(6) as usize;
+                    text.extend((0..word_length).map(|_| (b'a' + next(26) as u8) as char));
+                    text.push(' ');
+                }
+            }
+            if next(10) == 0 {
+                text.push('\n');
             }
         }
+        assert!(check_masked_lines(&text) > 1000);
+    }
+
+    #[test]
+    fn block_masks_flag_exactly_separators_and_newlines() {
         for byte in 0..=255u8 {
-            let word = u64::from_le_bytes([byte, b'a', byte, 0x80, byte, b' ', 0xff, byte]);
-            let flagged = separator_bits(word);
-            for (index, &tested) in word.to_le_bytes().iter().enumerate() {
-                let bit = flagged >> (8 * index + 7) & 1 == 1;
-                assert_eq!(bit, is_separator(tested), "byte {tested:#x}");
+            let mut block = [b'a'; 64];
+            for (index, slot) in block.iter_mut().enumerate() {
+                *slot = match index % 7 {
+                    0 | 3 => byte,
+                    1 => 0x80,
+                    2 => b' ',
+                    4 => 0xff,
+                    5 => b'\n',
+                    _ => b'a',
+                };
             }
+            let separators: u64 = (0..64)
+                .filter(|&index| is_separator(block[index]))
+                .map(|index| 1 << index)
+                .sum();
+            let newlines: u64 = (0..64)
+                .filter(|&index| block[index] == b'\n')
+                .map(|index| 1 << index)
+                .sum();
+            assert_eq!(
+                block_masks_swar(&block),
+                (separators, newlines),
+                "{byte:#x}"
+            );
+            assert_eq!(block_masks(&block), (separators, newlines), "{byte:#x}");
         }
     }
 
@@ -518,6 +776,51 @@ mod tests {
             message.contains("test.tsv:4: expected 3 fields (query-id corpus-id score)"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn qrels_read_in_parallel_equal_qrels_read_line_by_line() {
+        let mut text = String::new();
+        for line in 0..30_000 {
+            // Queries come back in later pieces; grades from -1 to 3.
+            let query = (line / 7) % 900;
+            text.push_str(&format!("q{query} 0 d{line} {}\n", line as i64 % 5 - 1));
+        }
+        let beir = format!("query-id\tcorpus-id\tscore\n{}", text.replace(" 0 ", "\t"));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            for text in [&text, &beir] {
+                assert!(line_aligned_chunks(text.as_bytes(), 12).len() > 5);
+                let parallel = parse_qrels_in_parallel(Path::new("q"), text).unwrap();
+                let serial = parse_qrels_line_by_line(Path::new("q"), text).unwrap();
+                assert_eq!(parallel.queries.len(), 900);
+                assert_eq!(parallel.queries.len(), serial.queries.len());
+                for (a, b) in parallel.queries.iter().zip(&serial.queries) {
+                    assert_eq!((a.query, &a.grades), (b.query, &b.grades));
+                }
+                assert_eq!(parallel.queries[0].query, "q0");
+                assert_eq!(parallel.queries[0].grades["d6300"], -1);
+                assert_eq!(parallel.queries[0].grades["d6302"], 1);
+                assert_eq!(parallel.queries[0].grades.len(), 35);
+            }
+            // A duplicate far from its first line, and a malformed line: reported by the
+            // line-by-line reading.
+            let defective = format!("{text}q3 0 d21 2\nq4 0 d9\n");
+            assert!(parse_qrels_in_parallel(Path::new("q"), &defective).is_none());
+            let message = parse_qrels(Path::new("q"), &defective)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                message.contains(
+                    "q:30001: document d21 is judged twice for query q3 (first on line 22)"
+                ),
+                "{message}"
+            );
+            assert!(message.contains("q:30002: expected 4 fields"), "{message}");
+        });
     }
 
     #[test]

@@ -66,6 +66,40 @@ fn bit_of(hash: u64, words: usize) -> (usize, u64) {
     (bit / 64, 1 << (bit % 64))
 }
 
+/// The hash whose [`bit_of`] is a document's second bit in the duplicate check (a Bloom
+/// filter of two bits per document: a document is compared with the earlier ones only
+/// when both its bits are set, which a repeat always finds).
+#[inline]
+fn second_bit_hash(hash: u64) -> u64 {
+    hash.rotate_left(24)
+}
+
+/// For each of `targets`, how many of the ascending `keys` are smaller (as
+/// `partition_point(|key| key < target)`): binary searches run in lockstep, their steps
+/// independent of the keys, so that the processor overlaps the searches' memory reads.
+#[inline]
+fn lower_bounds<const N: usize>(keys: &[u64], targets: [u64; N]) -> [usize; N] {
+    if keys.is_empty() {
+        return [0; N];
+    }
+    let mut bases = [0; N];
+    let mut length = keys.len();
+    while length > 1 {
+        let half = length / 2;
+        for (base, &target) in bases.iter_mut().zip(&targets) {
+            // A conditional move: the comparison's outcome is a coin toss.
+            *base =
+                std::hint::select_unpredictable(keys[*base + half] < target, *base + half, *base);
+        }
+        length -= half;
+    }
+    let mut bounds = [0; N];
+    for ((bound, &base), &target) in bounds.iter_mut().zip(&bases).zip(&targets) {
+        *bound = base + usize::from(keys[base] < target);
+    }
+    bounds
+}
+
 /// One qrels query's judgments, as ranking reads them; refilled for each query, so that
 /// its buffers are reused and warm in cache.
 #[derive(Default)]
@@ -169,6 +203,7 @@ pub(super) fn rank(
     if scratch.seen.len() == words {
         for &hash in &scratch.hashes {
             scratch.seen[bit_of(hash, words).0] = 0;
+            scratch.seen[bit_of(second_bit_hash(hash), words).0] = 0;
         }
     } else {
         scratch.seen.clear();
@@ -184,10 +219,12 @@ pub(super) fn rank(
         let hash = document_hash(document.as_bytes());
         scratch.hashes.push(hash);
         let (word, bit) = bit_of(hash, words);
-        if scratch.seen[word] & bit != 0 {
+        let (second_word, second_bit) = bit_of(second_bit_hash(hash), words);
+        if scratch.seen[word] & bit != 0 && scratch.seen[second_word] & second_bit != 0 {
             scratch.suspects.push(position as u32);
         }
         scratch.seen[word] |= bit;
+        scratch.seen[second_word] |= second_bit;
         let grade = judged.grade(hash, document);
         scratch.unjudged[unjudged] = (key, position as u32);
         unjudged += usize::from(grade.is_none());
@@ -220,10 +257,9 @@ pub(super) fn rank(
     let judged_count = scratch.judged.len();
     scratch.ahead.clear();
     scratch.ahead.resize(judged_count + 1, 0);
-    for &(key, position) in &scratch.unjudged {
-        // Judged results with a smaller key come first; among equal keys, those with a
-        // greater docno.
-        let mut after = scratch.judged_keys.partition_point(|&judged| judged < key);
+    // Judged results with a smaller key come first; among equal keys, those with a
+    // greater docno.
+    let mut place = |key: u64, position: u32, mut after: usize| {
         while after < judged_count
             && scratch.judged_keys[after] == key
             && documents[scratch.judged[after].1 as usize] > documents[position as usize]
@@ -231,6 +267,17 @@ pub(super) fn rank(
             after += 1;
         }
         scratch.ahead[after] += 1;
+    };
+    let mut groups = scratch.unjudged.chunks_exact(4);
+    for group in &mut groups {
+        let keys = [group[0].0, group[1].0, group[2].0, group[3].0];
+        let bounds = lower_bounds(&scratch.judged_keys, keys);
+        for (&(key, position), bound) in group.iter().zip(bounds) {
+            place(key, position, bound);
+        }
+    }
+    for &(key, position) in groups.remainder() {
+        place(key, position, lower_bounds(&scratch.judged_keys, [key])[0]);
     }
     let returned = documents.len().min(max_results);
     scratch.grades.clear();
@@ -314,6 +361,22 @@ mod tests {
             rank(&documents[..5000], &keys[..5000], &judged, 3, &mut scratch),
             Ok(())
         );
+    }
+
+    #[test]
+    fn lockstep_lower_bounds_equal_partition_points() {
+        for length in 0..40 {
+            // Repeated keys, so that equal keys sit on both sides of a search's steps.
+            let keys: Vec<u64> = (0..length).map(|index| index / 3 * 2).collect();
+            for first in 0..30 {
+                let targets = [first, first + 1, 0, u64::MAX];
+                let bounds = lower_bounds(&keys, targets);
+                for (target, bound) in targets.into_iter().zip(bounds) {
+                    let expected = keys.partition_point(|&key| key < target);
+                    assert_eq!(bound, expected, "{length} keys, target {target}");
+                }
+            }
+        }
     }
 
     #[test]
