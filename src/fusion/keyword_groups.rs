@@ -37,48 +37,35 @@ type TemporalRange = ((usize, usize), Option<(f64, f64)>);
 
 impl KeywordGroups {
     pub(super) fn find(lexical: &LexicalIndex, keywords: &[String]) -> KeywordGroups {
-        // A sum of credits is a multiple of 0.5 up to 1.5 per keyword: its half-units
-        // number the group. Relevance is that sum over the number of keywords, rounded
-        // once, so twice the relevance times the count is within far less than 0.5 of
-        // the half-units.
-        let halves = 2.0 * keywords.len() as f64;
-        let slot = |relevance: f64| (relevance * halves + 0.5) as usize;
         lexical.with_keyword_relevance(keywords, |matches| {
-            // Counted in a first pass, so each group's facts go straight to their place.
-            let mut slots: Vec<(f64, usize)> = Vec::new();
-            for (_, relevance) in matches.peek() {
-                let at = slot(relevance);
-                if at >= slots.len() {
-                    slots.resize(at + 1, (0.0, 0));
+            // A sum of credits, in half-units, numbers its group; the group's relevance is
+            // that sum over the divisor, as each match's relevance is. Counted in a first
+            // pass, so each group's facts go straight to their place.
+            let divisor = matches.divisor();
+            let mut counts: Vec<usize> = Vec::new();
+            for (_, halves) in matches.peek_sums() {
+                let at = halves as usize;
+                if at >= counts.len() {
+                    counts.resize(at + 1, 0);
                 }
-                slots[at].0 = relevance;
-                slots[at].1 += 1;
+                counts[at] += 1;
             }
-            slots.retain(|&(_, size)| size > 0);
-            slots.reverse();
-            let mut groups = Vec::with_capacity(slots.len());
-            let mut starts = Vec::with_capacity(slots.len());
+            // Per sum, where its next fact goes; groups from the highest sum.
+            let mut next = vec![0; counts.len()];
+            let mut groups = Vec::new();
             let mut end = 0;
-            for &(relevance, size) in &slots {
-                starts.push(end);
-                end += size;
-                groups.push((relevance, end));
+            for (at, &size) in counts.iter().enumerate().rev() {
+                if size > 0 {
+                    next[at] = end;
+                    end += size;
+                    groups.push((at as f64 / divisor, end));
+                }
             }
             let mut facts = vec![0; end];
-            let group_of = |relevance: f64| {
-                groups
-                    .iter()
-                    .position(|&(known, _)| known == relevance)
-                    .expect("every relevance was counted")
-            };
-            // The previous fact's group, as most facts share it.
-            let mut last = (f64::NAN, 0);
-            for (fact, relevance) in matches {
-                if relevance != last.0 {
-                    last = (relevance, group_of(relevance));
-                }
-                facts[starts[last.1]] = fact;
-                starts[last.1] += 1;
+            for (fact, halves) in matches.take_sums() {
+                let at = &mut next[halves as usize];
+                facts[*at] = fact;
+                *at += 1;
             }
             KeywordGroups {
                 facts,
@@ -164,8 +151,11 @@ pub fn top_of_groups<'g>(
         {
             break;
         }
+        // Both in fact order: the skipped facts are walked beside the group's.
+        let mut skipped = skip.iter().copied().peekable();
         for &fact in facts {
-            if skip.binary_search(&fact).is_err() {
+            while skipped.next_if(|&skipped| skipped < fact).is_some() {}
+            if skipped.next_if_eq(&fact).is_none() {
                 top.offer((fact, score(fact, relevance)));
             }
         }
