@@ -36,7 +36,14 @@ pub struct KeywordGroups {
 type TemporalRange = ((usize, usize), Option<(f64, f64)>);
 
 impl KeywordGroups {
-    pub(super) fn find(lexical: &LexicalIndex, keywords: &[String]) -> KeywordGroups {
+    /// The groups of `keywords`' matches, and [`Self::temporal_range`] of `temporal`
+    /// found as the matches are read in fact order (one sweep of `temporal` rather than
+    /// one per group).
+    pub(super) fn find(
+        lexical: &LexicalIndex,
+        keywords: &[String],
+        temporal: &[f64],
+    ) -> KeywordGroups {
         lexical.with_keyword_relevance(keywords, |matches| {
             // A sum of credits, in half-units, numbers its group; the group's relevance is
             // that sum over the divisor, as each match's relevance is. Counted in a first
@@ -62,15 +69,17 @@ impl KeywordGroups {
                 }
             }
             let mut facts = vec![0; end];
+            let mut extremes = Extremes::default();
             for (fact, halves) in matches.take_sums() {
                 let at = &mut next[halves as usize];
                 facts[*at] = fact;
                 *at += 1;
+                extremes.add(temporal[fact as usize]);
             }
             KeywordGroups {
                 facts,
                 groups,
-                temporal_ranges: RefCell::default(),
+                temporal_ranges: RefCell::new(vec![(signal_key(temporal), extremes.range())]),
             }
         })
     }
@@ -104,7 +113,7 @@ impl KeywordGroups {
     /// The smallest and largest of `temporal` over the matches; `None` when there are
     /// none or some match's temporal score is not finite.
     pub fn temporal_range(&self, temporal: &[f64]) -> Option<(f64, f64)> {
-        let key = (temporal.as_ptr() as usize, temporal.len());
+        let key = signal_key(temporal);
         if let Some(&(_, range)) = self
             .temporal_ranges
             .borrow()
@@ -113,15 +122,52 @@ impl KeywordGroups {
         {
             return range;
         }
-        let (min, max, finite) = self.facts.iter().map(|&fact| temporal[fact as usize]).fold(
-            (f64::INFINITY, f64::NEG_INFINITY, true),
-            |(min, max, finite), value| {
-                (min.min(value), max.max(value), finite && value.is_finite())
-            },
-        );
-        let range = (!self.facts.is_empty() && finite).then_some((min, max));
+        let mut extremes = Extremes::default();
+        for &fact in &self.facts {
+            extremes.add(temporal[fact as usize]);
+        }
+        let range = extremes.range();
         self.temporal_ranges.borrow_mut().push((key, range));
         range
+    }
+}
+
+/// A temporal signal's address and length (every signal outlives the memo).
+fn signal_key(temporal: &[f64]) -> (usize, usize) {
+    (temporal.as_ptr() as usize, temporal.len())
+}
+
+/// The smallest and largest of some values, and whether all are finite.
+struct Extremes {
+    min: f64,
+    max: f64,
+    finite: bool,
+    any: bool,
+}
+
+impl Default for Extremes {
+    fn default() -> Self {
+        Extremes {
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            finite: true,
+            any: false,
+        }
+    }
+}
+
+impl Extremes {
+    #[inline]
+    fn add(&mut self, value: f64) {
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.finite &= value.is_finite();
+        self.any = true;
+    }
+
+    /// `None` without values, or when some value is not finite.
+    fn range(&self) -> Option<(f64, f64)> {
+        (self.any && self.finite).then_some((self.min, self.max))
     }
 }
 
