@@ -215,6 +215,70 @@ mod tests {
     use std::cell::Cell;
 
     #[test]
+    fn groups_and_temporal_extremes_are_those_of_the_matches() {
+        use crate::dataset::{Fact, FactId};
+        use crate::index::LexicalNeeds;
+        let contents = [
+            "alpha beta",
+            "gamma",
+            "alpha",
+            "beta delta",
+            "alphabet beta",
+            "delta",
+        ];
+        let facts: Vec<Fact> = contents
+            .iter()
+            .enumerate()
+            .map(|(index, content)| Fact {
+                id: FactId::from(format!("f{index}")),
+                content: content.to_string(),
+                tags: if index == 5 {
+                    vec!["beta".into()]
+                } else {
+                    Vec::new()
+                },
+                category: None,
+                created_at: None,
+                last_accessed: None,
+                access_count: 0,
+                confidence: None,
+                source: None,
+            })
+            .collect();
+        let lexical = LexicalIndex::build(
+            &facts.iter().collect::<Vec<_>>(),
+            &LexicalNeeds {
+                keywords: true,
+                bm25_analyzers: Vec::new(),
+            },
+        );
+        // "alph" matches facts 0, 2 and 4 (content +1); "beta" facts 0, 3 and 4
+        // (content +1) and 5 (tag +0.5). Sums over 2 keywords: 0 and 4 score 1, 2 and 3
+        // score 0.5, 5 scores 0.25; fact 1 matches nothing.
+        let keywords = vec!["alph".to_string(), "beta".to_string()];
+        let first = [0.9, 0.0, 0.4, 0.7, 0.2, 0.6];
+        let second = [0.1, 5.0, 0.3, 0.8, 0.5, 0.05];
+        let groups = KeywordGroups::find(&lexical, &keywords, &first);
+        let found: Vec<(f64, Vec<FactIndex>)> = groups
+            .groups()
+            .map(|(relevance, facts)| (relevance, facts.to_vec()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![(1.0, vec![0, 4]), (0.5, vec![2, 3]), (0.25, vec![5])]
+        );
+        // Fact 1's 0.0 and 5.0 are not a match's.
+        assert_eq!(groups.temporal_range(&first), Some((0.2, 0.9)));
+        assert_eq!(groups.temporal_range(&second), Some((0.05, 0.8)));
+        let infinite = [0.5, 0.5, f64::INFINITY, 0.5, 0.5, 0.5];
+        assert_eq!(groups.temporal_range(&infinite), None);
+        assert_eq!(
+            KeywordGroups::find(&lexical, &keywords, &infinite).temporal_range(&infinite),
+            None
+        );
+    }
+
+    #[test]
     fn groups_below_the_last_kept_score_are_not_scored() {
         // Relevance 1 for facts 0-4, 0.5 for facts 5-999; the score is the relevance
         // alone, so after the first group the bound 0.5 is below the third best, 1.
