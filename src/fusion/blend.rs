@@ -129,7 +129,9 @@ impl FusionMethod for Blend {
         {
             return None;
         }
-        let groups = sources.lexical_memo?.groups(sources.lexical, keywords);
+        let groups = sources
+            .lexical_memo?
+            .groups(sources.lexical, keywords, sources.temporal);
         let temporal = sources.temporal;
         let (smallest, largest) = groups.temporal_range(temporal)?;
         let hits = vector_hits(sources.searches, sources.params);

@@ -36,54 +36,50 @@ pub struct KeywordGroups {
 type TemporalRange = ((usize, usize), Option<(f64, f64)>);
 
 impl KeywordGroups {
-    pub(super) fn find(lexical: &LexicalIndex, keywords: &[String]) -> KeywordGroups {
-        // A sum of credits is a multiple of 0.5 up to 1.5 per keyword: its half-units
-        // number the group. Relevance is that sum over the number of keywords, rounded
-        // once, so twice the relevance times the count is within far less than 0.5 of
-        // the half-units.
-        let halves = 2.0 * keywords.len() as f64;
-        let slot = |relevance: f64| (relevance * halves + 0.5) as usize;
+    /// The groups of `keywords`' matches, and [`Self::temporal_range`] of `temporal`
+    /// found as the matches are read in fact order (one sweep of `temporal` rather than
+    /// one per group).
+    pub(super) fn find(
+        lexical: &LexicalIndex,
+        keywords: &[String],
+        temporal: &[f64],
+    ) -> KeywordGroups {
         lexical.with_keyword_relevance(keywords, |matches| {
-            // Counted in a first pass, so each group's facts go straight to their place.
-            let mut slots: Vec<(f64, usize)> = Vec::new();
-            for (_, relevance) in matches.peek() {
-                let at = slot(relevance);
-                if at >= slots.len() {
-                    slots.resize(at + 1, (0.0, 0));
+            // A sum of credits, in half-units, numbers its group; the group's relevance is
+            // that sum over the divisor, as each match's relevance is. Counted in a first
+            // pass, so each group's facts go straight to their place.
+            let divisor = matches.divisor();
+            let mut counts: Vec<usize> = Vec::new();
+            for (_, halves) in matches.peek_sums() {
+                let at = halves as usize;
+                if at >= counts.len() {
+                    counts.resize(at + 1, 0);
                 }
-                slots[at].0 = relevance;
-                slots[at].1 += 1;
+                counts[at] += 1;
             }
-            slots.retain(|&(_, size)| size > 0);
-            slots.reverse();
-            let mut groups = Vec::with_capacity(slots.len());
-            let mut starts = Vec::with_capacity(slots.len());
+            // Per sum, where its next fact goes; groups from the highest sum.
+            let mut next = vec![0; counts.len()];
+            let mut groups = Vec::new();
             let mut end = 0;
-            for &(relevance, size) in &slots {
-                starts.push(end);
-                end += size;
-                groups.push((relevance, end));
+            for (at, &size) in counts.iter().enumerate().rev() {
+                if size > 0 {
+                    next[at] = end;
+                    end += size;
+                    groups.push((at as f64 / divisor, end));
+                }
             }
             let mut facts = vec![0; end];
-            let group_of = |relevance: f64| {
-                groups
-                    .iter()
-                    .position(|&(known, _)| known == relevance)
-                    .expect("every relevance was counted")
-            };
-            // The previous fact's group, as most facts share it.
-            let mut last = (f64::NAN, 0);
-            for (fact, relevance) in matches {
-                if relevance != last.0 {
-                    last = (relevance, group_of(relevance));
-                }
-                facts[starts[last.1]] = fact;
-                starts[last.1] += 1;
+            let mut extremes = Extremes::default();
+            for (fact, halves) in matches.take_sums() {
+                let at = &mut next[halves as usize];
+                facts[*at] = fact;
+                *at += 1;
+                extremes.add(temporal[fact as usize]);
             }
             KeywordGroups {
                 facts,
                 groups,
-                temporal_ranges: RefCell::default(),
+                temporal_ranges: RefCell::new(vec![(signal_key(temporal), extremes.range())]),
             }
         })
     }
@@ -117,7 +113,7 @@ impl KeywordGroups {
     /// The smallest and largest of `temporal` over the matches; `None` when there are
     /// none or some match's temporal score is not finite.
     pub fn temporal_range(&self, temporal: &[f64]) -> Option<(f64, f64)> {
-        let key = (temporal.as_ptr() as usize, temporal.len());
+        let key = signal_key(temporal);
         if let Some(&(_, range)) = self
             .temporal_ranges
             .borrow()
@@ -126,15 +122,52 @@ impl KeywordGroups {
         {
             return range;
         }
-        let (min, max, finite) = self.facts.iter().map(|&fact| temporal[fact as usize]).fold(
-            (f64::INFINITY, f64::NEG_INFINITY, true),
-            |(min, max, finite), value| {
-                (min.min(value), max.max(value), finite && value.is_finite())
-            },
-        );
-        let range = (!self.facts.is_empty() && finite).then_some((min, max));
+        let mut extremes = Extremes::default();
+        for &fact in &self.facts {
+            extremes.add(temporal[fact as usize]);
+        }
+        let range = extremes.range();
         self.temporal_ranges.borrow_mut().push((key, range));
         range
+    }
+}
+
+/// A temporal signal's address and length (every signal outlives the memo).
+fn signal_key(temporal: &[f64]) -> (usize, usize) {
+    (temporal.as_ptr() as usize, temporal.len())
+}
+
+/// The smallest and largest of some values, and whether all are finite.
+struct Extremes {
+    min: f64,
+    max: f64,
+    finite: bool,
+    any: bool,
+}
+
+impl Default for Extremes {
+    fn default() -> Self {
+        Extremes {
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            finite: true,
+            any: false,
+        }
+    }
+}
+
+impl Extremes {
+    #[inline]
+    fn add(&mut self, value: f64) {
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.finite &= value.is_finite();
+        self.any = true;
+    }
+
+    /// `None` without values, or when some value is not finite.
+    fn range(&self) -> Option<(f64, f64)> {
+        (self.any && self.finite).then_some((self.min, self.max))
     }
 }
 
@@ -164,8 +197,11 @@ pub fn top_of_groups<'g>(
         {
             break;
         }
+        // Both in fact order: the skipped facts are walked beside the group's.
+        let mut skipped = skip.iter().copied().peekable();
         for &fact in facts {
-            if skip.binary_search(&fact).is_err() {
+            while skipped.next_if(|&skipped| skipped < fact).is_some() {}
+            if skipped.next_if_eq(&fact).is_none() {
                 top.offer((fact, score(fact, relevance)));
             }
         }
@@ -177,6 +213,70 @@ pub fn top_of_groups<'g>(
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    #[test]
+    fn groups_and_temporal_extremes_are_those_of_the_matches() {
+        use crate::dataset::{Fact, FactId};
+        use crate::index::LexicalNeeds;
+        let contents = [
+            "alpha beta",
+            "gamma",
+            "alpha",
+            "beta delta",
+            "alphabet beta",
+            "delta",
+        ];
+        let facts: Vec<Fact> = contents
+            .iter()
+            .enumerate()
+            .map(|(index, content)| Fact {
+                id: FactId::from(format!("f{index}")),
+                content: content.to_string(),
+                tags: if index == 5 {
+                    vec!["beta".into()]
+                } else {
+                    Vec::new()
+                },
+                category: None,
+                created_at: None,
+                last_accessed: None,
+                access_count: 0,
+                confidence: None,
+                source: None,
+            })
+            .collect();
+        let lexical = LexicalIndex::build(
+            &facts.iter().collect::<Vec<_>>(),
+            &LexicalNeeds {
+                keywords: true,
+                bm25_analyzers: Vec::new(),
+            },
+        );
+        // "alph" matches facts 0, 2 and 4 (content +1); "beta" facts 0, 3 and 4
+        // (content +1) and 5 (tag +0.5). Sums over 2 keywords: 0 and 4 score 1, 2 and 3
+        // score 0.5, 5 scores 0.25; fact 1 matches nothing.
+        let keywords = vec!["alph".to_string(), "beta".to_string()];
+        let first = [0.9, 0.0, 0.4, 0.7, 0.2, 0.6];
+        let second = [0.1, 5.0, 0.3, 0.8, 0.5, 0.05];
+        let groups = KeywordGroups::find(&lexical, &keywords, &first);
+        let found: Vec<(f64, Vec<FactIndex>)> = groups
+            .groups()
+            .map(|(relevance, facts)| (relevance, facts.to_vec()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![(1.0, vec![0, 4]), (0.5, vec![2, 3]), (0.25, vec![5])]
+        );
+        // Fact 1's 0.0 and 5.0 are not a match's.
+        assert_eq!(groups.temporal_range(&first), Some((0.2, 0.9)));
+        assert_eq!(groups.temporal_range(&second), Some((0.05, 0.8)));
+        let infinite = [0.5, 0.5, f64::INFINITY, 0.5, 0.5, 0.5];
+        assert_eq!(groups.temporal_range(&infinite), None);
+        assert_eq!(
+            KeywordGroups::find(&lexical, &keywords, &infinite).temporal_range(&infinite),
+            None
+        );
+    }
 
     #[test]
     fn groups_below_the_last_kept_score_are_not_scored() {

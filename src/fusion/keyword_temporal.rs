@@ -66,7 +66,9 @@ impl FusionMethod for KeywordTemporal {
 
     fn pruned_ranking(&self, sources: SignalSources<'_>) -> Option<Vec<(FactIndex, f64)>> {
         let keywords = sources.keywords.filter(|keywords| !keywords.is_empty())?;
-        let groups = sources.lexical_memo?.groups(sources.lexical, keywords);
+        let groups = sources
+            .lexical_memo?
+            .groups(sources.lexical, keywords, sources.temporal);
         let temporal = sources.temporal;
         let (smallest, largest) = groups.temporal_range(temporal)?;
         // The bound needs scores that do not decrease with the relevance: temporal

@@ -38,8 +38,14 @@ struct Bm25Search {
 }
 
 impl LexicalMemo {
-    /// The groups of `keywords`' matches in `lexical`, found on first request.
-    pub fn groups(&self, lexical: &LexicalIndex, keywords: &[String]) -> Rc<KeywordGroups> {
+    /// The groups of `keywords`' matches in `lexical`, found on first request (with the
+    /// extremes of `temporal` over them, read in the same pass).
+    pub fn groups(
+        &self,
+        lexical: &LexicalIndex,
+        keywords: &[String],
+        temporal: &[f64],
+    ) -> Rc<KeywordGroups> {
         let index = lexical as *const LexicalIndex as usize;
         if let Some((_, _, groups)) = self
             .keyword_groups
@@ -49,7 +55,7 @@ impl LexicalMemo {
         {
             return Rc::clone(groups);
         }
-        let groups = Rc::new(KeywordGroups::find(lexical, keywords));
+        let groups = Rc::new(KeywordGroups::find(lexical, keywords, temporal));
         self.keyword_groups
             .borrow_mut()
             .push((index, keywords.to_vec(), Rc::clone(&groups)));

@@ -272,7 +272,6 @@ impl PostingLists {
         Postings {
             bytes: &self.bytes[self.starts[list]..self.starts[list + 1]],
             fact: 0,
-            first: true,
         }
     }
 }
@@ -280,17 +279,24 @@ impl PostingLists {
 /// Iterator over one compressed posting list.
 pub struct Postings<'a> {
     bytes: &'a [u8],
+    /// The last fact read (0 before the first, whose gap is its position).
     fact: FactIndex,
-    first: bool,
 }
 
 impl Postings<'_> {
+    #[inline]
     fn next_varint(&mut self) -> u64 {
-        // Most postings fit one byte: skip the general decoder for them.
+        // Most postings fit one byte: the general decoder is out of line.
         if let Some(&byte) = self.bytes.first().filter(|&&byte| byte < 0x80) {
             self.bytes = &self.bytes[1..];
             return u64::from(byte);
         }
+        self.next_long_varint()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_long_varint(&mut self) -> u64 {
         let (value, length) = u64::decode_var(self.bytes).expect("posting lists are well-formed");
         self.bytes = &self.bytes[length..];
         value
@@ -300,14 +306,13 @@ impl Postings<'_> {
 impl Iterator for Postings<'_> {
     type Item = (FactIndex, u32);
 
+    #[inline]
     fn next(&mut self) -> Option<(FactIndex, u32)> {
         if self.bytes.is_empty() {
             return None;
         }
         let word = self.next_varint();
-        let gap = (word >> 1) as FactIndex;
-        self.fact = if self.first { gap } else { self.fact + gap };
-        self.first = false;
+        self.fact += (word >> 1) as FactIndex;
         let frequency = if word & 1 == 1 {
             self.next_varint() as u32
         } else {
