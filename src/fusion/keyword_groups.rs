@@ -216,7 +216,8 @@ mod tests {
 
     #[test]
     fn groups_and_temporal_extremes_are_those_of_the_matches() {
-        use crate::dataset::{Fact, FactId};
+        use crate::dataset::collection::plain_fact;
+        use crate::dataset::Fact;
         use crate::index::LexicalNeeds;
         let contents = [
             "alpha beta",
@@ -230,19 +231,12 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(index, content)| Fact {
-                id: FactId::from(format!("f{index}")),
-                content: content.to_string(),
                 tags: if index == 5 {
                     vec!["beta".into()]
                 } else {
                     Vec::new()
                 },
-                category: None,
-                created_at: None,
-                last_accessed: None,
-                access_count: 0,
-                confidence: None,
-                source: None,
+                ..plain_fact(format!("f{index}"), content.to_string())
             })
             .collect();
         let lexical = LexicalIndex::build(
