@@ -191,10 +191,63 @@ pub fn check_destination(output_dir: &Path, name: &str) -> Result<(), Error> {
 }
 
 /// What [`check_report_replacement`] reads of a stored `results.json`.
-#[derive(Deserialize)]
 struct StoredIdentity {
     dataset: StoredDatasetName,
     configurations: Vec<StoredConfigurationName>,
+}
+
+impl StoredIdentity {
+    /// The dataset and configurations of the `results.json` that `reader` reads, from
+    /// its head: `results.json` holds them before the queries and facts, which are most
+    /// of a large report, and reading stops once both are read. `None` when they cannot
+    /// be.
+    fn read(reader: impl std::io::Read) -> Option<StoredIdentity> {
+        let mut found = None;
+        let mut deserializer = serde_json::Deserializer::from_reader(reader);
+        // serde_json reports the rest of the object, left unread, as an error once the
+        // visitor returns; what the visitor found is what counts.
+        let _ = serde::Deserializer::deserialize_map(
+            &mut deserializer,
+            IdentityVisitor { found: &mut found },
+        );
+        found
+    }
+}
+
+/// Reads a `results.json` object's entries until it has its dataset and configurations.
+struct IdentityVisitor<'a> {
+    found: &'a mut Option<StoredIdentity>,
+}
+
+impl<'de> serde::de::Visitor<'de> for IdentityVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a results.json object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (mut dataset, mut configurations) = (None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "dataset" => dataset = Some(map.next_value()?),
+                "configurations" => configurations = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            if let (Some(_), Some(_)) = (&dataset, &configurations) {
+                *self.found = dataset.zip(configurations).map(|(dataset, configurations)| {
+                    StoredIdentity {
+                        dataset,
+                        configurations,
+                    }
+                });
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Deserialize)]
@@ -289,8 +342,7 @@ impl FileVersion {
 /// The dataset and configurations the `results.json` at `path` holds, `None` when it
 /// cannot be read or parsed. A version of the file read before is not read again.
 fn stored_identity(path: &Path) -> Option<Arc<StoredIdentity>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).ok()?;
+    let file = std::fs::File::open(path).ok()?;
     // The version of the open file, which is the one read below.
     let version = FileVersion::of(&file.metadata().ok()?);
     let mut last = LAST_STORED_READ
@@ -301,9 +353,7 @@ fn stored_identity(path: &Path) -> Option<Arc<StoredIdentity>> {
             return Some(Arc::clone(identity));
         }
     }
-    let mut text = Vec::new();
-    file.read_to_end(&mut text).ok()?;
-    let identity = Arc::new(serde_json::from_slice::<StoredIdentity>(&text).ok()?);
+    let identity = Arc::new(StoredIdentity::read(std::io::BufReader::new(file))?);
     *last = Some((path.to_path_buf(), version, Arc::clone(&identity)));
     Some(identity)
 }
