@@ -42,3 +42,4 @@ pub mod sweep;
 pub mod text;
 pub mod trec;
 pub mod trec_eval;
+pub mod writeback;

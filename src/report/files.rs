@@ -488,7 +488,10 @@ fn write_directory_checked<'a, F: Into<ReportFile<'a>>>(
                 }
                 ReportFile::Streamed(write) => {
                     let file = std::fs::File::create(&path).map_err(write_error(&path))?;
-                    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+                    let mut writer = std::io::BufWriter::with_capacity(
+                        1 << 20,
+                        crate::writeback::WritebackFile::new(file),
+                    );
                     write(&mut writer)
                         .and_then(|()| writer.flush())
                         .map_err(write_error(&path))

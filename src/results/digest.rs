@@ -18,6 +18,7 @@ use crate::expectations::ExpectationSummary;
 use crate::metrics::{evaluate_query, MetricSettings};
 use crate::ranking::{QueryRanking, RankingSink};
 use crate::trec::write_trec_run_to_depth;
+use crate::writeback::WritebackFile;
 
 /// One configuration's rankings, reduced.
 #[derive(Debug, Clone)]
@@ -47,7 +48,7 @@ struct RunFile {
     tag: String,
     /// Lines written per query at most (`None`: the whole ranking).
     depth: Option<usize>,
-    writer: BufWriter<File>,
+    writer: BufWriter<WritebackFile>,
 }
 
 /// The reductions of the evaluated queries, in arrival order, stored flat: a long run's
@@ -134,7 +135,7 @@ impl<'d> RankingDigest<'d> {
             path: path.to_path_buf(),
             tag: tag.to_owned(),
             depth,
-            writer: BufWriter::with_capacity(1 << 20, file),
+            writer: BufWriter::with_capacity(1 << 20, WritebackFile::new(file)),
         });
         Ok(self)
     }
