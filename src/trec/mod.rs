@@ -20,6 +20,8 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::dataset::{FactId, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem, Problems};
 use crate::ranking::QueryRanking;
@@ -43,35 +45,53 @@ pub fn write_trec_run_to_depth(
     tag: &str,
     depth: Option<usize>,
 ) -> std::io::Result<()> {
-    // A query's lines are assembled in one buffer and written at once: formatting
-    // through `write!` cost more than scoring the queries.
-    let mut lines: Vec<u8> = Vec::new();
-    let mut rank_digits = itoa::Buffer::new();
-    for ranking in rankings {
-        let kept = depth.map_or(ranking.results.len(), |depth| {
-            depth.min(ranking.results.len())
-        });
-        let results = &ranking.results[..kept];
-        lines.clear();
-        for (position, ((fact, _), score)) in results
-            .iter()
-            .zip(run_scores(results.iter().map(|(_, fused)| *fused)))
-            .enumerate()
-        {
-            lines.extend_from_slice(ranking.query.0.as_bytes());
-            lines.extend_from_slice(b" Q0 ");
-            lines.extend_from_slice(fact.0.as_bytes());
-            lines.push(b' ');
-            lines.extend_from_slice(rank_digits.format(position + 1).as_bytes());
-            lines.push(b' ');
-            score.append_to(&mut lines);
-            lines.push(b' ');
-            lines.extend_from_slice(tag.as_bytes());
-            lines.push(b'\n');
+    // Each query's lines are assembled in a buffer of their own, a block of queries
+    // in parallel, and the buffers written in order: formatting through `write!` cost
+    // more than scoring the queries, and a one-configuration run would format alone.
+    let mut buffers: Vec<Vec<u8>> = Vec::new();
+    for block in rankings.chunks(RUN_FORMAT_BLOCK) {
+        buffers.resize_with(block.len(), Vec::new);
+        block
+            .par_iter()
+            .zip(buffers.par_iter_mut())
+            .for_each(|(ranking, lines)| {
+                lines.clear();
+                append_run_lines(lines, ranking, tag, depth);
+            });
+        for lines in &buffers[..block.len()] {
+            out.write_all(lines)?;
         }
-        out.write_all(&lines)?;
     }
     Ok(())
+}
+
+/// Rankings whose run lines are formatted together (in parallel) before they are written.
+const RUN_FORMAT_BLOCK: usize = 64;
+
+/// Appends the run lines of `ranking` (at most `depth`) to `lines`.
+fn append_run_lines(lines: &mut Vec<u8>, ranking: &QueryRanking, tag: &str, depth: Option<usize>) {
+    let kept = depth.map_or(ranking.results.len(), |depth| {
+        depth.min(ranking.results.len())
+    });
+    let results = &ranking.results[..kept];
+    // What every line of the query starts and ends with.
+    let prefix = format!("{} Q0 ", ranking.query.0);
+    let suffix = format!(" {tag}\n");
+    lines.reserve(results.len() * (prefix.len() + suffix.len() + 32));
+    let mut rank_digits = itoa::Buffer::new();
+    for (position, ((fact, _), score)) in results
+        .iter()
+        .zip(run_scores(results.iter().map(|(_, fused)| *fused)))
+        .enumerate()
+    {
+        lines.extend_from_slice(prefix.as_bytes());
+        lines.extend_from_slice(fact.0.as_bytes());
+        lines.push(b' ');
+        lines.extend_from_slice(rank_digits.format(position + 1).as_bytes());
+        lines.push(b' ');
+        score.append_to(lines);
+        lines.extend_from_slice(suffix.as_bytes());
+    }
 }
 
 /// The scores a run file gives a ranking's fused scores (best first): each fused score,
@@ -103,9 +123,9 @@ pub enum RunScore {
 
 impl RunScore {
     /// Appends the score as [`Display`](std::fmt::Display) writes it. A double in the
-    /// plain range is written from `ryu`'s shortest digits without the `.0` it gives
+    /// plain range is written from `zmij`'s shortest digits without the `.0` it gives
     /// whole numbers: the same digits as Rust's `{}` (the shortest decimal that reads
-    /// back, the closest one), except where two are equally close, which ryu settles
+    /// back, the closest one), except where two are equally close, which zmij settles
     /// to even and Rust upwards. That needs a double whose exact decimal is at most one
     /// digit longer than its shortest, so at most 18 significant digits, so (at 1e-4 or
     /// more) at most 21 binary fraction digits: doubles with up to 22, 32-bit floats
@@ -116,7 +136,7 @@ impl RunScore {
         let written = match self {
             RunScore::Double(value) if plain(value.abs()) => {
                 if !is_whole(value * SHORT_FRACTION_SCALE) {
-                    let mut digits = ryu::Buffer::new();
+                    let mut digits = zmij::Buffer::new();
                     let shortest = digits.format_finite(value);
                     let shortest = shortest.strip_suffix(".0").unwrap_or(shortest);
                     out.extend_from_slice(shortest.as_bytes());
