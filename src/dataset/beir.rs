@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use super::collection::{
@@ -90,20 +91,30 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
     let mut problems = Problems::default();
 
     let corpus_path = crate::input::or_gzipped(&root.join("corpus.jsonl"));
-    let corpus = collection.read(Path::new("corpus.jsonl"))?;
-    for line in split_lines(&corpus_path, &corpus, &mut problems) {
-        match serde_json::from_str::<CorpusRecord>(line.text) {
-            Ok(record) => {
-                let content = record.content();
-                collection.facts.push((
-                    plain_fact(record.id.into_owned(), content),
-                    Source {
-                        path: corpus_path.clone(),
-                        line: Some(line.number),
-                    },
-                ));
-            }
-            Err(error) => problems.push(json_problem(&corpus_path, line.number, &error)),
+    // The documents are parsed in parallel, then taken in file order.
+    let documents = collection.read_parsing(Path::new("corpus.jsonl"), |corpus| {
+        split_lines(&corpus_path, corpus, &mut problems)
+            .par_iter()
+            .map(|line| {
+                let document = serde_json::from_str::<CorpusRecord>(line.text)
+                    .map(|record| {
+                        let content = record.content();
+                        plain_fact(record.id.into_owned(), content)
+                    });
+                (line.number, document)
+            })
+            .collect::<Vec<_>>()
+    })?;
+    for (number, document) in documents {
+        match document {
+            Ok(fact) => collection.facts.push((
+                fact,
+                Source {
+                    path: corpus_path.clone(),
+                    line: Some(number),
+                },
+            )),
+            Err(error) => problems.push(json_problem(&corpus_path, number, &error)),
         }
     }
 

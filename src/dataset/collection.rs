@@ -66,6 +66,26 @@ impl Collection {
     /// Reads a file of the collection (or its `.gz`), mapped when it is a plain file,
     /// adding it to the content hash.
     pub fn read(&mut self, relative: &Path) -> Result<crate::input::InputBytes, Error> {
+        let (name, bytes) = self.open(relative)?;
+        self.hasher.add(&name, &bytes);
+        Ok(bytes)
+    }
+
+    /// Reads a file as [`Collection::read`] does and returns what `parse` makes of its
+    /// bytes, while the content hash takes them in beside it on the current rayon pool.
+    pub fn read_parsing<T: Send>(
+        &mut self,
+        relative: &Path,
+        parse: impl FnOnce(&[u8]) -> T + Send,
+    ) -> Result<T, Error> {
+        let (name, bytes) = self.open(relative)?;
+        let hasher = &mut self.hasher;
+        let ((), parsed) = rayon::join(|| hasher.add(&name, &bytes), || parse(&bytes));
+        Ok(parsed)
+    }
+
+    /// The bytes of a file of the collection, and its name in the content hash.
+    fn open(&self, relative: &Path) -> Result<(String, crate::input::InputBytes), Error> {
         let path = crate::input::or_gzipped(&self.root.join(relative));
         if let crate::input::Entry::Other(what) = crate::input::entry(&path) {
             return Err(crate::input::not_a_file(&path, what));
@@ -78,9 +98,7 @@ impl Collection {
             ));
         }
         let bytes = crate::input::read_mapped(&path)?;
-        self.hasher
-            .add(&relative.to_string_lossy().replace('\\', "/"), &bytes);
-        Ok(bytes)
+        Ok((relative.to_string_lossy().replace('\\', "/"), bytes))
     }
 
     /// Validates ids and references and builds the dataset; every defect is reported.
