@@ -236,16 +236,16 @@ impl<'de> serde::de::Visitor<'de> for IdentityVisitor<'_> {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
-            if let (Some(_), Some(_)) = (&dataset, &configurations) {
-                *self.found = dataset.zip(configurations).map(|(dataset, configurations)| {
-                    StoredIdentity {
-                        dataset,
-                        configurations,
-                    }
-                });
-                return Ok(());
+            if dataset.is_some() && configurations.is_some() {
+                break;
             }
         }
+        *self.found = dataset
+            .zip(configurations)
+            .map(|(dataset, configurations)| StoredIdentity {
+                dataset,
+                configurations,
+            });
         Ok(())
     }
 }
@@ -765,4 +765,54 @@ pub fn write_files(directory: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(),
         write_file_atomically(&directory.join(relative), bytes)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that fails: what follows the head of a results.json in these tests.
+    struct Unreadable;
+
+    impl std::io::Read for Unreadable {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("read past the head"))
+        }
+    }
+
+    fn identity(head: &str) -> Option<(String, Vec<String>)> {
+        StoredIdentity::read(std::io::Read::chain(head.as_bytes(), Unreadable)).map(|identity| {
+            (
+                identity.dataset.name,
+                identity
+                    .configurations
+                    .into_iter()
+                    .map(|configuration| configuration.name)
+                    .collect(),
+            )
+        })
+    }
+
+    #[test]
+    fn a_stored_identity_is_read_from_the_head_alone() {
+        let expected = Some((
+            "scifact".to_owned(),
+            vec!["bm25".to_owned(), "keyword".to_owned()],
+        ));
+        // Whatever follows the configurations is never read.
+        let head = r#"{"schema_version": 1, "dataset": {"name": "scifact", "facts": 3},
+            "configurations": [{"name": "bm25", "per_query": [1, 2]}, {"name": "keyword"}],"#;
+        assert_eq!(identity(head), expected);
+        // In either order, past other entries.
+        let head = r#"{"configurations": [{"name": "bm25"}, {"name": "keyword"}],
+            "queries": [{"id": "q1"}], "dataset": {"name": "scifact"}, "facts": ["#;
+        assert_eq!(identity(head), expected);
+        // A whole document without configurations, or not an object: nothing.
+        assert_eq!(identity(r#"{"dataset": {"name": "scifact"}}"#), None);
+        assert_eq!(identity(r#"["dataset"]"#), None);
+        assert_eq!(
+            identity(r#"{"dataset": {"name": "scifact"}, "configurations": 3}"#),
+            None
+        );
+    }
 }
