@@ -75,3 +75,39 @@ impl Write for WritebackFile {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufWriter, Read, Seek};
+
+    #[test]
+    fn what_is_written_in_steps_reads_back_whole() {
+        let mut file = tempfile::tempfile().unwrap();
+        let mut writer =
+            BufWriter::with_capacity(1000, WritebackFile::new(file.try_clone().unwrap()));
+        // Past several writeback steps, in pieces that do not divide them.
+        let expected: Vec<u8> = (0..5 * WRITEBACK_STEP + 12_345)
+            .map(|index| (index % 251) as u8)
+            .collect();
+        for piece in expected.chunks(7_919) {
+            writer.write_all(piece).unwrap();
+        }
+        writer.flush().unwrap();
+        let inner = writer
+            .into_inner()
+            .map_err(|error| error.to_string())
+            .unwrap();
+        assert_eq!(inner.written, expected.len() as u64);
+        assert_eq!(inner.started, inner.written, "flush starts the rest");
+        let mut back = Vec::new();
+        file.rewind().unwrap();
+        file.read_to_end(&mut back).unwrap();
+        assert!(
+            back == expected,
+            "{} of {} bytes read back",
+            back.len(),
+            expected.len()
+        );
+    }
+}

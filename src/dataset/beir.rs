@@ -96,11 +96,10 @@ pub(super) fn load(root: &Path, split: &str) -> Result<Dataset, Error> {
         split_lines(&corpus_path, corpus, &mut problems)
             .par_iter()
             .map(|line| {
-                let document = serde_json::from_str::<CorpusRecord>(line.text)
-                    .map(|record| {
-                        let content = record.content();
-                        plain_fact(record.id.into_owned(), content)
-                    });
+                let document = serde_json::from_str::<CorpusRecord>(line.text).map(|record| {
+                    let content = record.content();
+                    plain_fact(record.id.into_owned(), content)
+                });
                 (line.number, document)
             })
             .collect::<Vec<_>>()

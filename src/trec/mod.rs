@@ -351,6 +351,41 @@ mod tests {
         assert_eq!(scores, vec![12.75, 1.0 / 3.0, 1e-9, 0.0, -1e-45]);
     }
 
+    #[test]
+    fn queries_formatted_in_parallel_blocks_are_written_in_order() {
+        // More rankings than a block, of varied lengths, some empty.
+        let rankings: Vec<QueryRanking> = (0..3 * RUN_FORMAT_BLOCK + 5)
+            .map(|query| QueryRanking {
+                query: QueryId(format!("q{query}")),
+                results: (0..query % 7)
+                    .map(|rank| {
+                        let score = 1.0 / (1.0 + rank as f64 + query as f64 / 1000.0);
+                        (
+                            FactId(format!("d{}", (query * 31 + rank) % 50).into()),
+                            score,
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        let mut expected = String::new();
+        for ranking in &rankings {
+            let scores = run_scores(ranking.results.iter().map(|(_, score)| *score));
+            for (rank, ((fact, _), score)) in ranking.results.iter().zip(scores).enumerate() {
+                let line = format!(
+                    "{} Q0 {} {} {score} tag\n",
+                    ranking.query.0,
+                    fact.0,
+                    rank + 1
+                );
+                expected.push_str(&line);
+            }
+        }
+        let mut out = Vec::new();
+        write_trec_run(&mut out, &rankings, "tag").unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
     /// Doubles a float cannot tell apart are set a float step apart, as a tie is; the
     /// next score a float can tell from the one written above is exact again.
     #[test]
