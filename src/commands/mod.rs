@@ -48,8 +48,16 @@ use crate::error::{Error, Problem};
 use crate::pipeline::run::DatasetInputs;
 use crate::settings::{self, ConfigFile};
 
-/// The config file and dataset a run names.
+/// Loads the config file and the dataset on a pool of `--threads` workers (a BEIR
+/// corpus is parsed in parallel). The pool is the loading's own: the caller's thread
+/// goes on with what was loaded.
 fn load_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
+    settings::check_threads(args.threads)?;
+    in_pool(args.threads, || read_inputs(args))?
+}
+
+/// The config file and the dataset `args` name, with their notes printed.
+fn read_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
     let file = match &args.config {
         Some(path) => ConfigFile::load(path)?,
         None => ConfigFile::default(),

@@ -46,13 +46,6 @@ fn backend_notes(output: &PipelineOutput) {
 
 /// `hyde-eval run`: returns the process exit code (1 when the gate fails).
 pub fn run(command: &RunCommand) -> Result<u8, Error> {
-    settings::check_threads(command.run.threads)?;
-    // One pool of the requested size for the whole command: the dataset is parsed on
-    // it as well as retrieved.
-    in_pool(command.run.threads, || run_in_pool(command))?
-}
-
-fn run_in_pool(command: &RunCommand) -> Result<u8, Error> {
     if command.html && command.run.no_report {
         return Err(Error::Usage(
             "--html renders the report directory, which --no-report skips; drop one of them".into(),
@@ -100,7 +93,9 @@ fn run_in_pool(command: &RunCommand) -> Result<u8, Error> {
     };
     let Execution {
         results, output, ..
-    } = execute(&mut dataset, &settings.run, outputs)?;
+    } = in_pool(settings.threads, || {
+        execute(&mut dataset, &settings.run, outputs)
+    })??;
     if !settings.quiet {
         backend_notes(&output);
     }
@@ -297,7 +292,9 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     };
     let Execution {
         results, output, ..
-    } = execute(&mut dataset, &settings.run, outputs)?;
+    } = in_pool(settings.threads, || {
+        execute(&mut dataset, &settings.run, outputs)
+    })??;
     if !settings.quiet {
         backend_notes(&output);
     }
