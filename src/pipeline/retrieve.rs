@@ -40,17 +40,38 @@ impl Prepared<'_> {
     /// (read back first when they wait on disk) are searched in one batch, then its
     /// queries are mapped in parallel [`MAP_QUERIES`] at a time (each query's vectors
     /// and search hits dropped once it is mapped), and `consume` takes each such run of
-    /// queries and their results, in order, before the next is mapped.
+    /// queries and their results, in order, while the next run is mapped: at most two
+    /// runs' results are held at once.
     pub(super) fn in_chunks<T: Send>(
         &mut self,
         per_query: impl Fn(&Self, &Query, &mut QueryExpansion) -> T + Sync,
-        mut consume: impl FnMut(&[Query], Vec<T>) -> Result<(), Error>,
+        mut consume: impl FnMut(&[Query], Vec<T>) -> Result<(), Error> + Send,
     ) -> Result<(), Error> {
         // Taken out so each chunk's expansions can take and drop their search hits.
         let mut expansions = std::mem::take(&mut self.expansions);
         let mut ann = std::mem::take(&mut self.ann);
         let shared = &*self;
         let query_count = shared.queries.len();
+        let map = |queries: &[Query], expansions: &mut [QueryExpansion]| -> Vec<T> {
+            queries
+                .par_iter()
+                .zip(expansions.par_iter_mut())
+                .map(|(query, expansion)| {
+                    let result = per_query(shared, query, expansion);
+                    expansion.query_vector = None;
+                    expansion.hypothesis_vectors = Vec::new();
+                    expansion.search_hits = FxHashMap::default();
+                    expansion.text_hits = None;
+                    result
+                })
+                .collect()
+        };
+        // The run mapped last, which `consume` takes while the next one is mapped.
+        let mut pending: Option<(&[Query], Vec<T>)> = None;
+        let mut consume_pending = |pending: Option<(&[Query], Vec<T>)>| match pending {
+            Some((queries, results)) => consume(queries, results),
+            None => Ok(()),
+        };
         let outcome = (0..query_count)
             .step_by(CHUNK_QUERIES)
             .try_for_each(|first| {
@@ -64,21 +85,14 @@ impl Prepared<'_> {
                     .chunks(MAP_QUERIES)
                     .zip(chunk.chunks_mut(MAP_QUERIES))
                     .try_for_each(|(queries, expansions)| {
-                        let results = queries
-                            .par_iter()
-                            .zip(expansions.par_iter_mut())
-                            .map(|(query, expansion)| {
-                                let result = per_query(shared, query, expansion);
-                                expansion.query_vector = None;
-                                expansion.hypothesis_vectors = Vec::new();
-                                expansion.search_hits = FxHashMap::default();
-                                expansion.text_hits = None;
-                                result
-                            })
-                            .collect();
-                        consume(queries, results)
+                        let previous = pending.take();
+                        let (results, consumed) =
+                            rayon::join(|| map(queries, expansions), || consume_pending(previous));
+                        pending = Some((queries, results));
+                        consumed
                     })
-            });
+            })
+            .and_then(|()| consume_pending(pending.take()));
         self.expansions = expansions;
         self.ann = ann;
         outcome
