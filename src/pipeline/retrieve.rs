@@ -68,7 +68,7 @@ impl Prepared<'_> {
         };
         // The run mapped last, which `consume` takes while the next one is mapped.
         let mut pending: Option<(&[Query], Vec<T>)> = None;
-        let mut consume_pending = |pending: Option<(&[Query], Vec<T>)>| match pending {
+        let mut consume_run = |run: Option<(&[Query], Vec<T>)>| match run {
             Some((queries, results)) => consume(queries, results),
             None => Ok(()),
         };
@@ -87,12 +87,12 @@ impl Prepared<'_> {
                     .try_for_each(|(queries, expansions)| {
                         let previous = pending.take();
                         let (results, consumed) =
-                            rayon::join(|| map(queries, expansions), || consume_pending(previous));
+                            rayon::join(|| map(queries, expansions), || consume_run(previous));
                         pending = Some((queries, results));
                         consumed
                     })
             })
-            .and_then(|()| consume_pending(pending.take()));
+            .and_then(|()| consume_run(pending.take()));
         self.expansions = expansions;
         self.ann = ann;
         outcome

@@ -58,7 +58,8 @@ pub fn write_trec_run_to_depth(
                 lines.clear();
                 append_run_lines(lines, ranking, tag, depth);
             });
-        for lines in &buffers[..block.len()] {
+        // `buffers` holds exactly the block's queries (resized above).
+        for lines in &buffers {
             out.write_all(lines)?;
         }
     }
