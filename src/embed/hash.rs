@@ -12,11 +12,12 @@
 //!    unbiased.
 //! 4. The vector is L2-normalized; a text with no tokens gives the zero vector.
 
+use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{EmbeddingProvider, ProviderIdentity, TextKind};
 use crate::error::Error;
-use crate::text::{is_stop_word, word_tokens};
+use crate::text::Analyzer;
 
 /// Default dimension, the size of common small sentence-embedding models.
 pub const DEFAULT_HASH_DIMENSION: usize = 384;
@@ -27,6 +28,8 @@ pub const MAX_DIMENSION: usize = 65_536;
 
 const WORD_WEIGHT: f32 = 1.0;
 const TRIGRAM_WEIGHT: f32 = 0.5;
+/// Texts embedded by one task of the thread pool at least: a text takes microseconds.
+const EMBED_MIN_TEXTS_PER_TASK: usize = 32;
 
 /// Feature-hashing embedder.
 pub struct HashProvider {
@@ -43,8 +46,8 @@ impl HashProvider {
         Ok(HashProvider { dimension })
     }
 
-    fn add_feature(&self, vector: &mut [f32], feature: &str, weight: f32) {
-        let hash = xxh3_64(feature.as_bytes());
+    fn add_feature(&self, vector: &mut [f32], feature: &[u8], weight: f32) {
+        let hash = xxh3_64(feature);
         let bucket = (hash % self.dimension as u64) as usize;
         let sign = if hash >> 63 == 1 { -1.0 } else { 1.0 };
         vector[bucket] += sign * weight;
@@ -52,26 +55,31 @@ impl HashProvider {
 
     fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0.0f32; self.dimension];
-        let mut feature = String::new();
-        for token in word_tokens(text)
-            .into_iter()
-            .filter(|token| !is_stop_word(token))
-        {
+        // Reused for every feature: "w:" or "c:" then the word or trigram, and the word
+        // between angle brackets with the byte offset of each of its characters.
+        let mut feature: Vec<u8> = Vec::new();
+        let mut bounded = String::new();
+        let mut char_starts: Vec<usize> = Vec::new();
+        // chatcli's analyzer splits as `word_tokens` does and drops the same stop words.
+        Analyzer::Chatcli.for_each_term(text, |token| {
             feature.clear();
-            feature.push_str("w:");
-            feature.push_str(&token);
+            feature.extend_from_slice(b"w:");
+            feature.extend_from_slice(token.as_bytes());
             self.add_feature(&mut vector, &feature, WORD_WEIGHT);
-            let bounded: Vec<char> = std::iter::once('<')
-                .chain(token.chars())
-                .chain(std::iter::once('>'))
-                .collect();
-            for trigram in bounded.windows(3) {
+            bounded.clear();
+            bounded.push('<');
+            bounded.push_str(token);
+            bounded.push('>');
+            char_starts.clear();
+            char_starts.extend(bounded.char_indices().map(|(start, _)| start));
+            char_starts.push(bounded.len());
+            for window in char_starts.windows(4) {
                 feature.clear();
-                feature.push_str("c:");
-                feature.extend(trigram);
+                feature.extend_from_slice(b"c:");
+                feature.extend_from_slice(&bounded.as_bytes()[window[0]..window[3]]);
                 self.add_feature(&mut vector, &feature, TRIGRAM_WEIGHT);
             }
-        }
+        });
         let norm = vector
             .iter()
             .map(|&value| f64::from(value) * f64::from(value))
@@ -96,7 +104,13 @@ impl EmbeddingProvider for HashProvider {
     }
 
     fn embed(&self, texts: &[&str], _kind: TextKind) -> Result<Vec<Vec<f32>>, Error> {
-        Ok(texts.iter().map(|text| self.embed_one(text)).collect())
+        // Each text is embedded on its own, so the vectors are the same on any number of
+        // threads.
+        Ok(texts
+            .par_iter()
+            .with_min_len(EMBED_MIN_TEXTS_PER_TASK)
+            .map(|text| self.embed_one(text))
+            .collect())
     }
 }
 
@@ -125,6 +139,64 @@ mod tests {
         }
         // XXH3-64's published value for empty input: pins the hash function itself.
         assert_eq!(format!("{:016x}", xxh3_64(b"")), "2d06800538d394c2");
+    }
+
+    /// The module documentation's algorithm, step by step, with a string per token and
+    /// a character vector per word.
+    fn documented_embedding(text: &str, dimension: usize) -> Vec<f32> {
+        let mut vector = vec![0.0f32; dimension];
+        let mut add = |feature: String, weight: f32| {
+            let hash = xxh3_64(feature.as_bytes());
+            let sign = if hash >> 63 == 1 { -1.0 } else { 1.0 };
+            vector[(hash % dimension as u64) as usize] += sign * weight;
+        };
+        for token in crate::text::word_tokens(text)
+            .into_iter()
+            .filter(|token| !crate::text::is_stop_word(token))
+        {
+            add(format!("w:{token}"), WORD_WEIGHT);
+            let bounded: Vec<char> = format!("<{token}>").chars().collect();
+            for trigram in bounded.windows(3) {
+                add(
+                    format!("c:{}", trigram.iter().collect::<String>()),
+                    TRIGRAM_WEIGHT,
+                );
+            }
+        }
+        let norm = vector
+            .iter()
+            .map(|&value| f64::from(value) * f64::from(value))
+            .sum::<f64>()
+            .sqrt();
+        if norm > 0.0 {
+            for value in &mut vector {
+                *value = (f64::from(*value) / norm) as f32;
+            }
+        }
+        vector
+    }
+
+    #[test]
+    fn vectors_follow_the_documented_algorithm_bit_for_bit() {
+        let texts = [
+            "Compress the LOGS before the nightly backup",
+            "Configuração é_ótima! Ölçü: 東京タワー, naïve café v2",
+            "a I x",
+            "",
+            "the of and",
+            "Straße STRASSE ǅemal ΣΊΣΥΦΟΣ",
+        ];
+        // Enough texts for the thread pool to split them.
+        let many: Vec<&str> = texts.iter().copied().cycle().take(500).collect();
+        for dimension in [16, DEFAULT_HASH_DIMENSION] {
+            let provider = HashProvider::new(dimension).unwrap();
+            let vectors = provider.embed(&many, TextKind::Document).unwrap();
+            for (text, vector) in many.iter().zip(&vectors) {
+                let expected = documented_embedding(text, dimension);
+                let bits = |vector: &[f32]| vector.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(vector), bits(&expected), "{text:?} at {dimension}");
+            }
+        }
     }
 
     #[test]
