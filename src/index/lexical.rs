@@ -17,8 +17,8 @@
 //! never stored, each term is interned once per run in a [`TermTable`], a fact's term
 //! frequencies are counted per term id as its terms are read, and its postings are
 //! appended to the run's one buffer; the runs' vocabularies are then merged and their
-//! postings laid out as lists (see [`PostingLists::join`]). The keyword vocabularies tokenize facts in
-//! parallel a chunk at a time (so the tokens of the whole corpus never exist at once).
+//! postings laid out as lists (see [`PostingLists::join`]). The keyword vocabularies are built the same
+//! way, then their terms sorted.
 //! Postings are stored compressed (see [`super::postings`]). Only the structures some
 //! configuration reads are built (see [`LexicalNeeds`]). A keyword vocabulary's list
 //! that the chatcli BM25 postings hold too (the same term, the same facts: a content
@@ -27,11 +27,11 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::postings::{FactRun, PostingLists, PostingListsBuilder, Postings};
+use super::postings::{FactRun, PostingLists, Postings};
 use super::terms::TermTable;
 use super::FactIndex;
 use crate::dataset::Fact;
-use crate::text::{word_tokens, Analyzer};
+use crate::text::{for_each_word_token, Analyzer};
 
 /// BM25's two free parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,23 +40,68 @@ pub struct Bm25Params {
     pub b: f64,
 }
 
-/// Facts tokenized at once while an index is built.
-const TOKENIZE_CHUNK: usize = 16_384;
+/// The field of a fact a keyword vocabulary holds the tokens of.
+#[derive(Clone, Copy)]
+enum Field {
+    Content,
+    /// The tags joined by spaces.
+    Tags,
+}
 
-/// Calls `visit` with each fact's position and its tokens, in fact order. Facts are
-/// tokenized in parallel a chunk at a time, so only one chunk's tokens exist at once.
-fn for_each_tokenized(
-    facts: &[&Fact],
-    tokenize: impl Fn(&Fact) -> Vec<String> + Sync,
-    mut visit: impl FnMut(FactIndex, Vec<String>),
-) {
-    for (chunk_number, chunk) in facts.chunks(TOKENIZE_CHUNK).enumerate() {
-        let tokens: Vec<Vec<String>> = chunk.par_iter().map(|fact| tokenize(fact)).collect();
-        let first = chunk_number * TOKENIZE_CHUNK;
-        for (offset, fact_tokens) in tokens.into_iter().enumerate() {
-            visit((first + offset) as FactIndex, fact_tokens);
+impl Field {
+    /// The bytes of this field of `fact`, about.
+    fn length(self, fact: &Fact) -> usize {
+        match self {
+            Field::Content => fact.content.len(),
+            Field::Tags => fact.tags.iter().map(|tag| tag.len() + 1).sum(),
         }
     }
+
+    /// Calls `visit` with each of chatcli's tokens of this field of `fact` (its
+    /// `word_tokens`), in order; `joined` is room for the joined tags.
+    fn for_each_token(self, fact: &Fact, joined: &mut String, visit: impl FnMut(&str)) {
+        match self {
+            Field::Content => for_each_word_token(&fact.content, visit),
+            Field::Tags => {
+                joined.clear();
+                for (position, tag) in fact.tags.iter().enumerate() {
+                    if position > 0 {
+                        joined.push(' ');
+                    }
+                    joined.push_str(tag);
+                }
+                for_each_word_token(joined, visit);
+            }
+        }
+    }
+}
+
+/// The distinct tokens of `field` over `facts` (numbered in order of first occurrence)
+/// and, fact by fact, the numbers of the tokens each fact has, each once.
+fn vocabulary_part(facts: &[&Fact], field: Field) -> (TermTable, FactRun) {
+    // Room for one distinct token in 80 bytes of the field, as for BM25's runs.
+    let text: usize = facts.iter().map(|fact| field.length(fact)).sum();
+    let mut terms = TermTable::with_room(text / 80);
+    let mut postings = FactRun::default();
+    // Per token number, the last fact (by offset in the run) that had it.
+    let mut last_fact: Vec<u32> = Vec::new();
+    let mut joined = String::new();
+    for (offset, fact) in facts.iter().enumerate() {
+        let offset = offset as u32;
+        field.for_each_token(fact, &mut joined, |token| {
+            let (number, new) = terms.intern(token.as_bytes());
+            if new {
+                last_fact.push(offset);
+            } else if last_fact[number as usize] != offset {
+                last_fact[number as usize] = offset;
+            } else {
+                return;
+            }
+            postings.push(number, 1);
+        });
+        postings.end_fact();
+    }
+    (terms, postings)
 }
 
 /// A sorted vocabulary mapping each distinct token to the facts that contain it.
@@ -74,31 +119,70 @@ struct Vocabulary {
 const NOT_BORROWED: u32 = u32::MAX;
 
 impl Vocabulary {
-    /// The vocabulary of `field`'s tokens over `facts`.
-    fn build(facts: &[&Fact], field: impl Fn(&Fact) -> Vec<String> + Sync) -> Vocabulary {
-        let mut list_of: FxHashMap<String, usize> = FxHashMap::default();
-        let mut lists = PostingListsBuilder::default();
-        for_each_tokenized(facts, field, |fact, tokens| {
-            for token in tokens {
-                match list_of.get(token.as_str()) {
-                    Some(&list) if lists.ends_with(list, fact) => {}
-                    Some(&list) => lists.push(list, fact, 1),
-                    None => {
-                        let list = lists.add_list();
-                        lists.push(list, fact, 1);
-                        list_of.insert(token, list);
-                    }
-                }
-            }
-        });
-        let mut terms: Vec<(String, usize)> = list_of.into_iter().collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let order: Vec<usize> = terms.iter().map(|&(_, list)| list).collect();
+    /// The vocabulary of `field`'s tokens over `facts`: runs of consecutive facts are
+    /// read in parallel, each into a [`TermTable`] of its own and one buffer of postings;
+    /// the runs' terms are then merged and sorted, and their postings laid out as the
+    /// sorted terms' lists (see [`PostingLists::join`]).
+    fn build(facts: &[&Fact], field: Field) -> Vocabulary {
+        let part_facts = facts
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(BM25_PART_FACTS);
+        let parts: Vec<(TermTable, FactRun)> = facts
+            .par_chunks(part_facts)
+            .map(|chunk| vocabulary_part(chunk, field))
+            .collect();
+        let largest = parts
+            .iter()
+            .map(|(terms, _)| terms.len())
+            .max()
+            .unwrap_or(0);
+        let mut terms = TermTable::with_room(largest * 2);
+        let numbers: Vec<Vec<u32>> = parts
+            .iter()
+            .map(|(part_terms, _)| {
+                (0..part_terms.len() as u32)
+                    .map(|number| terms.intern(part_terms.term(number)).0)
+                    .collect()
+            })
+            .collect();
+        // Byte order is the order of the terms as strings.
+        let mut sorted: Vec<u32> = (0..terms.len() as u32).collect();
+        sorted.sort_unstable_by(|&a, &b| terms.term(a).cmp(terms.term(b)));
+        let mut position_of = vec![0u32; terms.len()];
+        for (position, &number) in sorted.iter().enumerate() {
+            position_of[number as usize] = position as u32;
+        }
+        let targets: Vec<Vec<u32>> = numbers
+            .into_iter()
+            .map(|numbers| {
+                numbers
+                    .into_iter()
+                    .map(|number| position_of[number as usize])
+                    .collect()
+            })
+            .collect();
+        let runs: Vec<(FactIndex, &FactRun, &[u32])> = parts
+            .iter()
+            .zip(&targets)
+            .enumerate()
+            .map(|(number, ((_, postings), targets))| {
+                (
+                    (number * part_facts) as FactIndex,
+                    postings,
+                    targets.as_slice(),
+                )
+            })
+            .collect();
         Vocabulary {
-            facts: lists.finish_in_order(&order),
-            terms: terms
-                .into_iter()
-                .map(|(term, _)| term.into_boxed_str())
+            facts: PostingLists::join(&runs, terms.len()),
+            terms: sorted
+                .iter()
+                .map(|&number| {
+                    std::str::from_utf8(terms.term(number))
+                        .expect("terms are tokens of UTF-8 text")
+                        .into()
+                })
                 .collect(),
             borrowed: Vec::new(),
         }
@@ -329,8 +413,8 @@ impl LexicalIndex {
     pub fn build(facts: &[&Fact], needs: &LexicalNeeds) -> LexicalIndex {
         let mut keyword_vocabularies = needs.keywords.then(|| {
             (
-                Vocabulary::build(facts, |fact| word_tokens(&fact.content)),
-                Vocabulary::build(facts, |fact| word_tokens(&fact.tags.join(" "))),
+                Vocabulary::build(facts, Field::Content),
+                Vocabulary::build(facts, Field::Tags),
             )
         });
         let mut bm25: Vec<(Analyzer, Bm25Postings)> = Vec::new();
@@ -738,6 +822,7 @@ fn with_accumulators<R>(search: impl FnOnce(&mut Accumulators) -> R) -> R {
 mod tests {
     use super::*;
     use crate::dataset::FactId;
+    use crate::text::word_tokens;
     use std::collections::BTreeMap;
 
     fn facts(items: &[(&str, &[&str])]) -> Vec<Fact> {
@@ -764,6 +849,66 @@ mod tests {
 
     fn strings(words: &[&str]) -> Vec<String> {
         words.iter().map(|word| word.to_string()).collect()
+    }
+
+    #[test]
+    fn vocabularies_built_in_runs_list_each_token_with_its_facts() {
+        // Enough facts for several runs; capitals, non-ASCII words, repeats and tags.
+        let words = [
+            "Kafka", "kafka", "ÖLÇÜ", "ölçü", "naïve", "the", "of", "Straße", "v2", "x",
+        ];
+        let owned: Vec<(String, Vec<String>)> = (0..5000usize)
+            .map(|fact| {
+                let content = (0..1 + fact % 4)
+                    .map(|word| words[(fact * 7 + word * 3) % words.len()])
+                    .collect::<Vec<_>>()
+                    .join(if fact % 2 == 0 { " " } else { ", " });
+                let tags = (0..fact % 3)
+                    .map(|tag| format!("Tag{}", (fact + tag) % 11))
+                    .collect();
+                (content, tags)
+            })
+            .collect();
+        let items: Vec<(&str, Vec<&str>)> = owned
+            .iter()
+            .map(|(content, tags)| (content.as_str(), tags.iter().map(String::as_str).collect()))
+            .collect();
+        let items: Vec<(&str, &[&str])> = items
+            .iter()
+            .map(|(content, tags)| (*content, tags.as_slice()))
+            .collect();
+        let facts = facts(&items);
+        for (field, text) in [
+            (
+                Field::Content,
+                (|fact: &Fact| fact.content.clone()) as fn(&Fact) -> String,
+            ),
+            (Field::Tags, |fact: &Fact| fact.tags.join(" ")),
+        ] {
+            let mut expected: BTreeMap<String, Vec<FactIndex>> = BTreeMap::new();
+            for (position, fact) in facts.iter().enumerate() {
+                for token in word_tokens(&text(fact)) {
+                    let list = expected.entry(token).or_default();
+                    if list.last() != Some(&(position as FactIndex)) {
+                        list.push(position as FactIndex);
+                    }
+                }
+            }
+            let vocabulary = Vocabulary::build(&refs(&facts), field);
+            let terms: Vec<&str> = vocabulary.terms.iter().map(|term| &**term).collect();
+            assert_eq!(
+                terms,
+                expected.keys().map(String::as_str).collect::<Vec<_>>()
+            );
+            for (list, facts) in expected.values().enumerate() {
+                let listed: Vec<FactIndex> = vocabulary
+                    .facts
+                    .postings(list)
+                    .map(|(fact, _)| fact)
+                    .collect();
+                assert_eq!(&listed, facts, "{}", terms[list]);
+            }
+        }
     }
 
     #[test]

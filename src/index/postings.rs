@@ -9,90 +9,6 @@ use integer_encoding::VarInt;
 
 use super::FactIndex;
 
-/// Appends `value` to `bytes` as a varint (LEB128, as [`VarInt`] encodes it), a byte at
-/// a time: most values take one.
-fn push_varint(bytes: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        bytes.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    bytes.push(value as u8);
-}
-
-/// Posting lists under construction: facts are pushed in ascending order per list.
-#[derive(Default)]
-pub struct PostingListsBuilder {
-    lists: Vec<ListBuilder>,
-}
-
-#[derive(Default)]
-struct ListBuilder {
-    bytes: Vec<u8>,
-    /// The last fact pushed (meaningful once `length` > 0).
-    last: FactIndex,
-    length: u32,
-}
-
-impl PostingListsBuilder {
-    /// Starts a new, empty list; returns its number.
-    pub fn add_list(&mut self) -> usize {
-        self.lists.push(ListBuilder::default());
-        self.lists.len() - 1
-    }
-
-    /// Appends `fact` with `frequency` (>= 1) to list `list`; `fact` must be greater than
-    /// every fact already in it.
-    pub fn push(&mut self, list: usize, fact: FactIndex, frequency: u32) {
-        let list = &mut self.lists[list];
-        debug_assert!(list.length == 0 || fact > list.last, "facts ascend");
-        debug_assert!(frequency >= 1);
-        let gap = if list.length == 0 {
-            fact
-        } else {
-            fact - list.last
-        };
-        let has_frequency = frequency != 1;
-        push_varint(
-            &mut list.bytes,
-            (u64::from(gap) << 1) | u64::from(has_frequency),
-        );
-        if has_frequency {
-            push_varint(&mut list.bytes, u64::from(frequency));
-        }
-        list.last = fact;
-        list.length += 1;
-    }
-
-    /// Whether list `list` ends with `fact`.
-    pub fn ends_with(&self, list: usize, fact: FactIndex) -> bool {
-        let list = &self.lists[list];
-        list.length > 0 && list.last == fact
-    }
-
-    /// The finished lists, numbered by their position in `order` (a permutation of the
-    /// list numbers), packed into one buffer.
-    pub fn finish_in_order(self, order: &[usize]) -> PostingLists {
-        debug_assert_eq!(order.len(), self.lists.len());
-        let total: usize = self.lists.iter().map(|list| list.bytes.len()).sum();
-        let mut lists: Vec<Option<ListBuilder>> = self.lists.into_iter().map(Some).collect();
-        let mut bytes = Vec::with_capacity(total);
-        let mut starts = Vec::with_capacity(order.len() + 1);
-        let mut lengths = Vec::with_capacity(order.len());
-        for &number in order {
-            let list = lists[number].take().expect("order is a permutation");
-            starts.push(bytes.len());
-            bytes.extend_from_slice(&list.bytes);
-            lengths.push(list.length);
-        }
-        starts.push(bytes.len());
-        PostingLists {
-            bytes,
-            starts,
-            lengths,
-        }
-    }
-}
-
 /// The postings of a run of consecutive facts, recorded fact by fact in one buffer: each
 /// fact's lists (each once, numbered as the run numbers them) with their frequencies.
 #[derive(Default)]
@@ -134,12 +50,12 @@ struct JoinedList {
     bytes: usize,
 }
 
-/// The bytes [`push_varint`] writes for `value`.
+/// The bytes of `value` as a varint (LEB128, as [`VarInt`] encodes it).
 fn varint_length(value: u64) -> usize {
     (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
 }
 
-/// Writes `value` as [`push_varint`] does at `bytes[*at..]`, moving `at` past it.
+/// Writes `value` as a varint (LEB128) at `bytes[*at..]`, moving `at` past it.
 fn put_varint(bytes: &mut [u8], at: &mut usize, mut value: u64) {
     while value >= 0x80 {
         bytes[*at] = value as u8 | 0x80;
@@ -188,7 +104,8 @@ fn for_each_joined_posting(
 
 impl PostingLists {
     /// Joins runs of consecutive facts into `list_count` lists packed into one buffer,
-    /// as pushing every posting into one [`PostingListsBuilder`] would: run `(first,
+    /// as appending every posting to its list's own buffer and packing the buffers in
+    /// list order would (the tests' `PostingListsBuilder`): run `(first,
     /// postings, targets)` holds facts `first`, `first + 1`, ..., and its list `i` is
     /// joined list `targets[i]`. Every fact of a run must be greater than every fact of
     /// the runs before it. Two passes over the postings: the first measures each list,
@@ -325,6 +242,91 @@ impl Iterator for Postings<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Appends `value` to `bytes` as a varint (LEB128, as [`VarInt`] encodes it), a byte at
+    /// a time: most values take one.
+    fn push_varint(bytes: &mut Vec<u8>, mut value: u64) {
+        while value >= 0x80 {
+            bytes.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        bytes.push(value as u8);
+    }
+
+    /// Posting lists built posting by posting, each list in a buffer of its own: the layout
+    /// [`PostingLists::join`] must produce. Facts are pushed in ascending order per list.
+    #[derive(Default)]
+    struct PostingListsBuilder {
+        lists: Vec<ListBuilder>,
+    }
+
+    #[derive(Default)]
+    struct ListBuilder {
+        bytes: Vec<u8>,
+        /// The last fact pushed (meaningful once `length` > 0).
+        last: FactIndex,
+        length: u32,
+    }
+
+    impl PostingListsBuilder {
+        /// Starts a new, empty list; returns its number.
+        fn add_list(&mut self) -> usize {
+            self.lists.push(ListBuilder::default());
+            self.lists.len() - 1
+        }
+
+        /// Appends `fact` with `frequency` (>= 1) to list `list`; `fact` must be greater than
+        /// every fact already in it.
+        fn push(&mut self, list: usize, fact: FactIndex, frequency: u32) {
+            let list = &mut self.lists[list];
+            debug_assert!(list.length == 0 || fact > list.last, "facts ascend");
+            debug_assert!(frequency >= 1);
+            let gap = if list.length == 0 {
+                fact
+            } else {
+                fact - list.last
+            };
+            let has_frequency = frequency != 1;
+            push_varint(
+                &mut list.bytes,
+                (u64::from(gap) << 1) | u64::from(has_frequency),
+            );
+            if has_frequency {
+                push_varint(&mut list.bytes, u64::from(frequency));
+            }
+            list.last = fact;
+            list.length += 1;
+        }
+
+        /// Whether list `list` ends with `fact`.
+        fn ends_with(&self, list: usize, fact: FactIndex) -> bool {
+            let list = &self.lists[list];
+            list.length > 0 && list.last == fact
+        }
+
+        /// The finished lists, numbered by their position in `order` (a permutation of the
+        /// list numbers), packed into one buffer.
+        fn finish_in_order(self, order: &[usize]) -> PostingLists {
+            debug_assert_eq!(order.len(), self.lists.len());
+            let total: usize = self.lists.iter().map(|list| list.bytes.len()).sum();
+            let mut lists: Vec<Option<ListBuilder>> = self.lists.into_iter().map(Some).collect();
+            let mut bytes = Vec::with_capacity(total);
+            let mut starts = Vec::with_capacity(order.len() + 1);
+            let mut lengths = Vec::with_capacity(order.len());
+            for &number in order {
+                let list = lists[number].take().expect("order is a permutation");
+                starts.push(bytes.len());
+                bytes.extend_from_slice(&list.bytes);
+                lengths.push(list.length);
+            }
+            starts.push(bytes.len());
+            PostingLists {
+                bytes,
+                starts,
+                lengths,
+            }
+        }
+    }
 
     #[test]
     fn lists_round_trip_in_the_requested_order() {

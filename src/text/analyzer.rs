@@ -219,6 +219,28 @@ fn for_each_ascii_word(text: &[u8], mut visit: impl FnMut(usize, usize, bool)) {
     }
 }
 
+/// Calls `visit` with each of [`super::word_tokens`]' tokens of `text` (chatcli's
+/// tokens, lower-cased, stop words kept), in order, without a string per token: ASCII
+/// words without a capital are slices of `text`.
+pub fn for_each_word_token(text: &str, mut visit: impl FnMut(&str)) {
+    if text.is_ascii() {
+        let mut lowered = String::new();
+        for_each_ascii_word(text.as_bytes(), |start, end, has_capital| {
+            let word = &text[start..end];
+            visit(if has_capital {
+                lowered.clear();
+                lowered.push_str(word);
+                lowered.make_ascii_lowercase();
+                lowered.as_str()
+            } else {
+                word
+            });
+        });
+    } else {
+        for_each_word(&text.to_lowercase(), visit);
+    }
+}
+
 /// Calls `visit` with each maximal run of letters and decimal digits in `text` (the
 /// tokens of [`super::word_tokens`], without lower-casing), in order. ASCII bytes are
 /// classified without decoding a character.
@@ -275,6 +297,21 @@ mod tests {
             Analyzer::English.terms("what studies"),
             vec!["what", "studi"]
         );
+    }
+
+    #[test]
+    fn word_token_visits_are_word_tokens() {
+        for text in [
+            "Use main.go; the Configuração é_ótima! v2",
+            "The QUICK brown fox, and the lazy dog's 42 bones",
+            "  leading and trailing  ",
+            "",
+            "ΣΊΣΥΦΟΣ Straße",
+        ] {
+            let mut visited: Vec<String> = Vec::new();
+            for_each_word_token(text, |token| visited.push(token.to_owned()));
+            assert_eq!(visited, crate::text::word_tokens(text), "{text:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod keywords;
 mod stopwords;
 mod tokenize;
 
-pub use analyzer::Analyzer;
+pub use analyzer::{for_each_word_token, Analyzer};
 pub use chunk::ChunkSpec;
 pub use keywords::{extract_keywords, merge_keywords, MAX_KEYWORDS, MIN_KEYWORD_CHARS};
 pub use stopwords::is_stop_word;
