@@ -101,10 +101,17 @@ impl PackedQueries {
         }
     }
 
+    /// Entries per fact in the lane scores [`PackedQueries::scan`] writes: the queries,
+    /// rounded up to whole groups.
+    pub(super) fn lane_stride(&self) -> usize {
+        self.queries.div_ceil(QUERY_GROUP) * QUERY_GROUP
+    }
+
     /// Screens facts `first..first + inverse_norms.len()` (their f32 `rows`, and the
     /// inverse of each row's norm, 0 for a zero row) against every query: each fact whose
     /// screening cosine with query j is at least `cutoffs[j]` is appended to
-    /// `candidates[j]` with that cosine.
+    /// `candidates[j]` with that cosine. Given `lane_scores`, fact i's screening cosine
+    /// with query j is also written at `lane_scores[i * lane_stride + j]`.
     pub(super) fn scan(
         &mut self,
         rows: &[f32],
@@ -112,15 +119,22 @@ impl PackedQueries {
         first: usize,
         cutoffs: &[f32],
         candidates: &mut [Vec<(FactIndex, f32)>],
+        lane_scores: Option<&mut [f32]>,
     ) {
         let width = inverse_norms.len();
         let dimension = rows.len() / width.max(1);
         assert!(width <= FACT_BLOCK && rows.len() == width * dimension);
         assert!(cutoffs.len() == self.queries && candidates.len() == self.queries);
         assert!(dimension.div_ceil(2) == self.pairs);
+        let lane_stride = self.lane_stride();
+        let lane_scores = lane_scores.map(|scores| {
+            assert!(scores.len() >= width * lane_stride);
+            scores.as_mut_ptr()
+        });
         // SAFETY: `available()` was checked before any PackedQueries was made (see
-        // FlatIndex::search_batch), and the kernels index only within the asserted sizes.
-        unsafe { self.scan_avx512(rows, inverse_norms, dimension, first, cutoffs, candidates) }
+        // FlatIndex::search_queries), and the kernels index only within the asserted
+        // sizes: a lane score is written at fact i < width, lane < lane_stride.
+        unsafe { self.scan_avx512(rows, inverse_norms, first, cutoffs, candidates, lane_scores) }
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
@@ -128,12 +142,14 @@ impl PackedQueries {
         &mut self,
         rows: &[f32],
         inverse_norms: &[f32],
-        dimension: usize,
         first: usize,
         cutoffs: &[f32],
         candidates: &mut [Vec<(FactIndex, f32)>],
+        lane_scores: Option<*mut f32>,
     ) {
         let pairs = self.pairs;
+        let lane_stride = self.lane_stride();
+        let dimension = rows.len() / inverse_norms.len().max(1);
         for (row, packed) in rows
             .chunks_exact(dimension)
             .zip(self.facts.chunks_exact_mut(pairs))
@@ -157,6 +173,20 @@ impl PackedQueries {
                     let fact = (first + fact_first + offset) as FactIndex;
                     for half in 0..2 {
                         let scores = _mm512_mul_ps(fact_sums[half], inverse);
+                        if let Some(lane_scores) = lane_scores {
+                            // SAFETY: fact_first + offset < width and the 16 lanes end
+                            // within lane_stride (see `scan`).
+                            unsafe {
+                                _mm512_storeu_ps(
+                                    lane_scores.add(
+                                        (fact_first + offset) * lane_stride
+                                            + group_first
+                                            + 16 * half,
+                                    ),
+                                    scores,
+                                );
+                            }
+                        }
                         // SAFETY: lane_cutoffs holds 32 f32 values.
                         let lane_cutoff =
                             unsafe { _mm512_loadu_ps(lane_cutoffs.as_ptr().add(16 * half)) };

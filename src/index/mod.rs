@@ -15,7 +15,7 @@ mod vector;
 pub use chunked::ChunkOwners;
 pub use lexical::{Bm25Params, LexicalIndex, LexicalNeeds, ScoredFacts};
 pub use temporal::{gimli_recency, temporal_score};
-pub use vector::FlatIndex;
+pub use vector::{BatchQuery, FlatIndex};
 
 /// Position of a fact in the prepared corpus (sorted by fact id).
 pub type FactIndex = u32;

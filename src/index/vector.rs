@@ -279,26 +279,40 @@ impl FlatIndex {
         limit: usize,
         floor: f64,
     ) -> Vec<Vec<(FactIndex, f64)>> {
-        self.search_batch_by(Scan::for_this_cpu(), queries, limit, floor)
+        let batch: Vec<BatchQuery> = queries
+            .iter()
+            .map(|&vector| BatchQuery {
+                vector,
+                limit,
+                sum_of: Vec::new(),
+            })
+            .collect();
+        self.search_queries_by(Scan::for_this_cpu(), &batch, floor)
     }
 
-    /// [`FlatIndex::search_batch`] with the given first pass.
-    fn search_batch_by(
+    /// What [`FlatIndex::search`] returns for each of `queries` (with its own limit),
+    /// computed a block of queries at a time. A query that is the weighted sum of others
+    /// of its block (see [`BatchQuery::sum_of`]) has its screening cosines derived from
+    /// theirs. Runs on the current rayon pool.
+    pub fn search_queries(&self, queries: &[BatchQuery], floor: f64) -> Vec<Vec<(FactIndex, f64)>> {
+        self.search_queries_by(Scan::for_this_cpu(), queries, floor)
+    }
+
+    /// [`FlatIndex::search_queries`] with the given first pass.
+    fn search_queries_by(
         &self,
         scan: Scan,
-        queries: &[&[f32]],
-        limit: usize,
+        queries: &[BatchQuery],
         floor: f64,
     ) -> Vec<Vec<(FactIndex, f64)>> {
         let dimension = self.dimension;
         let facts = self.len();
-        if facts == 0 || limit == 0 || dimension == 0 {
+        if facts == 0 || dimension == 0 {
             return vec![Vec::new(); queries.len()];
         }
-        let margin = 2.0 * scan.error_bound(dimension);
         let prepared: Vec<Option<Query>> = queries
             .iter()
-            .map(|query| Query::new(query, dimension))
+            .map(|query| Query::new(query.vector, dimension))
             .collect();
         let positions: Vec<usize> = (0..queries.len()).collect();
         // At least two blocks per thread, so the threads finish together.
@@ -308,63 +322,114 @@ impl FlatIndex {
             .clamp(1, MAX_QUERY_BLOCK);
         positions
             .par_chunks(query_block)
-            .flat_map_iter(|block| {
-                let block_queries: Vec<Option<&Query>> = block
-                    .iter()
-                    .map(|&query| prepared[query].as_ref())
-                    .collect();
-                let candidates = self.screen(scan, &block_queries, limit, floor, margin);
-                let mut hits = self.rescore(&block_queries, &candidates, floor);
-                for (query, hits) in block_queries.iter().zip(&mut hits) {
-                    match query {
-                        Some(_) => top_by_score_then_id(hits, limit),
-                        // A zero or mismatched query scores 0 against every fact.
-                        None if floor <= 0.0 => {
-                            *hits = (0..limit.min(facts) as FactIndex)
-                                .map(|fact| (fact, 0.0))
-                                .collect();
-                        }
-                        None => {}
-                    }
-                }
-                hits
-            })
+            .flat_map_iter(|block| self.search_block(scan, block, queries, &prepared, floor))
             .collect()
     }
 
-    /// The first pass over every fact for a block of queries: for each query, in fact
-    /// order, every fact whose screening cosine is within `margin` (twice the scan's
-    /// error bound) of the `limit`-th best screening cosine and not below `floor` less
-    /// the margin, so every fact of the query's final top is among them. A missing
-    /// query keeps nothing.
-    fn screen(
+    /// The hits of the queries at `block`'s positions in `queries` (`prepared` as
+    /// [`Query::new`] made them), searched together.
+    fn search_block(
         &self,
         scan: Scan,
-        queries: &[Option<&Query>],
-        limit: usize,
+        block: &[usize],
+        queries: &[BatchQuery],
+        prepared: &[Option<Query>],
         floor: f64,
-        margin: f32,
-    ) -> Vec<Vec<(FactIndex, f32)>> {
-        let dimension = self.dimension;
-        let facts = self.len();
-        let mut matrix = vec![0f32; queries.len() * dimension];
-        for (row, query) in queries.iter().enumerate() {
-            if let Some(query) = query {
-                matrix[row * dimension..(row + 1) * dimension].copy_from_slice(&query.unit);
+    ) -> Vec<Vec<(FactIndex, f64)>> {
+        let error_bound = scan.error_bound(self.dimension);
+        let block_queries: Vec<Screened> = block
+            .iter()
+            .map(|&position| Screened::new(position, block, queries, prepared, error_bound))
+            .collect();
+        let candidates = self.screen(scan, &block_queries, floor);
+        let prepared_block: Vec<Option<&Query>> = block_queries
+            .iter()
+            .map(|screened| screened.query)
+            .collect();
+        let mut hits = self.rescore(&prepared_block, &candidates, floor);
+        for (screened, hits) in block_queries.iter().zip(&mut hits) {
+            let limit = screened.limit;
+            match screened.query {
+                Some(_) => top_by_score_then_id(hits, limit),
+                // A zero or mismatched query scores 0 against every fact.
+                None if floor <= 0.0 => {
+                    *hits = (0..limit.min(self.len()) as FactIndex)
+                        .map(|fact| (fact, 0.0))
+                        .collect();
+                }
+                None => {}
             }
         }
-        let mut scanner = scan.scanner(matrix, queries.len(), dimension);
-        let mut candidates: Vec<Vec<(FactIndex, f32)>> = vec![Vec::new(); queries.len()];
-        let mut cutoffs: Vec<f32> = queries
+        hits
+    }
+
+    /// The first pass over every fact for a block of queries: for each query, in fact
+    /// order, every fact whose screening cosine is within its margin (twice its error
+    /// bound) of the query's `limit`-th best screening cosine and not below `floor` less
+    /// the margin, so every fact of the query's final top is among them. A missing
+    /// query keeps nothing. The scanner multiplies the queries that are not derived
+    /// (the lanes); a derived query's screening cosines are its weighted sums of its
+    /// parts' lanes.
+    fn screen(&self, scan: Scan, queries: &[Screened], floor: f64) -> Vec<Vec<(FactIndex, f32)>> {
+        let dimension = self.dimension;
+        let facts = self.len();
+        // Screen order: the scanned queries (the scanner's lanes), then the derived ones.
+        let order: Vec<usize> = (0..queries.len())
+            .filter(|&query| queries[query].derived.is_none())
+            .chain((0..queries.len()).filter(|&query| queries[query].derived.is_some()))
+            .collect();
+        let lanes = queries
             .iter()
-            .map(|query| match query {
+            .filter(|query| query.derived.is_none())
+            .count();
+        let mut lane_of = vec![0; queries.len()];
+        for (slot, &query) in order.iter().enumerate() {
+            lane_of[query] = slot;
+        }
+        let mut matrix = vec![0f32; lanes * dimension];
+        for (lane, &query) in order[..lanes].iter().enumerate() {
+            if let Some(query) = queries[query].query {
+                matrix[lane * dimension..(lane + 1) * dimension].copy_from_slice(&query.unit);
+            }
+        }
+        let derived: Vec<(&[(usize, f32)], usize)> = order[lanes..]
+            .iter()
+            .map(|&query| {
+                let parts = queries[query].derived.as_deref().expect("derived");
+                (parts, query)
+            })
+            .collect();
+        let parts_by_lane: Vec<Vec<(usize, f32)>> = derived
+            .iter()
+            .map(|(parts, _)| {
+                parts
+                    .iter()
+                    .map(|&(part, weight)| (lane_of[part], weight))
+                    .collect()
+            })
+            .collect();
+        let mut scanner = scan.scanner(matrix, lanes, dimension);
+        let mut candidates: Vec<Vec<(FactIndex, f32)>> = vec![Vec::new(); order.len()];
+        let margins: Vec<f32> = order.iter().map(|&query| queries[query].margin).collect();
+        let limits: Vec<usize> = order.iter().map(|&query| queries[query].limit).collect();
+        let mut cutoffs: Vec<f32> = order
+            .iter()
+            .zip(&margins)
+            .map(|(&query, &margin)| match queries[query].query {
                 Some(_) => round_down(floor - f64::from(margin)),
                 None => f32::INFINITY,
             })
             .collect();
         // A query's candidates are pruned whenever they have grown by max(limit, 512).
-        let mut prune_at = vec![limit + limit.max(512); queries.len()];
+        let mut prune_at: Vec<usize> = limits.iter().map(|&limit| limit + limit.max(512)).collect();
         let fact_block = scanner.fact_block();
+        let lane_stride = scanner.lane_stride();
+        // The lanes' screening cosines, fact by fact, when some query is derived.
+        let mut lane_scores = if derived.is_empty() {
+            Vec::new()
+        } else {
+            vec![0f32; fact_block * lane_stride]
+        };
         let mut inverse_norms = vec![0f32; fact_block];
         for first in (0..facts).step_by(fact_block) {
             let width = fact_block.min(facts - first);
@@ -377,15 +442,39 @@ impl FlatIndex {
                     _ => (1.0 / squared_norm.sqrt()) as f32,
                 };
             }
+            let (lane_candidates, derived_candidates) = candidates.split_at_mut(lanes);
             scanner.scan(
                 &self.rows()[first * dimension..(first + width) * dimension],
                 &inverse_norms[..width],
                 first,
-                &cutoffs,
-                &mut candidates,
+                &cutoffs[..lanes],
+                lane_candidates,
+                (!lane_scores.is_empty()).then_some(lane_scores.as_mut_slice()),
             );
-            for ((kept, cutoff), prune_at) in
-                candidates.iter_mut().zip(&mut cutoffs).zip(&mut prune_at)
+            for ((parts, kept), &cutoff) in parts_by_lane
+                .iter()
+                .zip(derived_candidates)
+                .zip(&cutoffs[lanes..])
+            {
+                for (offset, scores) in lane_scores
+                    .chunks_exact(lane_stride)
+                    .take(width)
+                    .enumerate()
+                {
+                    let mut score = 0f32;
+                    for &(lane, weight) in parts {
+                        score += weight * scores[lane];
+                    }
+                    if score >= cutoff {
+                        kept.push(((first + offset) as FactIndex, score));
+                    }
+                }
+            }
+            for (((kept, cutoff), prune_at), (&limit, &margin)) in candidates
+                .iter_mut()
+                .zip(&mut cutoffs)
+                .zip(&mut prune_at)
+                .zip(limits.iter().zip(&margins))
             {
                 if kept.len() >= *prune_at {
                     *cutoff = prune(kept, limit, margin).max(*cutoff);
@@ -393,10 +482,15 @@ impl FlatIndex {
                 }
             }
         }
-        for kept in &mut candidates {
+        for ((kept, &limit), &margin) in candidates.iter_mut().zip(&limits).zip(&margins) {
             prune(kept, limit, margin);
         }
-        candidates
+        // Back in block order.
+        let mut in_order: Vec<Option<Vec<(FactIndex, f32)>>> =
+            candidates.into_iter().map(Some).collect();
+        (0..queries.len())
+            .map(|query| in_order[lane_of[query]].take().expect("each slot once"))
+            .collect()
     }
 
     /// Each query's `candidates` with their f64 cosines, as [`FlatIndex::cosine`]
@@ -492,6 +586,134 @@ impl FlatIndex {
     }
 }
 
+/// One vector of [`FlatIndex::search_queries`]' batch.
+pub struct BatchQuery<'a> {
+    pub vector: &'a [f32],
+    /// The hits kept, at most.
+    pub limit: usize,
+    /// When `vector` is, up to rounding, a weighted sum of other vectors of the batch:
+    /// their positions in the batch and their weights (the mean of unit vectors `v_i`
+    /// of `n` vectors is the sum of `v_i` weighted `1 / (n |v_i|)`). Empty otherwise.
+    /// The screen can then derive this vector's screening cosines from theirs instead
+    /// of multiplying it with every fact. The claim is checked: what `vector` differs
+    /// from the sum by widens its screen's margin, so the search stays exact.
+    pub sum_of: Vec<(usize, f64)>,
+}
+
+/// A derived query's screening cosine is a weighted sum of at most this many lanes.
+const MAX_DERIVED_PARTS: usize = 8;
+/// A derived query's error bound is the scan's times the sum of its lanes' weights
+/// (their cosines' weights in its own, at least 1 for a mean of unit vectors): past this,
+/// its wider margin would keep more facts than scanning it saves.
+const MAX_DERIVED_GAIN: f64 = 4.0;
+
+/// A query of a block as [`FlatIndex::screen`] treats it.
+struct Screened<'q> {
+    query: Option<&'q Query<'q>>,
+    limit: usize,
+    /// Twice the bound on |screening cosine - f64 cosine|.
+    margin: f32,
+    /// For a derived query: the queries of the block (by position in it) whose screening
+    /// cosines, weighted, are its own.
+    derived: Option<Vec<(usize, f32)>>,
+}
+
+impl<'q> Screened<'q> {
+    /// Query `position` of `queries`, screened with the queries at `block`'s positions,
+    /// by a scan whose screening cosines err by at most `error_bound`.
+    fn new(
+        position: usize,
+        block: &[usize],
+        queries: &[BatchQuery],
+        prepared: &'q [Option<Query<'q>>],
+        error_bound: f32,
+    ) -> Screened<'q> {
+        let query = prepared[position].as_ref();
+        let scanned = Screened {
+            query,
+            limit: queries[position].limit,
+            margin: 2.0 * error_bound,
+            derived: None,
+        };
+        match query.and_then(|query| {
+            derivation(query, &queries[position].sum_of, block, queries, prepared)
+        }) {
+            Some(Derivation {
+                parts,
+                gain,
+                residual,
+            }) => {
+                // Each part's screening cosine s_i errs by at most e from its cosine c_i,
+                // and the query's cosine is sum(a_i c_i) + <r, f> / (|q| |f|), r the
+                // residual of the sum: so sum(a_i s_i) errs by at most gain x e +
+                // |r| / |q|, plus the f32 roundings of the weights and of the sum (at
+                // most (parts + 4) x 2^-23 x gain, each |s_i| < 2) and the f64 ones of
+                // the weights and the residual (well under 2^-40).
+                let slack = 2f64.powi(-40);
+                let bound = gain
+                    * (f64::from(error_bound) + (parts.len() + 4) as f64 * 2f64.powi(-23) + slack)
+                    + residual * (1.0 + slack)
+                    + slack;
+                Screened {
+                    margin: round_up(2.0 * bound),
+                    derived: Some(parts),
+                    ..scanned
+                }
+            }
+            None => scanned,
+        }
+    }
+}
+
+/// How a query's screening cosines derive from other queries' lanes.
+struct Derivation {
+    /// The parts, by position in the block, with the weights `a_i = w_i |v_i| / |q|` of
+    /// their cosines in the query's.
+    parts: Vec<(usize, f32)>,
+    /// The sum of the weights' magnitudes.
+    gain: f64,
+    /// The norm of what the query differs from the weighted sum by, over |q|.
+    residual: f64,
+}
+
+/// How `query` derives from the queries `sum_of` names, when they are all scanned
+/// queries of `block` (so their lanes are computed with it) and the derivation saves
+/// work.
+fn derivation(
+    query: &Query,
+    sum_of: &[(usize, f64)],
+    block: &[usize],
+    queries: &[BatchQuery],
+    prepared: &[Option<Query>],
+) -> Option<Derivation> {
+    if sum_of.is_empty() || sum_of.len() > MAX_DERIVED_PARTS {
+        return None;
+    }
+    let norm = query.squared_norm.sqrt();
+    let mut residual: Vec<f64> = query.wide.clone();
+    let mut parts = Vec::with_capacity(sum_of.len());
+    let mut gain = 0.0;
+    for &(position, weight) in sum_of {
+        let at = block.iter().position(|&member| member == position)?;
+        if !queries[position].sum_of.is_empty() {
+            return None;
+        }
+        let part = prepared[position].as_ref()?;
+        for (left, &value) in residual.iter_mut().zip(part.vector) {
+            *left -= weight * f64::from(value);
+        }
+        let cosine_weight = weight * part.squared_norm.sqrt() / norm;
+        gain += cosine_weight.abs();
+        parts.push((at, cosine_weight as f32));
+    }
+    let residual = residual.iter().map(|left| left * left).sum::<f64>().sqrt() / norm;
+    (gain.is_finite() && gain <= MAX_DERIVED_GAIN && residual.is_finite()).then_some(Derivation {
+        parts,
+        gain,
+        residual,
+    })
+}
+
 /// How [`FlatIndex::search_batch`] screens facts before rescoring the survivors in f64.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Scan {
@@ -527,6 +749,7 @@ impl Scan {
         match self {
             Scan::F32 => Scanner::F32 {
                 matrix,
+                queries,
                 scores: vec![0f32; queries * FACT_BLOCK],
             },
             #[cfg(target_arch = "x86_64")]
@@ -542,6 +765,7 @@ enum Scanner {
     F32 {
         /// The unit queries, row-major.
         matrix: Vec<f32>,
+        queries: usize,
         /// Queries x facts of one fact block.
         scores: Vec<f32>,
     },
@@ -550,6 +774,15 @@ enum Scanner {
 }
 
 impl Scanner {
+    /// Entries per fact in the lane scores [`Scanner::scan`] writes: the lanes, padded.
+    fn lane_stride(&self) -> usize {
+        match self {
+            Scanner::F32 { queries, .. } => *queries,
+            #[cfg(target_arch = "x86_64")]
+            Scanner::Bf16(packed) => packed.lane_stride(),
+        }
+    }
+
     /// Facts per call of [`Scanner::scan`].
     fn fact_block(&self) -> usize {
         match self {
@@ -561,7 +794,8 @@ impl Scanner {
 
     /// Appends to `candidates[j]` each fact `first + i` (its f32 row in `rows`, the
     /// inverse of its norm `inverse_norms[i]`) whose screening cosine with query j is at
-    /// least `cutoffs[j]`, with that cosine.
+    /// least `cutoffs[j]`, with that cosine; and, given `lane_scores`, writes fact i's
+    /// screening cosine with query j at `lane_scores[i * lane_stride + j]`.
     fn scan(
         &mut self,
         rows: &[f32],
@@ -569,9 +803,10 @@ impl Scanner {
         first: usize,
         cutoffs: &[f32],
         candidates: &mut [Vec<(FactIndex, f32)>],
+        mut lane_scores: Option<&mut [f32]>,
     ) {
         match self {
-            Scanner::F32 { matrix, scores } => {
+            Scanner::F32 { matrix, scores, .. } => {
                 let queries = candidates.len();
                 let width = inverse_norms.len();
                 let dimension = rows.len() / width;
@@ -607,6 +842,9 @@ impl Scanner {
                         row_scores.iter().zip(inverse_norms).enumerate()
                     {
                         let score = score * inverse;
+                        if let Some(lane_scores) = lane_scores.as_deref_mut() {
+                            lane_scores[offset * queries + row] = score;
+                        }
                         if score >= cutoff {
                             kept.push(((first + offset) as FactIndex, score));
                         }
@@ -614,7 +852,9 @@ impl Scanner {
                 }
             }
             #[cfg(target_arch = "x86_64")]
-            Scanner::Bf16(packed) => packed.scan(rows, inverse_norms, first, cutoffs, candidates),
+            Scanner::Bf16(packed) => {
+                packed.scan(rows, inverse_norms, first, cutoffs, candidates, lane_scores)
+            }
         }
     }
 }
@@ -686,6 +926,16 @@ fn ordered_bits(value: f32) -> u32 {
         !bits
     } else {
         bits | 0x8000_0000
+    }
+}
+
+/// The smallest f32 at least `value`.
+fn round_up(value: f64) -> f32 {
+    let rounded = value as f32;
+    if f64::from(rounded) < value {
+        rounded.next_up()
+    } else {
+        rounded
     }
 }
 
@@ -780,6 +1030,25 @@ mod tests {
             .collect()
     }
 
+    /// [`FlatIndex::search_batch`] with the given first pass.
+    fn search_batch_by(
+        index: &FlatIndex,
+        scan: Scan,
+        queries: &[&[f32]],
+        limit: usize,
+        floor: f64,
+    ) -> Vec<Vec<(FactIndex, f64)>> {
+        let batch: Vec<BatchQuery> = queries
+            .iter()
+            .map(|&vector| BatchQuery {
+                vector,
+                limit,
+                sum_of: Vec::new(),
+            })
+            .collect();
+        index.search_queries_by(scan, &batch, floor)
+    }
+
     /// Every first pass this CPU runs.
     fn scans() -> Vec<Scan> {
         let mut scans = vec![Scan::F32];
@@ -821,7 +1090,7 @@ mod tests {
                     (1, 0.0),
                     (50, 0.9),
                 ] {
-                    let batched = index.search_batch_by(scan, &references, limit, floor);
+                    let batched = search_batch_by(&index, scan, &references, limit, floor);
                     for (query, hits) in queries.iter().zip(&batched) {
                         assert_eq!(
                             *hits,
@@ -830,11 +1099,151 @@ mod tests {
                         );
                     }
                 }
-                let ties = &index.search_batch_by(scan, &references[3..4], 3, 0.0)[0];
+                let ties = &search_batch_by(&index, scan, &references[3..4], 3, 0.0)[0];
                 assert_eq!(
                     ties.iter().map(|hit| hit.0).collect::<Vec<_>>(),
                     vec![17, 4_100, 8_000]
                 );
+            }
+        }
+    }
+
+    /// The mean of the unit vectors of `parts`, as `hyde-mean` forms its search vector
+    /// (in f64, then rounded; a zero vector adds nothing but counts), and the weights
+    /// `1 / (n |v_i|)` of the nonzero parts that make it their sum.
+    fn mean_of_units(parts: &[&[f32]]) -> (Vec<f32>, Vec<(usize, f64)>) {
+        let mut sum = vec![0f64; parts[0].len()];
+        let mut weights = Vec::new();
+        for (position, part) in parts.iter().enumerate() {
+            let norm = part
+                .iter()
+                .map(|&v| f64::from(v) * f64::from(v))
+                .sum::<f64>()
+                .sqrt();
+            if norm > 0.0 {
+                for (total, &value) in sum.iter_mut().zip(*part) {
+                    *total += f64::from(value) / norm;
+                }
+                weights.push((position, 1.0 / (parts.len() as f64 * norm)));
+            }
+        }
+        let mean = sum
+            .iter()
+            .map(|&total| (total / parts.len() as f64) as f32)
+            .collect();
+        (mean, weights)
+    }
+
+    #[test]
+    fn derived_queries_find_what_their_own_search_finds() {
+        for dimension in [48, 37] {
+            let mut facts: Vec<Vec<f32>> = (0..9_000).map(|seed| vector(seed, dimension)).collect();
+            facts[5] = vec![0.0; dimension];
+            facts[4_100] = facts[17].clone();
+            let index = FlatIndex::build(dimension, &facts);
+            let mut bases: Vec<Vec<f32>> = (0..40)
+                .map(|seed| vector(200_000 + seed, dimension))
+                .collect();
+            // Near each other, as a query and its hypotheses are, so means keep weight.
+            for base in 1..40 {
+                let previous = bases[base - 1].clone();
+                for (value, &before) in bases[base].iter_mut().zip(&previous) {
+                    *value = 0.6 * before + 0.4 * *value;
+                }
+            }
+            bases[9] = facts[17].clone();
+            bases[30] = vec![0.0; dimension];
+            // (parts, scale of the first part's weight): a scale other than 1 misstates
+            // the sum.
+            let recipes: Vec<(Vec<usize>, f64)> = vec![
+                (vec![0, 1, 2, 3], 1.0),
+                (vec![4, 5], 1.0),
+                (vec![8, 9, 10], 1.0),
+                (vec![11, 25, 37], 3.0),
+                (vec![20, 21, 22, 23], 1.0),
+                (vec![29, 30, 31], 1.0),
+            ];
+            let mut vectors: Vec<Vec<f32>> = bases.clone();
+            let mut sums: Vec<Vec<(usize, f64)>> = vec![Vec::new(); bases.len()];
+            for (parts, scale) in &recipes {
+                let slices: Vec<&[f32]> =
+                    parts.iter().map(|&part| bases[part].as_slice()).collect();
+                let (mean, weights) = mean_of_units(&slices);
+                vectors.push(mean);
+                sums.push(
+                    weights
+                        .into_iter()
+                        .map(|(at, weight)| {
+                            (parts[at], if at == 0 { weight * scale } else { weight })
+                        })
+                        .collect(),
+                );
+            }
+            // Parts that cancel (|mean| tiny: too much gain) and a mean of a mean.
+            let opposite: Vec<f32> = bases[14].iter().map(|&value| -value * 1.001).collect();
+            vectors.push(opposite.clone());
+            sums.push(Vec::new());
+            let (cancelling, weights) = mean_of_units(&[&bases[14], &opposite]);
+            vectors.push(cancelling);
+            sums.push(vec![(14, weights[0].1), (vectors.len() - 2, weights[1].1)]);
+            let (chained, weights) = mean_of_units(&[&vectors[40], &bases[39]]);
+            vectors.push(chained);
+            sums.push(vec![(40, weights[0].1), (39, weights[1].1)]);
+            let batch: Vec<BatchQuery> = vectors
+                .iter()
+                .zip(sums)
+                .enumerate()
+                .map(|(position, (vector, sum_of))| BatchQuery {
+                    vector,
+                    limit: if position < 40 {
+                        1000
+                    } else {
+                        12 + position % 3
+                    },
+                    sum_of,
+                })
+                .collect();
+            // Which queries derive, with the whole batch in one block.
+            let prepared: Vec<Option<Query>> = vectors
+                .iter()
+                .map(|vector| Query::new(vector, dimension))
+                .collect();
+            let everyone: Vec<usize> = (0..batch.len()).collect();
+            let derived: Vec<usize> = everyone
+                .iter()
+                .filter(|&&position| {
+                    Screened::new(position, &everyone, &batch, &prepared, 0.01)
+                        .derived
+                        .is_some()
+                })
+                .copied()
+                .collect();
+            // The misstated sum derives too, with a margin wide enough for its residual.
+            assert_eq!(
+                derived,
+                vec![40, 41, 42, 43, 44, 45],
+                "dimension {dimension}"
+            );
+            for scan in scans() {
+                for floor in [f64::NEG_INFINITY, 0.2] {
+                    // In blocks as the threads take them, and as one block, where every
+                    // derived query derives.
+                    let in_blocks = index.search_queries_by(scan, &batch, floor);
+                    let as_one = index.search_block(scan, &everyone, &batch, &prepared, floor);
+                    for (query, (in_blocks, as_one)) in
+                        batch.iter().zip(in_blocks.iter().zip(&as_one))
+                    {
+                        let expected = index.search(query.vector, query.limit, floor);
+                        assert_eq!(
+                            *in_blocks, expected,
+                            "{scan:?}, dimension {dimension}, floor {floor}"
+                        );
+                        assert_eq!(
+                            *as_one, expected,
+                            "{scan:?}, dimension {dimension}, floor {floor}"
+                        );
+                    }
+                }
             }
         }
     }

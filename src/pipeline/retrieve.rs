@@ -21,7 +21,7 @@ use crate::configuration::{Configuration, KeywordSource, Params, Plan, SearchVec
 use crate::dataset::Query;
 use crate::error::Error;
 use crate::fusion::{self, LexicalMemo, Searches, SignalSources};
-use crate::index::FactIndex;
+use crate::index::{BatchQuery, FactIndex};
 use crate::text::merge_keywords;
 
 /// Queries retrieved together: their vector searches run as one batch, and their hits
@@ -114,24 +114,41 @@ impl Prepared<'_> {
         };
         let wanted = wanted_searches(queries, expansions, self.configurations, &self.plans);
         let Some(served) = &self.served else {
-            for (limit, searches) in wanted {
-                let vectors: Vec<&[f32]> = searches
-                    .iter()
-                    .map(|(_, _, vector)| vector.as_slice())
-                    .collect();
-                let results = match &self.corpus.chunk_owners {
-                    Some(owners) => owners.search_batch(index, &vectors, limit),
-                    None => index.search_batch(&vectors, limit, f64::NEG_INFINITY),
-                };
-                for ((position, key, _), hits) in searches.into_iter().zip(results) {
-                    expansions[position].search_hits.insert(key, hits);
+            if let Some(owners) = &self.corpus.chunk_owners {
+                for (limit, searches) in by_limit(wanted) {
+                    let vectors: Vec<&[f32]> = searches
+                        .iter()
+                        .map(|(_, _, vector)| vector.as_slice())
+                        .collect();
+                    let results = owners.search_batch(index, &vectors, limit);
+                    for ((position, key, _), hits) in searches.into_iter().zip(results) {
+                        expansions[position].search_hits.insert(key, hits);
+                    }
                 }
+                return Ok(());
+            }
+            // Every vector in one batch, each as deep as it is read; a mean of vectors
+            // searched beside it has its screen derived from theirs.
+            let batch: Vec<BatchQuery> = wanted
+                .iter()
+                .map(|search| BatchQuery {
+                    vector: &search.vector,
+                    limit: search.limit,
+                    sum_of: search.sum_of.clone(),
+                })
+                .collect();
+            let results = index.search_queries(&batch, f64::NEG_INFINITY);
+            drop(batch);
+            for (search, hits) in wanted.into_iter().zip(results) {
+                expansions[search.position]
+                    .search_hits
+                    .insert(search.key, hits);
             }
             return Ok(());
         };
         let mut exact: Vec<FxHashMap<VectorKey, Vec<(FactIndex, f64)>>> =
             vec![FxHashMap::default(); queries.len()];
-        for (limit, searches) in wanted {
+        for (limit, searches) in by_limit(wanted) {
             // A zero vector has no cosine neighbours: the in-process index answers it
             // (every fact scores 0) and it is not measured.
             let (zero, nonzero): (Vec<_>, Vec<_>) = searches
@@ -168,7 +185,7 @@ impl Prepared<'_> {
                 let depth = fusion::method(plan.fusion).search_depth(&configuration.params);
                 let (_, vectors, _) =
                     configuration_inputs(query, expansion, &configuration.params, *plan);
-                for vector in vectors {
+                for SearchWith { vector, .. } in vectors {
                     let key = vector_key(&vector);
                     let Some(exact_hits) = exact[position].get(&key) else {
                         continue;
@@ -252,19 +269,32 @@ impl Prepared<'_> {
 }
 
 /// How deep a vector is searched, and the vector.
-type Wanted = (usize, Vec<f32>);
+/// A vector some configuration searches for one query of a chunk.
+struct WantedSearch {
+    /// The query's position in the chunk.
+    position: usize,
+    key: VectorKey,
+    vector: Vec<f32>,
+    /// As deep as the deepest configuration that searches it reads.
+    limit: usize,
+    /// For a mean of unit vectors that are all searched too: their places in the list
+    /// and their weights in the mean (see [`BatchQuery::sum_of`]); empty otherwise.
+    sum_of: Vec<(usize, f64)>,
+}
 
-/// Per search depth, every vector any configuration searches for any of `queries`, each
-/// once, as deep as the deepest configuration that searches it reads: (query position,
-/// the vector's key, the vector).
+/// Every vector any configuration searches for any of `queries`, each once per query,
+/// as deep as the deepest configuration that searches it reads.
 fn wanted_searches(
     queries: &[Query],
     expansions: &[QueryExpansion],
     configurations: &[Configuration],
     plans: &[Plan],
-) -> BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> {
-    let mut wanted: Vec<FxHashMap<VectorKey, Wanted>> = vec![FxHashMap::default(); queries.len()];
-    for ((query, expansion), wanted) in queries.iter().zip(expansions.iter()).zip(&mut wanted) {
+) -> Vec<WantedSearch> {
+    let mut wanted: Vec<WantedSearch> = Vec::new();
+    for (position, (query, expansion)) in queries.iter().zip(expansions).enumerate() {
+        // This query's searches by key (their places in `wanted`), and its means' parts.
+        let mut place_of: FxHashMap<VectorKey, usize> = FxHashMap::default();
+        let mut means: Vec<(usize, Vec<&[f32]>)> = Vec::new();
         for (configuration, plan) in configurations.iter().zip(plans) {
             if plan.vector.is_none() {
                 continue;
@@ -272,20 +302,52 @@ fn wanted_searches(
             let limit = fusion::method(plan.fusion).search_depth(&configuration.params);
             let (_, vectors, _) =
                 configuration_inputs(query, expansion, &configuration.params, *plan);
-            for vector in vectors {
-                let entry = wanted.entry(vector_key(&vector)).or_insert((limit, vector));
-                entry.0 = entry.0.max(limit);
+            for SearchWith { vector, mean_of } in vectors {
+                let key = vector_key(&vector);
+                let place = *place_of.entry(key.clone()).or_insert_with(|| {
+                    wanted.push(WantedSearch {
+                        position,
+                        key,
+                        vector,
+                        limit,
+                        sum_of: Vec::new(),
+                    });
+                    wanted.len() - 1
+                });
+                wanted[place].limit = wanted[place].limit.max(limit);
+                if !mean_of.is_empty() {
+                    means.push((place, mean_of));
+                }
             }
         }
-    }
-    let mut by_limit: BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> = BTreeMap::new();
-    for (position, wanted) in wanted.into_iter().enumerate() {
-        for (key, (limit, vector)) in wanted {
-            by_limit
-                .entry(limit)
-                .or_default()
-                .push((position, key, vector));
+        // mean_of_unit_vectors' sum: each nonzero part over the number of parts and its
+        // norm (zero parts add nothing).
+        for (place, parts) in means {
+            let count = parts.len() as f64;
+            let sum_of: Option<Vec<(usize, f64)>> = parts
+                .iter()
+                .map(|part| (part, squared_norm(part).sqrt()))
+                .filter(|&(_, norm)| norm > 0.0)
+                .map(|(part, norm)| {
+                    let place = *place_of.get(&vector_key(part))?;
+                    Some((place, 1.0 / (count * norm)))
+                })
+                .collect();
+            wanted[place].sum_of = sum_of.unwrap_or_default();
         }
+    }
+    wanted
+}
+
+/// `wanted` by depth: (query position, key, vector) of each search.
+fn by_limit(wanted: Vec<WantedSearch>) -> BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> {
+    let mut by_limit: BTreeMap<usize, Vec<(usize, VectorKey, Vec<f32>)>> = BTreeMap::new();
+    for search in wanted {
+        by_limit.entry(search.limit).or_default().push((
+            search.position,
+            search.key,
+            search.vector,
+        ));
     }
     by_limit
 }
@@ -351,10 +413,27 @@ fn signal_inputs<'e>(
         keywords,
         hits: search_vectors
             .iter()
-            .map(|vector| expansion.hits(vector))
+            .map(|search| expansion.hits(&search.vector))
             .collect(),
-        all_zero: search_vectors.iter().all(|vector| is_zero(vector)),
+        all_zero: search_vectors.iter().all(|search| is_zero(&search.vector)),
         hyde,
+    }
+}
+
+/// A vector one configuration searches with for one query.
+struct SearchWith<'e> {
+    vector: Vec<f32>,
+    /// For the mean of unit vectors (`hyde-mean`), the vectors it is the mean of; empty
+    /// for the others.
+    mean_of: Vec<&'e [f32]>,
+}
+
+impl SearchWith<'_> {
+    fn plain(vector: &[f32]) -> SearchWith<'static> {
+        SearchWith {
+            vector: vector.to_vec(),
+            mean_of: Vec::new(),
+        }
     }
 }
 
@@ -365,7 +444,7 @@ fn configuration_inputs<'e>(
     expansion: &'e QueryExpansion,
     params: &Params,
     plan: Plan,
-) -> (&'e [String], Vec<Vec<f32>>, HydeOutcome) {
+) -> (&'e [String], Vec<SearchWith<'e>>, HydeOutcome) {
     let (hypotheses, hypothesis_vectors, hyde): (&[String], &[Vec<f32>], HydeOutcome) =
         if !plan.uses_hypotheses() {
             (&[], &[], HydeOutcome::NotApplicable)
@@ -388,25 +467,43 @@ fn configuration_inputs<'e>(
                 _ => (&[], &[], HydeOutcome::Fallback),
             }
         };
-    let search_vectors: Vec<Vec<f32>> = match (plan.vector, &expansion.query_vector) {
+    let mean = |parts: Vec<&'e Vec<f32>>| SearchWith {
+        vector: mean_of_unit_vectors(parts.iter().copied()),
+        mean_of: parts.into_iter().map(Vec::as_slice).collect(),
+    };
+    let search_vectors: Vec<SearchWith> = match (plan.vector, &expansion.query_vector) {
         (None, _) | (_, None) => Vec::new(),
         (Some(_), Some(query_vector)) if hypothesis_vectors.is_empty() => {
-            vec![query_vector.clone()]
+            vec![SearchWith::plain(query_vector)]
         }
-        (Some(SearchVector::Query), Some(query_vector)) => vec![query_vector.clone()],
-        (Some(SearchVector::FirstHypothesis), _) => vec![hypothesis_vectors[0].clone()],
-        (Some(SearchVector::MeanOfQueryAndHypotheses), Some(query_vector)) => {
-            vec![mean_of_unit_vectors(
-                std::iter::once(query_vector).chain(hypothesis_vectors),
-            )]
+        (Some(SearchVector::Query), Some(query_vector)) => vec![SearchWith::plain(query_vector)],
+        (Some(SearchVector::FirstHypothesis), _) => {
+            vec![SearchWith::plain(&hypothesis_vectors[0])]
         }
-        (Some(SearchVector::EachHypothesis), _) => hypothesis_vectors.to_vec(),
+        (Some(SearchVector::MeanOfQueryAndHypotheses), Some(query_vector)) => vec![mean(
+            std::iter::once(query_vector)
+                .chain(hypothesis_vectors)
+                .collect(),
+        )],
+        (Some(SearchVector::EachHypothesis), _) => hypothesis_vectors
+            .iter()
+            .map(|vector| SearchWith::plain(vector))
+            .collect(),
         (Some(SearchVector::MeanOfHypotheses), _) => {
-            vec![mean_of_unit_vectors(hypothesis_vectors.iter())]
+            vec![mean(hypothesis_vectors.iter().collect())]
         }
     };
 
     (hypotheses, search_vectors, hyde)
+}
+
+/// The squared norm of `vector` in f64, summed in order, as `mean_of_unit_vectors` forms
+/// it.
+fn squared_norm(vector: &[f32]) -> f64 {
+    vector
+        .iter()
+        .map(|&value| f64::from(value) * f64::from(value))
+        .sum()
 }
 
 fn is_zero(vector: &[f32]) -> bool {
