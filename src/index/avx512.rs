@@ -20,9 +20,10 @@
 use std::arch::x86_64::{
     __m512, __m512bh, __m512i, _mm256_loadu_ps, _mm256_maskz_loadu_ps, _mm512_add_pd,
     _mm512_cmp_ps_mask, _mm512_cvtne2ps_pbh, _mm512_cvtps_pd, _mm512_dpbf16_ps, _mm512_loadu_pd,
-    _mm512_loadu_ps, _mm512_loadu_si512, _mm512_mask_storeu_epi16, _mm512_maskz_loadu_pd,
-    _mm512_maskz_loadu_ps, _mm512_mul_pd, _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_ps,
-    _mm512_setzero_pd, _mm512_setzero_ps, _mm512_storeu_pd, _mm512_storeu_ps, _CMP_GE_OQ,
+    _mm512_loadu_ps, _mm512_loadu_si512, _mm512_mask_add_ps, _mm512_mask_i32gather_ps,
+    _mm512_mask_storeu_epi16, _mm512_maskz_loadu_pd, _mm512_maskz_loadu_ps, _mm512_mul_pd,
+    _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setzero_pd, _mm512_setzero_ps,
+    _mm512_storeu_pd, _mm512_storeu_ps, _CMP_GE_OQ,
 };
 
 use super::FactIndex;
@@ -203,6 +204,135 @@ impl PackedQueries {
                             candidates[group_first + 16 * half + lane].push((fact, lanes[lane]));
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// The derived queries of a block (see `vector::Screened`), 16 side by side: for each
+/// group of 16, per part slot, the lanes of the queries' parts in that slot, their
+/// weights, and which queries have a part there.
+pub(super) struct DerivedLanes {
+    groups: Vec<Vec<PartSlot>>,
+    queries: usize,
+}
+
+/// One part slot of 16 derived queries: each query's part's lane and weight, and a bit
+/// for each query that has a part in the slot.
+type PartSlot = ([i32; 16], [f32; 16], u16);
+
+impl DerivedLanes {
+    /// The derived queries whose parts are `parts` (per query, its parts' lanes and
+    /// weights, in order).
+    pub(super) fn new(parts: &[Vec<(usize, f32)>]) -> DerivedLanes {
+        let groups = parts
+            .chunks(16)
+            .map(|group| {
+                let slots = group.iter().map(Vec::len).max().unwrap_or(0);
+                (0..slots)
+                    .map(|slot| {
+                        let mut lanes = [0i32; 16];
+                        let mut weights = [0f32; 16];
+                        let mut mask = 0u16;
+                        for (member, query_parts) in group.iter().enumerate() {
+                            if let Some(&(lane, weight)) = query_parts.get(slot) {
+                                lanes[member] = lane as i32;
+                                weights[member] = weight;
+                                mask |= 1 << member;
+                            }
+                        }
+                        (lanes, weights, mask)
+                    })
+                    .collect()
+            })
+            .collect();
+        DerivedLanes {
+            groups,
+            queries: parts.len(),
+        }
+    }
+
+    /// Appends to `candidates[d]` each fact `first + i` (i < `width`) whose screening
+    /// cosine with derived query d, the weighted sum of its parts' lane scores (fact i's
+    /// at `lane_scores[i * lane_stride..]`) formed in its parts' order, is at least
+    /// `cutoffs[d]`, with that cosine.
+    pub(super) fn scan(
+        &self,
+        lane_scores: &[f32],
+        lane_stride: usize,
+        width: usize,
+        first: usize,
+        cutoffs: &[f32],
+        candidates: &mut [Vec<(FactIndex, f32)>],
+    ) {
+        assert!(lane_scores.len() >= width * lane_stride);
+        assert!(cutoffs.len() == self.queries && candidates.len() == self.queries);
+        assert!(self
+            .groups
+            .iter()
+            .flatten()
+            .all(|(lanes, _, _)| lanes.iter().all(|&lane| (lane as usize) < lane_stride)));
+        // SAFETY: `available()` was checked before any DerivedLanes was made (see
+        // vector::FlatIndex::screen), and every lane read is below `lane_stride` in a row
+        // of the asserted scores.
+        unsafe { self.scan_avx512(lane_scores, lane_stride, width, first, cutoffs, candidates) }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    fn scan_avx512(
+        &self,
+        lane_scores: &[f32],
+        lane_stride: usize,
+        width: usize,
+        first: usize,
+        cutoffs: &[f32],
+        candidates: &mut [Vec<(FactIndex, f32)>],
+    ) {
+        for (group, slots) in self.groups.iter().enumerate() {
+            let group_first = 16 * group;
+            let members = 16.min(self.queries - group_first);
+            let mut group_cutoffs = [f32::INFINITY; 16];
+            group_cutoffs[..members].copy_from_slice(&cutoffs[group_first..group_first + members]);
+            // SAFETY: each array holds 16 values.
+            let (cutoff, slots): (__m512, Vec<(__m512i, __m512, u16)>) = unsafe {
+                (
+                    _mm512_loadu_ps(group_cutoffs.as_ptr()),
+                    slots
+                        .iter()
+                        .map(|(lanes, weights, mask)| {
+                            (
+                                _mm512_loadu_si512(lanes.as_ptr().cast()),
+                                _mm512_loadu_ps(weights.as_ptr()),
+                                *mask,
+                            )
+                        })
+                        .collect(),
+                )
+            };
+            for fact in 0..width {
+                let row = lane_scores[fact * lane_stride..].as_ptr();
+                let mut sums = _mm512_setzero_ps();
+                for &(lanes, weights, mask) in &slots {
+                    // SAFETY: the lanes are below lane_stride (asserted in `scan`), so
+                    // every lane read is inside the row.
+                    let scores = unsafe {
+                        _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), mask, lanes, row)
+                    };
+                    sums = _mm512_mask_add_ps(sums, mask, sums, _mm512_mul_ps(scores, weights));
+                }
+                let mut kept = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(sums, cutoff);
+                if kept == 0 {
+                    continue;
+                }
+                let mut lanes = [0f32; 16];
+                // SAFETY: `lanes` holds 16 f32 values.
+                unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), sums) };
+                while kept != 0 {
+                    let member = kept.trailing_zeros() as usize;
+                    kept &= kept - 1;
+                    candidates[group_first + member]
+                        .push(((first + fact) as FactIndex, lanes[member]));
                 }
             }
         }

@@ -430,6 +430,13 @@ impl FlatIndex {
         } else {
             vec![0f32; fact_block * lane_stride]
         };
+        let mut derived_sums = vec![0f32; if derived.is_empty() { 0 } else { fact_block }];
+        // The bfloat16 scan's CPUs sum 16 derived queries at a time.
+        #[cfg(target_arch = "x86_64")]
+        let derived_lanes = (scan == Scan::Bf16 && !parts_by_lane.is_empty())
+            .then(|| super::avx512::DerivedLanes::new(&parts_by_lane));
+        #[cfg(not(target_arch = "x86_64"))]
+        let derived_lanes: Option<()> = None;
         let mut inverse_norms = vec![0f32; fact_block];
         for first in (0..facts).step_by(fact_block) {
             let width = fact_block.min(facts - first);
@@ -451,24 +458,26 @@ impl FlatIndex {
                 lane_candidates,
                 (!lane_scores.is_empty()).then_some(lane_scores.as_mut_slice()),
             );
-            for ((parts, kept), &cutoff) in parts_by_lane
-                .iter()
-                .zip(derived_candidates)
-                .zip(&cutoffs[lanes..])
-            {
-                for (offset, scores) in lane_scores
-                    .chunks_exact(lane_stride)
-                    .take(width)
-                    .enumerate()
-                {
-                    let mut score = 0f32;
-                    for &(lane, weight) in parts {
-                        score += weight * scores[lane];
-                    }
-                    if score >= cutoff {
-                        kept.push(((first + offset) as FactIndex, score));
-                    }
-                }
+            match &derived_lanes {
+                _ if parts_by_lane.is_empty() => {}
+                #[cfg(target_arch = "x86_64")]
+                Some(derived_lanes) => derived_lanes.scan(
+                    &lane_scores,
+                    lane_stride,
+                    width,
+                    first,
+                    &cutoffs[lanes..],
+                    derived_candidates,
+                ),
+                _ => derive_scores(
+                    &parts_by_lane,
+                    &lane_scores[..width * lane_stride],
+                    lane_stride,
+                    first,
+                    &cutoffs[lanes..],
+                    &mut derived_sums,
+                    derived_candidates,
+                ),
             }
             for (((kept, cutoff), prune_at), (&limit, &margin)) in candidates
                 .iter_mut()
@@ -712,6 +721,37 @@ fn derivation(
         gain,
         residual,
     })
+}
+
+/// Appends to `candidates[d]` each fact `first + i` whose screening cosine with derived
+/// query d, the weighted sum of its `parts`' lane scores (fact i's at
+/// `lane_scores[i * lane_stride..]`) formed in the parts' order, is at least
+/// `cutoffs[d]`. Part by part over the facts (`sums` is room for them), so the facts'
+/// sums are independent.
+fn derive_scores(
+    parts: &[Vec<(usize, f32)>],
+    lane_scores: &[f32],
+    lane_stride: usize,
+    first: usize,
+    cutoffs: &[f32],
+    sums: &mut [f32],
+    candidates: &mut [Vec<(FactIndex, f32)>],
+) {
+    let width = lane_scores.len() / lane_stride;
+    for ((parts, kept), &cutoff) in parts.iter().zip(candidates).zip(cutoffs) {
+        let sums = &mut sums[..width];
+        sums.fill(0.0);
+        for &(lane, weight) in parts {
+            for (sum, scores) in sums.iter_mut().zip(lane_scores.chunks_exact(lane_stride)) {
+                *sum += weight * scores[lane];
+            }
+        }
+        for (offset, &score) in sums.iter().enumerate() {
+            if score >= cutoff {
+                kept.push(((first + offset) as FactIndex, score));
+            }
+        }
+    }
 }
 
 /// How [`FlatIndex::search_batch`] screens facts before rescoring the survivors in f64.
