@@ -940,8 +940,12 @@ fn sum_lanes(lanes: [f64; LANES]) -> f64 {
 
 /// Keeps the candidates whose screening cosine is within `margin` of the `limit`-th
 /// best and returns that cut-off, rounded down to f32 (unchanged candidates and `-inf`
-/// when there are fewer).
+/// when there are fewer; none and `inf` when `limit` is 0).
 fn prune(kept: &mut Vec<(FactIndex, f32)>, limit: usize, margin: f32) -> f32 {
+    if limit == 0 {
+        kept.clear();
+        return f32::INFINITY;
+    }
     if kept.len() <= limit {
         return f32::NEG_INFINITY;
     }
@@ -1123,6 +1127,7 @@ mod tests {
             let references: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
             for scan in scans() {
                 for (limit, floor) in [
+                    (0, -1.0),
                     (10, -1.0),
                     (1000, 0.1),
                     (12, 0.25),

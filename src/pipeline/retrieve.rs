@@ -268,7 +268,6 @@ impl Prepared<'_> {
     }
 }
 
-/// How deep a vector is searched, and the vector.
 /// A vector some configuration searches for one query of a chunk.
 struct WantedSearch {
     /// The query's position in the chunk.
