@@ -172,8 +172,8 @@ impl PackedQueries {
                 for (offset, fact_sums) in sums.iter().enumerate().take(facts) {
                     let inverse = _mm512_set1_ps(inverse_norms[fact_first + offset]);
                     let fact = (first + fact_first + offset) as FactIndex;
-                    for half in 0..2 {
-                        let scores = _mm512_mul_ps(fact_sums[half], inverse);
+                    for (half, &half_sums) in fact_sums.iter().enumerate() {
+                        let scores = _mm512_mul_ps(half_sums, inverse);
                         if let Some(lane_scores) = lane_scores {
                             // SAFETY: fact_first + offset < width and the 16 lanes end
                             // within lane_stride (see `scan`).
@@ -191,18 +191,9 @@ impl PackedQueries {
                         // SAFETY: lane_cutoffs holds 32 f32 values.
                         let lane_cutoff =
                             unsafe { _mm512_loadu_ps(lane_cutoffs.as_ptr().add(16 * half)) };
-                        let mut kept = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(scores, lane_cutoff);
-                        if kept == 0 {
-                            continue;
-                        }
-                        let mut lanes = [0f32; 16];
-                        // SAFETY: `lanes` holds 16 f32 values.
-                        unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), scores) };
-                        while kept != 0 {
-                            let lane = kept.trailing_zeros() as usize;
-                            kept &= kept - 1;
-                            candidates[group_first + 16 * half + lane].push((fact, lanes[lane]));
-                        }
+                        // A half past the last query has only infinite cut-offs.
+                        let half_first = (group_first + 16 * half).min(candidates.len());
+                        push_kept(scores, lane_cutoff, fact, &mut candidates[half_first..]);
                     }
                 }
             }
@@ -321,21 +312,37 @@ impl DerivedLanes {
                     };
                     sums = _mm512_mask_add_ps(sums, mask, sums, _mm512_mul_ps(scores, weights));
                 }
-                let mut kept = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(sums, cutoff);
-                if kept == 0 {
-                    continue;
-                }
-                let mut lanes = [0f32; 16];
-                // SAFETY: `lanes` holds 16 f32 values.
-                unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), sums) };
-                while kept != 0 {
-                    let member = kept.trailing_zeros() as usize;
-                    kept &= kept - 1;
-                    candidates[group_first + member]
-                        .push(((first + fact) as FactIndex, lanes[member]));
-                }
+                push_kept(
+                    sums,
+                    cutoff,
+                    (first + fact) as FactIndex,
+                    &mut candidates[group_first..],
+                );
             }
         }
+    }
+}
+
+/// Appends `(fact, scores[j])` to `candidates[j]` for each lane j whose score is at least
+/// `cutoffs[j]` (lanes past `candidates`' end have infinite cut-offs and are never kept).
+#[target_feature(enable = "avx512f")]
+fn push_kept(
+    scores: __m512,
+    cutoffs: __m512,
+    fact: FactIndex,
+    candidates: &mut [Vec<(FactIndex, f32)>],
+) {
+    let mut kept = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(scores, cutoffs);
+    if kept == 0 {
+        return;
+    }
+    let mut lanes = [0f32; 16];
+    // SAFETY: `lanes` holds 16 f32 values.
+    unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), scores) };
+    while kept != 0 {
+        let lane = kept.trailing_zeros() as usize;
+        kept &= kept - 1;
+        candidates[lane].push((fact, lanes[lane]));
     }
 }
 

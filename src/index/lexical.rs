@@ -124,28 +124,12 @@ impl Vocabulary {
     /// the runs' terms are then merged and sorted, and their postings laid out as the
     /// sorted terms' lists (see [`PostingLists::join`]).
     fn build(facts: &[&Fact], field: Field) -> Vocabulary {
-        let part_facts = facts
-            .len()
-            .div_ceil(4 * rayon::current_num_threads())
-            .max(BM25_PART_FACTS);
+        let part_facts = part_facts(facts.len());
         let parts: Vec<(TermTable, FactRun)> = facts
             .par_chunks(part_facts)
             .map(|chunk| vocabulary_part(chunk, field))
             .collect();
-        let largest = parts
-            .iter()
-            .map(|(terms, _)| terms.len())
-            .max()
-            .unwrap_or(0);
-        let mut terms = TermTable::with_room(largest * 2);
-        let numbers: Vec<Vec<u32>> = parts
-            .iter()
-            .map(|(part_terms, _)| {
-                (0..part_terms.len() as u32)
-                    .map(|number| terms.intern(part_terms.term(number)).0)
-                    .collect()
-            })
-            .collect();
+        let (terms, numbers) = merge_terms(parts.iter().map(|(terms, _)| terms));
         // Byte order is the order of the terms as strings.
         let mut sorted: Vec<u32> = (0..terms.len() as u32).collect();
         sorted.sort_unstable_by(|&a, &b| terms.term(a).cmp(terms.term(b)));
@@ -162,18 +146,11 @@ impl Vocabulary {
                     .collect()
             })
             .collect();
-        let runs: Vec<(FactIndex, &FactRun, &[u32])> = parts
-            .iter()
-            .zip(&targets)
-            .enumerate()
-            .map(|(number, ((_, postings), targets))| {
-                (
-                    (number * part_facts) as FactIndex,
-                    postings,
-                    targets.as_slice(),
-                )
-            })
-            .collect();
+        let runs = joined_runs(
+            part_facts,
+            parts.iter().map(|(_, postings)| postings),
+            &targets,
+        );
         Vocabulary {
             facts: PostingLists::join(&runs, terms.len()),
             terms: sorted
@@ -271,8 +248,8 @@ pub struct LexicalIndex {
     bm25: Vec<(Analyzer, Bm25Postings)>,
 }
 
-/// Facts per part of a BM25 index built in parallel, at least.
-const BM25_PART_FACTS: usize = 1024;
+/// Facts per run of a lexical structure built in parallel, at least.
+const MIN_PART_FACTS: usize = 1024;
 
 /// BM25 postings of one run of consecutive facts, with its own term numbering.
 struct Bm25Part {
@@ -344,45 +321,73 @@ impl Bm25Part {
     }
 }
 
+/// Facts per run of a parallel build over `facts` facts: about four runs per thread, and
+/// at least [`MIN_PART_FACTS`].
+fn part_facts(facts: usize) -> usize {
+    facts
+        .div_ceil(4 * rayon::current_num_threads())
+        .max(MIN_PART_FACTS)
+}
+
+/// The runs' terms merged into one table (a term new to the whole numbered in the order
+/// of its first occurrence) and, per run, its terms' numbers in the whole.
+fn merge_terms<'p>(
+    parts: impl Iterator<Item = &'p TermTable> + Clone,
+) -> (TermTable, Vec<Vec<u32>>) {
+    // The whole's vocabulary is at least the largest run's, likely twice it.
+    let largest = parts.clone().map(TermTable::len).max().unwrap_or(0);
+    let mut terms = TermTable::with_room(largest * 2);
+    let numbers = parts
+        .map(|part| {
+            (0..part.len() as u32)
+                .map(|number| terms.intern(part.term(number)).0)
+                .collect()
+        })
+        .collect();
+    (terms, numbers)
+}
+
+/// What [`PostingLists::join`] takes for runs of `part_facts` consecutive facts: run `i`
+/// starts at fact `i x part_facts`, and its lists are the whole's `targets[i]`.
+fn joined_runs<'p>(
+    part_facts: usize,
+    postings: impl Iterator<Item = &'p FactRun>,
+    targets: &'p [Vec<u32>],
+) -> Vec<(FactIndex, &'p FactRun, &'p [u32])> {
+    postings
+        .zip(targets)
+        .enumerate()
+        .map(|(number, (postings, targets))| {
+            (
+                (number * part_facts) as FactIndex,
+                postings,
+                targets.as_slice(),
+            )
+        })
+        .collect()
+}
+
 impl Bm25Postings {
     /// Builds the postings of runs of consecutive facts in parallel, then joins them:
     /// the parts' vocabularies are merged (a term new to the whole keeps the order of
     /// its first occurrence) and each term's lists are
     /// concatenated in fact order.
     fn build(facts: &[&Fact], analyzer: Analyzer) -> Bm25Postings {
-        let part_facts = facts
-            .len()
-            .div_ceil(4 * rayon::current_num_threads())
-            .max(BM25_PART_FACTS);
+        let part_facts = part_facts(facts.len());
         let parts: Vec<Bm25Part> = facts
             .par_chunks(part_facts)
             .map(|chunk| Bm25Part::build(chunk, analyzer))
             .collect();
-        // The whole's vocabulary is at least the largest part's, likely twice it.
-        let largest = parts.iter().map(|part| part.terms.len()).max().unwrap_or(0);
-        let mut terms = TermTable::with_room(largest * 2);
-        let mut lengths = Vec::with_capacity(facts.len());
-        let mut targets = Vec::with_capacity(parts.len());
-        for part in &parts {
-            lengths.extend_from_slice(&part.lengths);
-            // The part's terms' numbers in the whole.
-            let part_targets: Vec<u32> = (0..part.terms.len() as u32)
-                .map(|number| terms.intern(part.terms.term(number)).0)
-                .collect();
-            targets.push(part_targets);
-        }
-        let runs: Vec<(FactIndex, &FactRun, &[u32])> = parts
+        let (terms, targets) = merge_terms(parts.iter().map(|part| &part.terms));
+        let lengths: Vec<u32> = parts
             .iter()
-            .zip(&targets)
-            .enumerate()
-            .map(|(number, (part, targets))| {
-                (
-                    (number * part_facts) as FactIndex,
-                    &part.postings,
-                    targets.as_slice(),
-                )
-            })
+            .flat_map(|part| part.lengths.iter().copied())
             .collect();
+        let runs = joined_runs(
+            part_facts,
+            parts.iter().map(|part| &part.postings),
+            &targets,
+        );
         let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
         let average_length = if lengths.is_empty() {
             0.0

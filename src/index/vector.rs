@@ -279,15 +279,7 @@ impl FlatIndex {
         limit: usize,
         floor: f64,
     ) -> Vec<Vec<(FactIndex, f64)>> {
-        let batch: Vec<BatchQuery> = queries
-            .iter()
-            .map(|&vector| BatchQuery {
-                vector,
-                limit,
-                sum_of: Vec::new(),
-            })
-            .collect();
-        self.search_queries_by(Scan::for_this_cpu(), &batch, floor)
+        self.search_queries_by(Scan::for_this_cpu(), &uniform_batch(queries, limit), floor)
     }
 
     /// What [`FlatIndex::search`] returns for each of `queries` (with its own limit),
@@ -392,16 +384,11 @@ impl FlatIndex {
                 matrix[lane * dimension..(lane + 1) * dimension].copy_from_slice(&query.unit);
             }
         }
-        let derived: Vec<(&[(usize, f32)], usize)> = order[lanes..]
+        // Each derived query's parts by lane, with their weights.
+        let parts_by_lane: Vec<Vec<(usize, f32)>> = order[lanes..]
             .iter()
             .map(|&query| {
                 let parts = queries[query].derived.as_deref().expect("derived");
-                (parts, query)
-            })
-            .collect();
-        let parts_by_lane: Vec<Vec<(usize, f32)>> = derived
-            .iter()
-            .map(|(parts, _)| {
                 parts
                     .iter()
                     .map(|&(part, weight)| (lane_of[part], weight))
@@ -425,18 +412,22 @@ impl FlatIndex {
         let fact_block = scanner.fact_block();
         let lane_stride = scanner.lane_stride();
         // The lanes' screening cosines, fact by fact, when some query is derived.
-        let mut lane_scores = if derived.is_empty() {
+        let mut lane_scores = if parts_by_lane.is_empty() {
             Vec::new()
         } else {
             vec![0f32; fact_block * lane_stride]
         };
-        let mut derived_sums = vec![0f32; if derived.is_empty() { 0 } else { fact_block }];
-        // The bfloat16 scan's CPUs sum 16 derived queries at a time.
+        // The bfloat16 scan's CPUs sum 16 derived queries at a time; the portable pass
+        // sums them fact by fact in `derived_sums`.
         #[cfg(target_arch = "x86_64")]
         let derived_lanes = (scan == Scan::Bf16 && !parts_by_lane.is_empty())
             .then(|| super::avx512::DerivedLanes::new(&parts_by_lane));
         #[cfg(not(target_arch = "x86_64"))]
         let derived_lanes: Option<()> = None;
+        let mut derived_sums = match derived_lanes {
+            None if !parts_by_lane.is_empty() => vec![0f32; fact_block],
+            _ => Vec::new(),
+        };
         let mut inverse_norms = vec![0f32; fact_block];
         for first in (0..facts).step_by(fact_block) {
             let width = fact_block.min(facts - first);
@@ -606,7 +597,19 @@ pub struct BatchQuery<'a> {
     /// The screen can then derive this vector's screening cosines from theirs instead
     /// of multiplying it with every fact. The claim is checked: what `vector` differs
     /// from the sum by widens its screen's margin, so the search stays exact.
-    pub sum_of: Vec<(usize, f64)>,
+    pub sum_of: &'a [(usize, f64)],
+}
+
+/// `queries` as a batch of plain queries, each keeping `limit` hits.
+fn uniform_batch<'a>(queries: &[&'a [f32]], limit: usize) -> Vec<BatchQuery<'a>> {
+    queries
+        .iter()
+        .map(|&vector| BatchQuery {
+            vector,
+            limit,
+            sum_of: &[],
+        })
+        .collect()
 }
 
 /// A derived query's screening cosine is a weighted sum of at most this many lanes.
@@ -644,9 +647,9 @@ impl<'q> Screened<'q> {
             margin: 2.0 * error_bound,
             derived: None,
         };
-        match query.and_then(|query| {
-            derivation(query, &queries[position].sum_of, block, queries, prepared)
-        }) {
+        match query
+            .and_then(|query| derivation(query, queries[position].sum_of, block, queries, prepared))
+        {
             Some(Derivation {
                 parts,
                 gain,
@@ -1082,15 +1085,7 @@ mod tests {
         limit: usize,
         floor: f64,
     ) -> Vec<Vec<(FactIndex, f64)>> {
-        let batch: Vec<BatchQuery> = queries
-            .iter()
-            .map(|&vector| BatchQuery {
-                vector,
-                limit,
-                sum_of: Vec::new(),
-            })
-            .collect();
-        index.search_queries_by(scan, &batch, floor)
+        index.search_queries_by(scan, &uniform_batch(queries, limit), floor)
     }
 
     /// Every first pass this CPU runs.
@@ -1236,7 +1231,7 @@ mod tests {
             sums.push(vec![(40, weights[0].1), (39, weights[1].1)]);
             let batch: Vec<BatchQuery> = vectors
                 .iter()
-                .zip(sums)
+                .zip(&sums)
                 .enumerate()
                 .map(|(position, (vector, sum_of))| BatchQuery {
                     vector,

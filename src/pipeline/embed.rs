@@ -260,6 +260,16 @@ fn embed_queries(
     })
 }
 
+/// The L2 norm of `vector`, in f64, summed in order: the norm each part of
+/// [`mean_of_unit_vectors`] is divided by.
+pub(super) fn norm(vector: &[f32]) -> f64 {
+    vector
+        .iter()
+        .map(|&value| f64::from(value) * f64::from(value))
+        .sum::<f64>()
+        .sqrt()
+}
+
 /// Mean of the L2-normalized inputs, so each text weighs the same whatever its norm.
 pub(super) fn mean_of_unit_vectors<'v>(vectors: impl Iterator<Item = &'v Vec<f32>>) -> Vec<f32> {
     let mut sum: Vec<f64> = Vec::new();
@@ -268,11 +278,7 @@ pub(super) fn mean_of_unit_vectors<'v>(vectors: impl Iterator<Item = &'v Vec<f32
         if sum.is_empty() {
             sum = vec![0.0; vector.len()];
         }
-        let norm = vector
-            .iter()
-            .map(|&v| f64::from(v) * f64::from(v))
-            .sum::<f64>()
-            .sqrt();
+        let norm = norm(vector);
         if norm > 0.0 {
             for (total, &value) in sum.iter_mut().zip(vector) {
                 *total += f64::from(value) / norm;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::embed::mean_of_unit_vectors;
+use super::embed::{mean_of_unit_vectors, norm};
 use super::expand::{skip_reason, HydeOutcome};
 use super::expand::{QueryExpansion, VectorKey};
 use super::served::{positions, AnnTally};
@@ -134,7 +134,7 @@ impl Prepared<'_> {
                 .map(|search| BatchQuery {
                     vector: &search.vector,
                     limit: search.limit,
-                    sum_of: search.sum_of.clone(),
+                    sum_of: &search.sum_of,
                 })
                 .collect();
             let results = index.search_queries(&batch, f64::NEG_INFINITY);
@@ -325,7 +325,7 @@ fn wanted_searches(
             let count = parts.len() as f64;
             let sum_of: Option<Vec<(usize, f64)>> = parts
                 .iter()
-                .map(|part| (part, squared_norm(part).sqrt()))
+                .map(|part| (part, norm(part)))
                 .filter(|&(_, norm)| norm > 0.0)
                 .map(|(part, norm)| {
                     let place = *place_of.get(&vector_key(part))?;
@@ -494,15 +494,6 @@ fn configuration_inputs<'e>(
     };
 
     (hypotheses, search_vectors, hyde)
-}
-
-/// The squared norm of `vector` in f64, summed in order, as `mean_of_unit_vectors` forms
-/// it.
-fn squared_norm(vector: &[f32]) -> f64 {
-    vector
-        .iter()
-        .map(|&value| f64::from(value) * f64::from(value))
-        .sum()
 }
 
 fn is_zero(vector: &[f32]) -> bool {

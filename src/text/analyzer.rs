@@ -96,15 +96,11 @@ impl Analyzer {
                             return;
                         }
                     }
-                    let word = &text[start..end];
-                    visit(if has_capital {
-                        lowered.clear();
-                        lowered.push_str(word);
-                        lowered.make_ascii_lowercase();
-                        lowered.as_str()
-                    } else {
-                        word
-                    });
+                    visit(ascii_lower_case(
+                        &text[start..end],
+                        has_capital,
+                        &mut lowered,
+                    ));
                 });
             }
             Analyzer::Chatcli => {
@@ -219,6 +215,17 @@ fn for_each_ascii_word(text: &[u8], mut visit: impl FnMut(usize, usize, bool)) {
     }
 }
 
+/// The ASCII `word` lower-cased: itself without a capital, else a copy in `lowered`.
+fn ascii_lower_case<'w>(word: &'w str, has_capital: bool, lowered: &'w mut String) -> &'w str {
+    if !has_capital {
+        return word;
+    }
+    lowered.clear();
+    lowered.push_str(word);
+    lowered.make_ascii_lowercase();
+    lowered
+}
+
 /// Calls `visit` with each of [`super::word_tokens`]' tokens of `text` (chatcli's
 /// tokens, lower-cased, stop words kept), in order, without a string per token: ASCII
 /// words without a capital are slices of `text`.
@@ -226,15 +233,11 @@ pub fn for_each_word_token(text: &str, mut visit: impl FnMut(&str)) {
     if text.is_ascii() {
         let mut lowered = String::new();
         for_each_ascii_word(text.as_bytes(), |start, end, has_capital| {
-            let word = &text[start..end];
-            visit(if has_capital {
-                lowered.clear();
-                lowered.push_str(word);
-                lowered.make_ascii_lowercase();
-                lowered.as_str()
-            } else {
-                word
-            });
+            visit(ascii_lower_case(
+                &text[start..end],
+                has_capital,
+                &mut lowered,
+            ));
         });
     } else {
         for_each_word(&text.to_lowercase(), visit);
