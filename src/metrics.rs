@@ -105,25 +105,32 @@ fn discount(position: usize) -> f64 {
 }
 
 /// Cumulative statistics of one ranking, from which every cut-off measure is read in
-/// O(1): one pass over the ranking serves all cut-offs (trec_eval's `P`, `recall`,
+/// O(log n): one pass over the ranking serves all cut-offs (trec_eval's `P`, `recall`,
 /// `ndcg_cut`, `map_cut`, `success`, plus `map`, `Rprec` and `recip_rank`).
 ///
 /// Grades: a result is relevant when its grade >= the relevance level; every positive
 /// grade counts as gain (trec_eval's nDCG), whatever the level. Unjudged results carry a
 /// grade that is never relevant (0 in hyde-eval's runs, negative in `eval`).
+///
+/// Only the ranks where a sum changes are kept (the relevant results and those with a
+/// gain, few in a ranking of mostly unjudged results), each with the sums up to it; a
+/// cut-off's value is the sums at the last such rank within it. The sums are added in
+/// rank order, as a running sum over every result adds them.
 pub struct RankingProfile {
-    /// `relevant_prefix[i]`: relevant results among the first `i`.
-    relevant_prefix: Vec<u32>,
-    /// `dcg_prefix[i]`: DCG of the first `i` results.
-    dcg_prefix: Vec<f64>,
-    /// `precision_sum_prefix[i]`: sum of the precision at each relevant rank among the first `i`.
-    precision_sum_prefix: Vec<f64>,
+    returned: usize,
+    /// The rank (1-based) of each relevant result, ascending.
+    relevant_ranks: Vec<u32>,
+    /// `precision_sums[i]`: the sum of the precision at the first `i + 1` relevant ranks.
+    precision_sums: Vec<f64>,
+    /// The rank of each result with a positive grade, ascending.
+    gain_ranks: Vec<u32>,
+    /// `dcg_sums[i]`: DCG of the results up to `gain_ranks[i]`.
+    dcg_sums: Vec<f64>,
     /// `ideal_prefix[i]`: DCG of the `i` best judged grades.
     ideal_prefix: Vec<f64>,
-    first_relevant: Option<usize>,
     relevant_total: usize,
-    /// `precision_suffix_max[i]`: the best precision at any rank >= i (1-based), built
-    /// on first use by [`RankingProfile::interpolated_precision`].
+    /// `precision_suffix_max[i]`: the best precision at any relevant rank from the
+    /// `i + 1`-th on, built on first use by [`RankingProfile::interpolated_precision`].
     precision_suffix_max: std::cell::OnceCell<Vec<f64>>,
 }
 
@@ -142,41 +149,42 @@ impl RankingProfile {
             ideal += f64::from(grade) / discount(position);
             ideal_prefix.push(ideal);
         }
-        let mut relevant_prefix = Vec::with_capacity(ranked.len() + 1);
-        let mut dcg_prefix = Vec::with_capacity(ranked.len() + 1);
-        let mut precision_sum_prefix = Vec::with_capacity(ranked.len() + 1);
-        relevant_prefix.push(0);
-        dcg_prefix.push(0.0);
-        precision_sum_prefix.push(0.0);
-        let (mut relevant, mut dcg, mut precision_sum) = (0u32, 0.0, 0.0);
-        let mut first_relevant = None;
-        for (position, &grade) in ranked.iter().enumerate() {
-            if grade > 0 {
-                dcg += f64::from(grade) / discount(position);
-            }
-            if grade >= level {
-                relevant += 1;
-                precision_sum += f64::from(relevant) / (position + 1) as f64;
-                first_relevant.get_or_insert(position);
-            }
-            relevant_prefix.push(relevant);
-            dcg_prefix.push(dcg);
-            precision_sum_prefix.push(precision_sum);
-        }
-        RankingProfile {
-            relevant_prefix,
-            dcg_prefix,
-            precision_sum_prefix,
+        let mut profile = RankingProfile {
+            returned: ranked.len(),
+            relevant_ranks: Vec::new(),
+            precision_sums: Vec::new(),
+            gain_ranks: Vec::new(),
+            dcg_sums: Vec::new(),
             ideal_prefix,
-            first_relevant,
             relevant_total,
             precision_suffix_max: std::cell::OnceCell::new(),
+        };
+        let (mut dcg, mut precision_sum) = (0.0, 0.0);
+        let threshold = level.min(1);
+        for (position, &grade) in ranked.iter().enumerate() {
+            // Most results change no sum: one comparison passes them.
+            if grade < threshold {
+                continue;
+            }
+            let rank = position as u32 + 1;
+            if grade > 0 {
+                dcg += f64::from(grade) / discount(position);
+                profile.gain_ranks.push(rank);
+                profile.dcg_sums.push(dcg);
+            }
+            if grade >= level {
+                profile.relevant_ranks.push(rank);
+                let relevant = profile.relevant_ranks.len() as u32;
+                precision_sum += f64::from(relevant) / (position + 1) as f64;
+                profile.precision_sums.push(precision_sum);
+            }
         }
+        profile
     }
 
     /// Results in the ranking.
     pub fn returned(&self) -> usize {
-        self.relevant_prefix.len() - 1
+        self.returned
     }
 
     /// Judged results with a grade >= the relevance level (trec_eval `num_rel`).
@@ -186,7 +194,8 @@ impl RankingProfile {
 
     /// Relevant results in the top `k` (trec_eval `num_rel_ret` for the whole ranking).
     pub fn relevant_in_top(&self, k: usize) -> usize {
-        self.relevant_prefix[k.min(self.returned())] as usize
+        self.relevant_ranks
+            .partition_point(|&rank| rank as usize <= k)
     }
 
     fn share_of_relevant(&self, value: f64) -> f64 {
@@ -211,7 +220,8 @@ impl RankingProfile {
     pub fn ndcg(&self, k: usize) -> f64 {
         let ideal = self.ideal_prefix[k.min(self.ideal_prefix.len() - 1)];
         if ideal > 0.0 {
-            self.dcg_prefix[k.min(self.returned())] / ideal
+            let gains = self.gain_ranks.partition_point(|&rank| rank as usize <= k);
+            gains.checked_sub(1).map_or(0.0, |last| self.dcg_sums[last]) / ideal
         } else {
             0.0
         }
@@ -228,8 +238,8 @@ impl RankingProfile {
 
     /// 1 / rank of the first relevant result within the top k, else 0.
     pub fn reciprocal_rank_within(&self, k: usize) -> f64 {
-        match self.first_relevant {
-            Some(position) if position < k => 1.0 / (position + 1) as f64,
+        match self.relevant_ranks.first() {
+            Some(&rank) if (rank as usize) <= k => 1.0 / f64::from(rank),
             _ => 0.0,
         }
     }
@@ -241,7 +251,9 @@ impl RankingProfile {
 
     /// Average precision over the top k, divided by all relevant (`map_cut_k`).
     pub fn average_precision_at(&self, k: usize) -> f64 {
-        self.share_of_relevant(self.precision_sum_prefix[k.min(self.returned())])
+        let sum =
+            (self.relevant_in_top(k).checked_sub(1)).map_or(0.0, |last| self.precision_sums[last]);
+        self.share_of_relevant(sum)
     }
 
     /// Average precision over the whole ranking (`map`).
@@ -262,22 +274,20 @@ impl RankingProfile {
         if wanted > self.relevant_in_top(returned) as f64 {
             return 0.0;
         }
-        let wanted = (wanted as u32).max(1);
-        // Rank of the `wanted`-th relevant result, or `returned` when none is relevant.
-        let from = self
-            .relevant_prefix
-            .partition_point(|&relevant| relevant < wanted)
-            .min(returned);
+        let wanted = (wanted as usize).max(1);
+        // The best precision at or after the rank of the `wanted`-th relevant result:
+        // precision falls between relevant ranks, so the best is at one of them.
         let suffix_max = self.precision_suffix_max.get_or_init(|| {
-            let mut best = vec![0.0f64; returned + 1];
+            let mut best = vec![0.0f64; self.relevant_ranks.len()];
             let mut running = f64::NEG_INFINITY;
-            for rank in (1..=returned).rev() {
-                running = running.max(f64::from(self.relevant_prefix[rank]) / rank as f64);
-                best[rank] = running;
+            for (index, &rank) in self.relevant_ranks.iter().enumerate().rev() {
+                running = running.max((index + 1) as f64 / f64::from(rank));
+                best[index] = running;
             }
             best
         });
-        suffix_max[from.max(1)]
+        // No relevant result returned: the precision at every rank is 0.
+        suffix_max.get(wanted - 1).copied().unwrap_or(0.0)
     }
 
     /// Precision at rank R = relevant judged (`Rprec`); 0 when nothing is relevant.
@@ -494,6 +504,107 @@ impl Evaluation {
 mod tests {
     use super::*;
     use crate::dataset::Judgment;
+
+    /// Every reading of a profile, worked out from running sums over every rank (the
+    /// definitions), for `ranked` and `judged`.
+    fn dense_readings(ranked: &[Grade], judged: &[Grade], level: Grade) -> Vec<f64> {
+        let relevant_total = judged.iter().filter(|&&grade| grade >= level).count();
+        let mut ideal_gains: Vec<Grade> = judged.iter().copied().filter(|&g| g > 0).collect();
+        ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
+        let (mut relevant, mut dcg, mut precision_sum) = (vec![0u32], vec![0.0], vec![0.0]);
+        for (position, &grade) in ranked.iter().enumerate() {
+            let gain = if grade > 0 {
+                f64::from(grade) / discount(position)
+            } else {
+                0.0
+            };
+            let hit = grade >= level;
+            relevant.push(relevant[position] + u32::from(hit));
+            dcg.push(if grade > 0 {
+                dcg[position] + gain
+            } else {
+                dcg[position]
+            });
+            let precision = f64::from(relevant[position + 1]) / (position + 1) as f64;
+            let sum = precision_sum[position];
+            precision_sum.push(if hit { sum + precision } else { sum });
+        }
+        let returned = ranked.len();
+        let share = |value: f64| {
+            if relevant_total == 0 {
+                0.0
+            } else {
+                value / relevant_total as f64
+            }
+        };
+        let mut readings = Vec::new();
+        for k in [0, 1, 2, 3, 5, 10, 17, 100, usize::MAX] {
+            let top = k.min(returned);
+            let mut ideal = 0.0;
+            for (position, &grade) in ideal_gains.iter().take(k).enumerate() {
+                ideal += f64::from(grade) / discount(position);
+            }
+            let first = (0..top).find(|&position| ranked[position] >= level);
+            readings.extend([
+                f64::from(relevant[top]),
+                share(f64::from(relevant[top])),
+                if ideal > 0.0 { dcg[top] / ideal } else { 0.0 },
+                share(precision_sum[top]),
+                first.map_or(0.0, |position| 1.0 / (position + 1) as f64),
+            ]);
+        }
+        for tenth in 0..=10 {
+            let wanted = (f64::from(tenth) / 10.0 * relevant_total as f64).round();
+            readings.push(if returned == 0 || wanted > f64::from(relevant[returned]) {
+                0.0
+            } else {
+                let wanted = (wanted as u32).max(1);
+                let from = relevant
+                    .partition_point(|&count| count < wanted)
+                    .min(returned);
+                (from.max(1)..=returned)
+                    .map(|rank| f64::from(relevant[rank]) / rank as f64)
+                    .fold(f64::NEG_INFINITY, f64::max)
+            });
+        }
+        readings
+    }
+
+    /// The same readings from a [`RankingProfile`].
+    fn profile_readings(ranked: &[Grade], judged: &[Grade], level: Grade) -> Vec<f64> {
+        let profile = RankingProfile::new(ranked, judged, level);
+        let mut readings = Vec::new();
+        for k in [0, 1, 2, 3, 5, 10, 17, 100, usize::MAX] {
+            readings.extend([
+                profile.relevant_in_top(k) as f64,
+                profile.recall(k),
+                profile.ndcg(k),
+                profile.average_precision_at(k),
+                profile.reciprocal_rank_within(k),
+            ]);
+        }
+        for tenth in 0..=10 {
+            readings.push(profile.interpolated_precision(f64::from(tenth) / 10.0));
+        }
+        readings
+    }
+
+    proptest::proptest! {
+        /// The profile keeps only the ranks where a sum changes; every reading equals the
+        /// running sums over every rank, to the bit.
+        #[test]
+        fn sparse_profiles_read_as_running_sums_over_every_rank(
+            ranked in proptest::collection::vec(-2..4i32, 0..60),
+            judged in proptest::collection::vec(-1..4i32, 0..30),
+            level in 0..3i32,
+        ) {
+            let bits = |values: Vec<f64>| values.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(
+                bits(profile_readings(&ranked, &judged, level)),
+                bits(dense_readings(&ranked, &judged, level))
+            );
+        }
+    }
 
     fn settings(cutoffs: &[usize], semantics: Semantics) -> MetricSettings {
         MetricSettings {
