@@ -175,15 +175,28 @@ impl std::ops::Deref for InputBytes {
     }
 }
 
+/// When a mapped file's pages are mapped into the process.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PageIn {
+    /// All of them when the file is mapped (`MAP_POPULATE`), on the mapping thread.
+    Now,
+    /// Each as it is first read, on the thread reading it.
+    OnTouch,
+}
+
 /// The bytes [`read`] gives for `path`, mapped when it is a plain file.
-pub fn read_mapped(path: &Path) -> Result<InputBytes, Error> {
+pub fn read_mapped(path: &Path, page_in: PageIn) -> Result<InputBytes, Error> {
     if !is_stdin(path) {
         let (file, length) = open(path)?;
         if length > 0 {
+            let mut options = memmap2::MmapOptions::new();
+            if page_in == PageIn::Now {
+                options.populate();
+            }
             // SAFETY: the map is read-only and lives while the file is parsed; like
             // trec_eval (which maps its inputs too), we assume nobody truncates the file
             // meanwhile.
-            if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+            if let Ok(map) = unsafe { options.map(&file) } {
                 let named_gz = path.extension().is_some_and(|extension| extension == "gz");
                 if !is_gzip(&map) && !named_gz {
                     return Ok(InputBytes::Mapped(map));

@@ -1,14 +1,15 @@
 //! `hyde-eval eval`: scores TREC runs against TREC qrels with trec_eval's semantics.
 
 use crate::error::{Error, Problem};
-use crate::input::{read_mapped, InputBytes};
+use crate::input::{read_mapped, InputBytes, PageIn};
 use crate::settings::{self};
 
 use super::*;
 
-/// A run file's bytes as TREC text (ranx JSON and ir_measures records rewritten).
+/// A run file's bytes as TREC text (ranx JSON and ir_measures records rewritten). A
+/// mapped run's pages are mapped as the threads evaluating it read them.
 pub(super) fn read_run(path: &std::path::Path) -> Result<InputBytes, Error> {
-    let bytes = read_mapped(path)?;
+    let bytes = read_mapped(path, PageIn::OnTouch)?;
     Ok(match crate::trec::formats::run_as_trec(path, &bytes)? {
         Some(rewritten) => InputBytes::Read(rewritten),
         None => bytes,
@@ -16,9 +17,10 @@ pub(super) fn read_run(path: &std::path::Path) -> Result<InputBytes, Error> {
 }
 
 /// A qrels file's bytes as TREC text (ranx JSON and ir_measures records rewritten; BEIR
-/// TSV is read as it is).
+/// TSV is read as it is). A mapped file's pages are mapped as the threads parsing it
+/// read them.
 pub(super) fn read_qrels(path: &std::path::Path) -> Result<InputBytes, Error> {
-    let bytes = read_mapped(path)?;
+    let bytes = read_mapped(path, PageIn::OnTouch)?;
     Ok(match crate::trec::formats::qrels_as_trec(path, &bytes)? {
         Some(rewritten) => InputBytes::Read(rewritten),
         None => bytes,
@@ -63,21 +65,11 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         .map_err(|error| Error::Usage(format!("cannot start worker threads: {error}")))?;
     pool.install(|| {
         let qrels_bytes = read_qrels(&args.qrels)?;
-        // The first run is mapped (its pages read in) while the qrels are parsed.
-        let (qrels, mut first_run) = rayon::join(
-            || {
-                parse::as_text(&args.qrels, &qrels_bytes)
-                    .and_then(|text| parse::parse_qrels(&args.qrels, text))
-            },
-            || args.runs.first().map(|path| read_run(path)),
-        );
-        let qrels = qrels?;
+        let qrels = parse::as_text(&args.qrels, &qrels_bytes)
+            .and_then(|text| parse::parse_qrels(&args.qrels, text))?;
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
-            let bytes = match first_run.take() {
-                Some(bytes) => bytes?,
-                None => read_run(path)?,
-            };
+            let bytes = read_run(path)?;
             let evaluation = evaluate_run_file(&qrels, path, &bytes, &options).map_err(|failure| {
                 let duplicate = match failure {
                     RunFailure::Input(error) => return error,

@@ -97,7 +97,7 @@ impl Collection {
                 ),
             ));
         }
-        let bytes = crate::input::read_mapped(&path)?;
+        let bytes = crate::input::read_mapped(&path, crate::input::PageIn::Now)?;
         Ok((relative.to_string_lossy().replace('\\', "/"), bytes))
     }
 

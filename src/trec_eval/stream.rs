@@ -19,6 +19,7 @@ use super::{
     evaluate_run, Context, DuplicateResult, EvalOptions, QueryOutcome, RunEvaluation, Worker,
 };
 use crate::error::Error;
+use crate::input::InputBytes;
 use crate::trec::parse::{self, ChunkProblem, QrelsData};
 
 /// Why a run could not be evaluated.
@@ -85,15 +86,16 @@ fn read_chunk<'a, 'q>(
 /// The blocks of one query, in file order.
 type QueryBlocks<'a> = Vec<Block<'a>>;
 
-/// Evaluates the run in `bytes` (read from `path`) against `qrels`, on the current
+/// Evaluates the run in `input` (read from `path`) against `qrels`, on the current
 /// rayon pool; the same evaluation as [`evaluate_run`] of the parsed run.
 pub fn evaluate_run_file(
     qrels: &QrelsData<'_>,
     path: &Path,
-    bytes: &[u8],
+    input: &InputBytes,
     options: &EvalOptions,
 ) -> Result<RunEvaluation, RunFailure> {
     let context = Context::new(qrels, options);
+    let bytes: &[u8] = input;
     let chunks = parse::run_chunks(bytes);
     let read: Vec<Result<ChunkBlocks<'_>, ChunkProblem>> = chunks
         .par_iter()
@@ -183,7 +185,8 @@ mod tests {
     }
 
     fn evaluations(qrels: &QrelsData<'_>, text: &str) -> (RunEvaluation, RunEvaluation) {
-        let streamed = evaluate_run_file(qrels, Path::new("r"), text.as_bytes(), &options())
+        let input = InputBytes::Read(text.as_bytes().to_vec());
+        let streamed = evaluate_run_file(qrels, Path::new("r"), &input, &options())
             .map_err(|failure| format!("{failure:?}"))
             .unwrap();
         let run = parse_run(Path::new("r"), text.as_bytes()).unwrap();
@@ -222,7 +225,8 @@ mod tests {
             let query = text[chunk_end..].split(' ').next().unwrap().to_owned();
             text.push_str(&format!("q419 Q0 d9999 1 1 t\n{query} Q0 d9999 1 1 t\n"));
             text.push_str(&format!("{query} Q0 d9999 2 1 t\nq419 Q0 d9999 2 1 t\n"));
-            let error = evaluate_run_file(&qrels, Path::new("r"), text.as_bytes(), &options());
+            let input = InputBytes::Read(text.into_bytes());
+            let error = evaluate_run_file(&qrels, Path::new("r"), &input, &options());
             match error {
                 Err(RunFailure::Duplicate(duplicate)) => {
                     assert_eq!(duplicate.document, "d9999");
