@@ -283,6 +283,9 @@ fn parse_timestamp(text: &str) -> Result<Option<DateTime<Utc>>, String> {
 /// Parses a relevance grade as written in a judgments file: an optional `-` and decimal
 /// digits (no `+`, spaces or fractions), within the range of [`Grade`].
 pub fn parse_grade(text: &str) -> Result<Grade, String> {
+    if let &[digit @ b'0'..=b'9'] = text.as_bytes() {
+        return Ok(Grade::from(digit - b'0'));
+    }
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
         return Err(format!("grade {text:?} is not an integer"));

@@ -131,6 +131,215 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
+/// The high bit of each byte of `word` that is a separator, exactly: bytes below a bound
+/// `c` are found by subtracting `c` from each byte with its high bit set (no borrow
+/// crosses bytes), then the control characters that are not separators are removed.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn separator_bits(word: u64) -> u64 {
+    let high = word | HIGH_BITS;
+    let ascii = !word & HIGH_BITS;
+    let below = |bound: u64| !high.wrapping_sub(ONES * bound) & ascii;
+    let controls = below(0x09) | (below(0x20) & !below(0x0e));
+    below(0x21) & !controls
+}
+
+/// The high bit of each byte of `word` that is a newline, exactly.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn newline_bits(word: u64) -> u64 {
+    let differs = word ^ (ONES * u64::from(b'\n'));
+    !(((differs & !HIGH_BITS) + !HIGH_BITS) | differs) & HIGH_BITS
+}
+
+/// [`block_masks`] eight bytes at a time, without SIMD instructions (SWAR).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn block_masks_swar(block: &[u8; 64]) -> BlockMasks {
+    // Gathers the eight high bits of a word into one byte (the products never overlap).
+    let pack = |bits: u64| ((bits >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
+    let mut masks = BlockMasks::default();
+    for (index, word) in block.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        masks.separators |= pack(separator_bits(word)) << (8 * index);
+        masks.newlines |= pack(newline_bits(word)) << (8 * index);
+        masks.non_ascii |= pack(word & HIGH_BITS) << (8 * index);
+    }
+    masks
+}
+
+/// [`block_masks`] sixteen bytes at a time with SSE2 (every x86-64 processor has it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block_masks_sse2(block: &[u8; 64]) -> BlockMasks {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_sub_epi8,
+    };
+    let mut masks = BlockMasks::default();
+    for (index, lane) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of x86-64 (the compiler enables it for every x86-64
+        // target), and the load reads the 16 bytes of `lane`, with no alignment needed.
+        let (separator, newline, non_ascii) = unsafe {
+            let bytes = _mm_loadu_si128(lane.as_ptr().cast());
+            // Tab, newline, vertical tab, form feed and carriage return are 0x09 to 0x0d:
+            // after subtracting 0x09 (wrapping), exactly those bytes are at most 4.
+            let shifted = _mm_sub_epi8(bytes, _mm_set1_epi8(0x09));
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(4)), shifted);
+            let space = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b' ' as i8));
+            let newline = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8));
+            (
+                _mm_movemask_epi8(_mm_or_si128(control, space)) as u16,
+                _mm_movemask_epi8(newline) as u16,
+                // A byte's high bit: set for every byte outside ASCII.
+                _mm_movemask_epi8(bytes) as u16,
+            )
+        };
+        masks.separators |= u64::from(separator) << (16 * index);
+        masks.newlines |= u64::from(newline) << (16 * index);
+        masks.non_ascii |= u64::from(non_ascii) << (16 * index);
+    }
+    masks
+}
+
+/// Three bit masks over 64 bytes (bit i: byte i).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct BlockMasks {
+    /// The separators (C's `isspace`).
+    separators: u64,
+    newlines: u64,
+    /// The bytes from 0x80 on (parts of UTF-8 sequences, or invalid).
+    non_ascii: u64,
+}
+
+/// The [`BlockMasks`] of 64 bytes. No branch depends on the bytes.
+#[inline(always)]
+fn block_masks(block: &[u8; 64]) -> BlockMasks {
+    #[cfg(target_arch = "x86_64")]
+    return block_masks_sse2(block);
+    #[cfg(not(target_arch = "x86_64"))]
+    return block_masks_swar(block);
+}
+
+/// Where the fields of a line of under 64 bytes start and end, as bit masks over the
+/// line's bytes (bit i: byte i): a field starts where a separator is followed by another
+/// byte and ends at the next separator.
+#[derive(Clone, Copy)]
+pub struct FieldBounds {
+    starts: u64,
+    ends: u64,
+    /// Whether every byte of the line is ASCII.
+    ascii: bool,
+}
+
+impl FieldBounds {
+    /// The bounds of a line of `length` bytes from the masks of the 64 bytes from its
+    /// start.
+    #[inline(always)]
+    fn new(masks: BlockMasks, length: usize) -> Self {
+        let beyond = !0 << length;
+        let separators = masks.separators | beyond;
+        FieldBounds {
+            starts: !separators & ((separators << 1) | 1),
+            ends: separators & !((separators << 1) | 1),
+            ascii: masks.non_ascii & !beyond == 0,
+        }
+    }
+
+    /// Whether every byte of the line is ASCII (so that it is UTF-8).
+    #[inline(always)]
+    pub fn ascii(self) -> bool {
+        self.ascii
+    }
+
+    /// Whether the line has more than `count` fields.
+    #[inline(always)]
+    pub fn more_than(self, count: usize) -> bool {
+        let mut starts = self.starts;
+        for _ in 0..count {
+            starts &= starts.wrapping_sub(1);
+        }
+        starts != 0
+    }
+
+    /// How many fields the line has.
+    #[inline(always)]
+    pub fn count(self) -> usize {
+        self.starts.count_ones() as usize
+    }
+
+    /// The first `N` fields (`""` past its last) of `line`, the line these bounds were
+    /// found for.
+    #[inline(always)]
+    pub fn fields<const N: usize>(self, line: &str) -> [&str; N] {
+        let (mut starts, mut ends) = (self.starts, self.ends);
+        let mut fields = [""; N];
+        for field in &mut fields {
+            if starts == 0 {
+                break;
+            }
+            let range = starts.trailing_zeros() as usize..ends.trailing_zeros() as usize;
+            debug_assert!(line.get(range.clone()).is_some());
+            // SAFETY: the fields lie within the line, for they end at or before its end
+            // bit; a field starts at the line's start or after a separator, and ends at a
+            // separator or at the line's end: ASCII bytes, so both ends are character
+            // boundaries.
+            *field = unsafe { line.get_unchecked(range) };
+            starts &= starts - 1;
+            ends &= ends - 1;
+        }
+        fields
+    }
+}
+
+/// The end of the line of `bytes` that starts at `start` (the position of its newline,
+/// or the end of `bytes`), and its fields' bounds when they were found from the bit masks
+/// of the 64 bytes from its start: for a line of under 64 bytes that starts at least 64
+/// bytes before the end of `bytes`. The others (`None`) are split by [`first_fields`].
+/// The masks give the line's end, and whether it is ASCII, too, so that a line is read
+/// once. Lines are cut as [`lines`] cuts them.
+#[inline(always)]
+pub fn next_line(bytes: &[u8], start: usize) -> (usize, Option<FieldBounds>) {
+    if let Some(block) = bytes.get(start..start + 64) {
+        let masks = block_masks(block.try_into().expect("64 bytes"));
+        let length = masks.newlines.trailing_zeros() as usize;
+        if length < 64 {
+            return (start + length, Some(FieldBounds::new(masks, length)));
+        }
+    }
+    let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
+    (end, None)
+}
+
+/// The first `N` fields of `line` and how many fields it has, counted up to `N + 1`
+/// (the fields after that are not looked at, as in trec_eval). One pass, no iterator
+/// state: this reads the lines that [`next_line`] cannot split by their masks.
+#[inline]
+pub fn first_fields<const N: usize>(line: &str) -> ([&str; N], usize) {
+    let bytes = line.as_bytes();
+    let mut fields = [""; N];
+    let mut count = 0;
+    let mut position = 0;
+    loop {
+        while position < bytes.len() && is_separator(bytes[position]) {
+            position += 1;
+        }
+        if position == bytes.len() {
+            break;
+        }
+        if count == N {
+            count = N + 1;
+            break;
+        }
+        let end = separator_from(bytes, position + 1);
+        // Separators are ASCII, so both ends sit on character boundaries.
+        fields[count] = &line[position..end];
+        count += 1;
+        position = end;
+    }
+    (fields, count)
+}
+
 /// A qrels layout: how many fields a judgment line holds, where the document is, and
 /// how a malformed line is reported.
 pub struct QrelsLayout {
@@ -205,24 +414,26 @@ pub fn for_each_judgment_in<'a>(
     problems: &mut Problems,
     mut visit: impl FnMut(usize, &'a str, &'a str, Grade) -> Result<(), String>,
 ) {
-    for (number, line) in numbered_lines(lines, first_number) {
-        // The first four fields, and how many there are in all.
-        let mut found = [""; 4];
-        let mut count = 0;
-        for field in split_fields(line) {
-            if let Some(slot) = found.get_mut(count) {
-                *slot = field;
-            }
-            count += 1;
-        }
+    let (mut start, mut number) = (0, first_number);
+    while start < lines.len() {
+        let (end, bounds) = next_line(lines.as_bytes(), start);
+        let line = &lines[start..end];
+        let line_number = number;
+        (start, number) = (end + 1, number + 1);
+        // The first four fields, and how many there are (up to five).
+        let (found, count) = match bounds {
+            Some(bounds) => (bounds.fields::<4>(line), bounds.count().min(5)),
+            None => first_fields::<4>(line),
+        };
         if count == 0 {
             continue;
         }
         if count != layout.fields {
+            let count = split_fields(line).count();
             problems.push(
                 Problem::new(
                     path,
-                    Some(number),
+                    Some(line_number),
                     format!("{}, found {count}", layout.expected),
                 )
                 .with_hint(layout.hint),
@@ -232,7 +443,7 @@ pub fn for_each_judgment_in<'a>(
         judge(
             path,
             problems,
-            number,
+            line_number,
             (found[0], found[layout.document_field]),
             found[layout.fields - 1],
             &mut visit,
@@ -287,6 +498,106 @@ pub fn lines_naming(text: &str, query: &str, document: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every line of a pseudo-random text of fields, separators of every kind, CRLF,
+    /// blank lines and lines of every length around 64 bytes, as [`next_line`] splits
+    /// it (by masks where it can) and as [`lines`] and [`split_fields`] split it.
+    #[test]
+    fn masked_lines_equal_scanned_lines() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let pieces = [
+            " ", "\t", "\r", "\x0b", "\x0c", "\r\n", "\n", "\u{e9}", "\x01",
+        ];
+        let mut text = String::new();
+        while text.len() < 100_000 {
+            match next(3) {
+                0 => text.push_str(pieces[next(pieces.len() as u64) as usize]),
+                _ => {
+                    let word_length = 1 + next(12) as usize;
+                    text.extend((0..word_length).map(|_| (b'a' + next(26) as u8) as char));
+                    text.push(' ');
+                }
+            }
+            if next(6) == 0 {
+                text.push('\n');
+            }
+        }
+        let scanned: Vec<&str> = lines(&text).collect();
+        let (mut start, mut index, mut by_mask) = (0, 0, 0);
+        while start < text.len() {
+            let (end, bounds) = next_line(text.as_bytes(), start);
+            let line = &text[start..end];
+            assert_eq!(line, scanned[index]);
+            let fields: Vec<&str> = split_fields(line).collect();
+            let mut first = [""; 4];
+            for (slot, field) in first.iter_mut().zip(&fields) {
+                *slot = field;
+            }
+            assert_eq!(
+                first_fields::<4>(line),
+                (first, fields.len().min(5)),
+                "{line:?}"
+            );
+            if let Some(bounds) = bounds {
+                by_mask += 1;
+                assert_eq!(bounds.fields::<4>(line), first, "{line:?}");
+                assert_eq!(bounds.ascii(), line.is_ascii(), "{line:?}");
+                assert_eq!(bounds.count(), fields.len(), "{line:?}");
+                for count in 0..8 {
+                    assert_eq!(bounds.more_than(count), fields.len() > count, "{line:?}");
+                }
+            }
+            (start, index) = (end + 1, index + 1);
+        }
+        assert_eq!(index, scanned.len());
+        assert!(
+            by_mask > scanned.len() / 2,
+            "{by_mask} of {}",
+            scanned.len()
+        );
+    }
+
+    #[test]
+    fn block_masks_flag_exactly_separators_newlines_and_non_ascii() {
+        for byte in 0..=255u8 {
+            let mut block = [b'a'; 64];
+            for (index, slot) in block.iter_mut().enumerate() {
+                *slot = match index % 7 {
+                    0 | 3 => byte,
+                    1 => 0x80,
+                    2 => b' ',
+                    4 => 0xff,
+                    5 => b'\n',
+                    _ => b'a',
+                };
+            }
+            let separators: u64 = (0..64)
+                .filter(|&index| is_separator(block[index]))
+                .map(|index| 1 << index)
+                .sum();
+            let newlines: u64 = (0..64)
+                .filter(|&index| block[index] == b'\n')
+                .map(|index| 1 << index)
+                .sum();
+            let non_ascii: u64 = (0..64)
+                .filter(|&index| !block[index].is_ascii())
+                .map(|index| 1 << index)
+                .sum();
+            let masks = BlockMasks {
+                separators,
+                newlines,
+                non_ascii,
+            };
+            assert_eq!(block_masks_swar(&block), masks, "{byte:#x}");
+            assert_eq!(block_masks(&block), masks, "{byte:#x}");
+        }
+    }
 
     #[test]
     fn fields_split_on_c_isspace_only() {

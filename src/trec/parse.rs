@@ -14,12 +14,10 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use crate::dataset::trec_lines::{as_text, for_each_judgment, judged_twice, lines_naming};
-use crate::dataset::trec_lines::{is_separator, separator_from, split_fields};
-#[cfg(any(test, not(target_arch = "x86_64")))]
-use crate::dataset::trec_lines::{HIGH_BITS, ONES};
+use crate::dataset::trec_lines::{first_fields, next_line, split_fields};
 use crate::dataset::Grade;
 use crate::error::{Error, Problem, Problems};
 
@@ -27,8 +25,8 @@ use crate::error::{Error, Problem, Problems};
 #[derive(Debug)]
 pub struct QueryJudgments<'a> {
     pub query: &'a str,
-    /// Grade of every judged document.
-    pub grades: FxHashMap<&'a str, Grade>,
+    /// Every judged document and its grade, in file order (no document twice).
+    pub grades: Vec<(&'a str, Grade)>,
 }
 
 /// Parsed qrels, queries sorted by id in byte order (trec_eval's order).
@@ -52,168 +50,6 @@ pub struct RunData<'a> {
     pub queries: Vec<QueryResults<'a>>,
 }
 
-/// The high bit of each byte of `word` that is a separator, exactly: bytes below a bound
-/// `c` are found by subtracting `c` from each byte with its high bit set (no borrow
-/// crosses bytes), then the control characters that are not separators are removed.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-#[inline(always)]
-fn separator_bits(word: u64) -> u64 {
-    let high = word | HIGH_BITS;
-    let ascii = !word & HIGH_BITS;
-    let below = |bound: u64| !high.wrapping_sub(ONES * bound) & ascii;
-    let controls = below(0x09) | (below(0x20) & !below(0x0e));
-    below(0x21) & !controls
-}
-
-/// The high bit of each byte of `word` that is a newline, exactly.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-#[inline(always)]
-fn newline_bits(word: u64) -> u64 {
-    let differs = word ^ (ONES * u64::from(b'\n'));
-    !(((differs & !HIGH_BITS) + !HIGH_BITS) | differs) & HIGH_BITS
-}
-
-/// [`block_masks`] eight bytes at a time, without SIMD instructions (SWAR).
-#[cfg(any(test, not(target_arch = "x86_64")))]
-#[inline(always)]
-fn block_masks_swar(block: &[u8; 64]) -> (u64, u64) {
-    // Gathers the eight high bits of a word into one byte (the products never overlap).
-    let pack = |bits: u64| ((bits >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
-    let (mut separators, mut newlines) = (0, 0);
-    for (index, word) in block.chunks_exact(8).enumerate() {
-        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        separators |= pack(separator_bits(word)) << (8 * index);
-        newlines |= pack(newline_bits(word)) << (8 * index);
-    }
-    (separators, newlines)
-}
-
-/// [`block_masks`] sixteen bytes at a time with SSE2 (every x86-64 processor has it).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn block_masks_sse2(block: &[u8; 64]) -> (u64, u64) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_sub_epi8,
-    };
-    let (mut separators, mut newlines) = (0, 0);
-    for (index, lane) in block.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of x86-64 (the compiler enables it for every x86-64
-        // target), and the load reads the 16 bytes of `lane`, with no alignment needed.
-        let (separator, newline) = unsafe {
-            let bytes = _mm_loadu_si128(lane.as_ptr().cast());
-            // Tab, newline, vertical tab, form feed and carriage return are 0x09 to 0x0d:
-            // after subtracting 0x09 (wrapping), exactly those bytes are at most 4.
-            let shifted = _mm_sub_epi8(bytes, _mm_set1_epi8(0x09));
-            let control = _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(4)), shifted);
-            let space = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b' ' as i8));
-            let newline = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8));
-            (
-                _mm_movemask_epi8(_mm_or_si128(control, space)) as u16,
-                _mm_movemask_epi8(newline) as u16,
-            )
-        };
-        separators |= u64::from(separator) << (16 * index);
-        newlines |= u64::from(newline) << (16 * index);
-    }
-    (separators, newlines)
-}
-
-/// The separators (C's `isspace`) and the newlines among 64 bytes, as two bit masks (bit
-/// i: byte i). No branch depends on the bytes.
-#[inline(always)]
-fn block_masks(block: &[u8; 64]) -> (u64, u64) {
-    #[cfg(target_arch = "x86_64")]
-    return block_masks_sse2(block);
-    #[cfg(not(target_arch = "x86_64"))]
-    return block_masks_swar(block);
-}
-
-/// The first five fields of a line of under 64 bytes starting at `text[start]`, from
-/// `separators`, its separator mask with every bit from the line's end on set: the fields
-/// start where a separator is followed by another byte and end at the next separator.
-/// `None` when the line has fewer than six fields (left to [`first_five_fields`]).
-#[inline(always)]
-fn five_fields_by_mask(text: &str, start: usize, separators: u64) -> Option<[&str; 5]> {
-    let starts = !separators & ((separators << 1) | 1);
-    let ends = separators & !((separators << 1) | 1);
-    // Without the first five starts, a sixth field is left.
-    let mut sixth = starts;
-    for _ in 0..5 {
-        sixth &= sixth.wrapping_sub(1);
-    }
-    if sixth == 0 {
-        return None;
-    }
-    let (mut starts, mut ends) = (starts, ends);
-    let mut fields = [""; 5];
-    for field in &mut fields {
-        let (from, to) = (starts.trailing_zeros(), ends.trailing_zeros());
-        let range = start + from as usize..start + to as usize;
-        debug_assert!(text.get(range.clone()).is_some());
-        // SAFETY: the line (its start, and under 64 bytes from it) lies within `text`,
-        // and so do the fields, which end before the line's end bit; a field starts at
-        // the line's start or after a separator, and ends at a separator or at the
-        // line's end (a newline): ASCII bytes, so both ends are character boundaries.
-        *field = unsafe { text.get_unchecked(range) };
-        starts &= starts - 1;
-        ends &= ends - 1;
-    }
-    Some(fields)
-}
-
-/// The end of the line of `text` that starts at `start` (the position of its newline,
-/// or the end of `text`), and its first five fields when they were found from the bit
-/// masks of the 64 bytes from its start: for a line of under 64 bytes, with six fields
-/// or more, that starts at least 64 bytes before the end of `text`. For the others
-/// (`None`), [`first_five_fields`] splits the line. The masks give the line's end too, so
-/// that a line is read once. Lines are cut as [`crate::dataset::trec_lines::lines`] cuts
-/// them.
-#[inline(always)]
-fn next_line(text: &str, start: usize) -> (usize, Option<[&str; 5]>) {
-    let bytes = text.as_bytes();
-    if let Some(block) = bytes.get(start..start + 64) {
-        let (separators, newlines) = block_masks(block.try_into().expect("64 bytes"));
-        let length = newlines.trailing_zeros() as usize;
-        if length < 64 {
-            let fields = five_fields_by_mask(text, start, separators | (!0 << length));
-            return (start + length, fields);
-        }
-    }
-    let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
-    (end, None)
-}
-
-/// The first five fields of a run line and how many fields there are, up to six (fields
-/// after the sixth are not looked at, as in trec_eval). The sixth, the tag, is only
-/// found, not read: the run id is the tag of the last line. One pass, no iterator state:
-/// this is the innermost loop of run parsing.
-#[inline]
-fn first_five_fields(line: &str) -> ([&str; 5], usize) {
-    let bytes = line.as_bytes();
-    let mut fields = [""; 5];
-    let mut count = 0;
-    let mut position = 0;
-    loop {
-        while position < bytes.len() && is_separator(bytes[position]) {
-            position += 1;
-        }
-        if position == bytes.len() {
-            break;
-        }
-        if count == 5 {
-            count = 6;
-            break;
-        }
-        let end = separator_from(bytes, position + 1);
-        // Separators are ASCII, so both ends sit on character boundaries.
-        fields[count] = &line[position..end];
-        count += 1;
-        position = end;
-    }
-    (fields, count)
-}
-
 /// Reads qrels text for `eval`: in parallel pieces when the qrels are sound; otherwise
 /// line by line, reporting every defect with its line.
 pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
@@ -228,6 +64,7 @@ fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<
     let mut problems = Problems::default();
     let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
     let mut queries: Vec<QueryJudgments<'a>> = Vec::new();
+    let mut judged: FxHashSet<(&str, &str)> = FxHashSet::default();
     let mut current: Option<(&str, usize)> = None;
     for_each_judgment(path, text, &mut problems, |_, query, document, grade| {
         let slot = match current {
@@ -236,7 +73,7 @@ fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<
                 let slot = *slot_of.entry(query).or_insert_with(|| {
                     queries.push(QueryJudgments {
                         query,
-                        grades: FxHashMap::default(),
+                        grades: Vec::new(),
                     });
                     queries.len() - 1
                 });
@@ -244,10 +81,11 @@ fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<
                 slot
             }
         };
-        match queries[slot].grades.insert(document, grade) {
-            Some(_) => Err(judged_twice(text, query, document)),
-            None => Ok(()),
+        if !judged.insert((query, document)) {
+            return Err(judged_twice(text, query, document));
         }
+        queries[slot].grades.push((document, grade));
+        Ok(())
     });
     if queries.is_empty() && problems.is_empty() {
         problems.push(
@@ -325,15 +163,16 @@ fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'
     }
     let mut queries = gathered
         .into_par_iter()
-        .map(|(query, blocks)| {
-            let count = blocks.iter().map(Vec::len).sum();
-            let mut grades = FxHashMap::with_capacity_and_hasher(count, rustc_hash::FxBuildHasher);
-            for (document, grade) in blocks.into_iter().flatten() {
-                if grades.insert(document, grade).is_some() {
-                    return None;
-                }
-            }
-            Some(QueryJudgments { query, grades })
+        .map_init(FxHashSet::default, |documents, (query, blocks)| {
+            // In file order: the first block, then the others' judgments after it.
+            let mut blocks = blocks.into_iter();
+            let mut grades = blocks.next().unwrap_or_default();
+            grades.extend(blocks.flatten());
+            documents.clear();
+            grades
+                .iter()
+                .all(|&(document, _)| documents.insert(document))
+                .then_some(QueryJudgments { query, grades })
         })
         .collect::<Option<Vec<QueryJudgments<'a>>>>()?;
     queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
@@ -357,20 +196,25 @@ pub fn for_each_result<'a>(
     chunk: &'a [u8],
     mut visit: impl FnMut(&'a str, &'a str, f64),
 ) -> Result<Option<&'a str>, ChunkProblem> {
-    let text = std::str::from_utf8(chunk).map_err(|error| {
-        let line = memchr::memchr_iter(b'\n', &chunk[..error.valid_up_to()]).count();
-        (line, "invalid UTF-8".to_owned(), "save the file as UTF-8")
-    })?;
     let mut last_line = None;
     let (mut start, mut next_index) = (0, 0);
-    while start < text.len() {
-        let (end, masked) = next_line(text, start);
-        let line = &text[start..end];
+    while start < chunk.len() {
+        let (end, bounds) = next_line(chunk, start);
         let index = next_index;
+        let bytes = &chunk[start..end];
         (start, next_index) = (end + 1, next_index + 1);
-        let (fields, count) = match masked {
-            Some(fields) => (fields, 6),
-            None => first_five_fields(line),
+        // Each line is checked to be UTF-8 before it is read: a line whose masks show
+        // only ASCII bytes is; the others are checked byte by byte.
+        let line = match bounds {
+            // SAFETY: ASCII bytes are UTF-8.
+            Some(bounds) if bounds.ascii() => unsafe { std::str::from_utf8_unchecked(bytes) },
+            _ => std::str::from_utf8(bytes)
+                .map_err(|_| (index, "invalid UTF-8".to_owned(), "save the file as UTF-8"))?,
+        };
+        // The first five fields of a line with six or more.
+        let (fields, count) = match bounds {
+            Some(bounds) if bounds.more_than(5) => (bounds.fields::<5>(line), 6),
+            _ => first_fields::<5>(line),
         };
         if count == 0 || fields[0].starts_with('#') {
             continue;
@@ -542,6 +386,36 @@ mod tests {
     use super::*;
     use crate::dataset::trec_lines::lines;
 
+    /// The grade of `document` in `judgments`.
+    fn grade(judgments: &QueryJudgments<'_>, document: &str) -> Grade {
+        let grades = &judgments.grades;
+        grades.iter().find(|judged| judged.0 == document).unwrap().1
+    }
+
+    #[test]
+    fn run_lines_that_are_not_utf8_are_named() {
+        let mut sound = String::new();
+        for line in 0..20_000 {
+            sound.push_str(&format!(
+                "q{} Q0 d\u{e9}{line} 1 {line}.5 tag\n",
+                line / 100
+            ));
+        }
+        let run = parse_run(Path::new("r"), sound.as_bytes()).unwrap();
+        assert_eq!(run.queries.len(), 200);
+        assert_eq!(run.queries[3].results[1], ("d\u{e9}301", 301.5));
+        // Past the first chunk: a lone lead byte, and a character cut by the line's end.
+        for bad in [
+            &b"q7 Q0 d\xc3 1 2 tag\n"[..],
+            b"q7 Q0 e 1 2 t\xe2\x82\nq7 Q0 f 1 2 t\n",
+        ] {
+            let bytes = [sound.as_bytes(), bad].concat();
+            assert!(run_chunks(&bytes).len() > 1);
+            let message = parse_run(Path::new("r"), &bytes).unwrap_err().to_string();
+            assert!(message.contains("r:20001: invalid UTF-8"), "{message}");
+        }
+    }
+
     #[test]
     fn run_lines_follow_trec_eval_rules() {
         let text =
@@ -554,10 +428,10 @@ mod tests {
         assert_eq!(run.queries[1].results, vec![("b", 2.0)]);
     }
 
-    /// The lines of `text` split the plain way: [`lines`], then [`first_five_fields`].
+    /// The lines of `text` split the plain way: [`lines`], then [`first_fields`].
     fn scanned_lines(text: &str) -> Vec<(&str, ([&str; 5], usize))> {
         lines(text)
-            .map(|line| (line, first_five_fields(line)))
+            .map(|line| (line, first_fields::<5>(line)))
             .collect()
     }
 
@@ -566,8 +440,12 @@ mod tests {
         let mut lines = Vec::new();
         let mut start = 0;
         while start < text.len() {
-            let (end, fields) = next_line(text, start);
-            lines.push((&text[start..end], fields));
+            let (end, bounds) = next_line(text.as_bytes(), start);
+            let line = &text[start..end];
+            let fields = bounds
+                .filter(|bounds| bounds.more_than(5))
+                .map(|bounds| bounds.fields::<5>(line));
+            lines.push((line, fields));
             start = end + 1;
         }
         lines
@@ -648,37 +526,6 @@ mod tests {
     }
 
     #[test]
-    fn block_masks_flag_exactly_separators_and_newlines() {
-        for byte in 0..=255u8 {
-            let mut block = [b'a'; 64];
-            for (index, slot) in block.iter_mut().enumerate() {
-                *slot = match index % 7 {
-                    0 | 3 => byte,
-                    1 => 0x80,
-                    2 => b' ',
-                    4 => 0xff,
-                    5 => b'\n',
-                    _ => b'a',
-                };
-            }
-            let separators: u64 = (0..64)
-                .filter(|&index| is_separator(block[index]))
-                .map(|index| 1 << index)
-                .sum();
-            let newlines: u64 = (0..64)
-                .filter(|&index| block[index] == b'\n')
-                .map(|index| 1 << index)
-                .sum();
-            assert_eq!(
-                block_masks_swar(&block),
-                (separators, newlines),
-                "{byte:#x}"
-            );
-            assert_eq!(block_masks(&block), (separators, newlines), "{byte:#x}");
-        }
-    }
-
-    #[test]
     fn fast_score_parsing_equals_the_standard_library() {
         for text in [
             "2.129133",
@@ -705,6 +552,54 @@ mod tests {
         }
         for text in ["", "-", ".", "1.2.3", "1,5", "nan", "NaN", "0x10", "--1"] {
             assert_eq!(parse_score(text), None, "{text}");
+        }
+    }
+
+    /// What `parse_score` promises: `str::parse`'s f64, bit for bit, NaN refused.
+    fn standard_score(text: &str) -> Option<u64> {
+        text.parse::<f64>()
+            .ok()
+            .filter(|score| !score.is_nan())
+            .map(f64::to_bits)
+    }
+
+    #[test]
+    fn short_scores_equal_the_standard_library_exhaustively() {
+        // Every text of up to 5 bytes over digits, points, signs and an exponent.
+        let alphabet = b"0159.-+e";
+        let mut texts = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = texts
+                .iter()
+                .flat_map(|text| {
+                    alphabet
+                        .iter()
+                        .map(move |&byte| format!("{text}{}", byte as char))
+                })
+                .collect();
+            for text in &longer {
+                assert_eq!(
+                    parse_score(text).map(f64::to_bits),
+                    standard_score(text),
+                    "{text:?}"
+                );
+            }
+            texts = longer;
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn decimal_scores_equal_the_standard_library(
+            text in "[-+]?[0-9]{0,9}[.]?[0-9]{0,9}[.]?[0-9]{0,2}"
+        ) {
+            proptest::prop_assert_eq!(parse_score(&text).map(f64::to_bits), standard_score(&text));
+        }
+
+        #[test]
+        fn any_short_text_scores_as_the_standard_library(text in "[-+.0-9eE\\x00 a]{0,18}") {
+            proptest::prop_assert_eq!(parse_score(&text).map(f64::to_bits), standard_score(&text));
         }
     }
 
@@ -758,9 +653,9 @@ mod tests {
         let qrels = parse_qrels(Path::new("test.tsv"), text).unwrap();
         let queries: Vec<&str> = qrels.queries.iter().map(|q| q.query).collect();
         assert_eq!(queries, vec!["q1", "q2"]);
-        assert_eq!(qrels.queries[0].grades["d2"], 2);
-        assert_eq!(qrels.queries[0].grades["d3"], 0);
-        assert_eq!(qrels.queries[1].grades["d1"], 1);
+        assert_eq!(grade(&qrels.queries[0], "d2"), 2);
+        assert_eq!(grade(&qrels.queries[0], "d3"), 0);
+        assert_eq!(grade(&qrels.queries[1], "d1"), 1);
         let message = parse_qrels(
             Path::new("test.tsv"),
             "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\nq2 0 d1 1\n",
@@ -802,8 +697,8 @@ mod tests {
                     assert_eq!((a.query, &a.grades), (b.query, &b.grades));
                 }
                 assert_eq!(parallel.queries[0].query, "q0");
-                assert_eq!(parallel.queries[0].grades["d6300"], -1);
-                assert_eq!(parallel.queries[0].grades["d6302"], 1);
+                assert_eq!(grade(&parallel.queries[0], "d6300"), -1);
+                assert_eq!(grade(&parallel.queries[0], "d6302"), 1);
                 assert_eq!(parallel.queries[0].grades.len(), 35);
             }
             // A duplicate far from its first line, and a malformed line: reported by the
@@ -828,7 +723,7 @@ mod tests {
         let qrels = parse_qrels(Path::new("q"), "b 0 d1 1\na 0 d2 -1\nb 0 d3 0").unwrap();
         let ids: Vec<&str> = qrels.queries.iter().map(|query| query.query).collect();
         assert_eq!(ids, vec!["a", "b"]);
-        assert_eq!(qrels.queries[0].grades["d2"], -1);
+        assert_eq!(grade(&qrels.queries[0], "d2"), -1);
         let error = parse_qrels(Path::new("q"), "a 0 d 1\na 0 d 2\na 0 e one\n")
             .unwrap_err()
             .to_string();

@@ -210,7 +210,8 @@ impl<'a> Context<'a> {
                     if !self.options.complete {
                         continue;
                     }
-                    let judged: Vec<Grade> = judgments.grades.values().copied().collect();
+                    let judged: Vec<Grade> =
+                        judgments.grades.iter().map(|&(_, grade)| grade).collect();
                     self.scores(&[], &judged)
                 }
             };
@@ -234,8 +235,8 @@ impl<'a> Context<'a> {
                     .qrels
                     .queries
                     .iter()
-                    .flat_map(|judgments| judgments.grades.values())
-                    .filter(|&&grade| grade > 0)
+                    .flat_map(|judgments| &judgments.grades)
+                    .filter(|&&(_, grade)| grade > 0)
                     .count() as f64;
             }
         }

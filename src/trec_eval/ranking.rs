@@ -122,7 +122,7 @@ impl<'a> JudgedQuery<'a> {
             judgments
                 .grades
                 .iter()
-                .map(|(&document, &grade)| (document_hash(document.as_bytes()), document, grade)),
+                .map(|&(document, grade)| (document_hash(document.as_bytes()), document, grade)),
         );
         let count = self.documents.len();
         self.filter.clear();
@@ -326,7 +326,13 @@ mod tests {
                 grades.insert(name.as_str(), (index % 5) as Grade - 1);
             }
         }
-        let judgments = QueryJudgments { query: "q", grades };
+        let judgments = QueryJudgments {
+            query: "q",
+            grades: grades
+                .iter()
+                .map(|(&document, &grade)| (document, grade))
+                .collect(),
+        };
         let mut judged = JudgedQuery::default();
         judged.fill(&judgments);
         let mut scratch = Scratch::default();
@@ -343,7 +349,7 @@ mod tests {
                 rank(&documents, &keys, &judged, max_results, &mut scratch).unwrap();
                 assert_eq!(
                     scratch.grades,
-                    sorted_grades(&results, &judgments.grades, max_results),
+                    sorted_grades(&results, &grades, max_results),
                     "{distinct} scores, -M {max_results}"
                 );
             }
