@@ -11,28 +11,59 @@
 //! Blank lines, CRLF line endings, a UTF-8 byte-order mark and a missing final newline
 //! are accepted. Every defect is reported with file and line.
 
+use std::ops::Range;
 use std::path::Path;
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use crate::dataset::trec_lines::{as_text, for_each_judgment, judged_twice, lines_naming};
-use crate::dataset::trec_lines::{first_fields, next_line, split_fields};
+use crate::dataset::trec_lines::{first_fields, next_line, same_field, split_fields};
 use crate::dataset::Grade;
 use crate::error::{Error, Problem, Problems};
 
-/// The judgments of one query.
+/// The judgments of one query: a stretch of one part of its [`QrelsData`], read with
+/// [`QrelsData::grades`].
 #[derive(Debug)]
 pub struct QueryJudgments<'a> {
     pub query: &'a str,
-    /// Every judged document and its grade, in file order (no document twice).
-    pub grades: Vec<(&'a str, Grade)>,
+    part: usize,
+    range: Range<usize>,
 }
 
-/// Parsed qrels, queries sorted by id in byte order (trec_eval's order).
+/// Parsed qrels.
 #[derive(Debug)]
 pub struct QrelsData<'a> {
+    /// Sorted by id in byte order (trec_eval's order).
     pub queries: Vec<QueryJudgments<'a>>,
+    /// Every (docno, grade) pair, a few large lists rather than one per query: the
+    /// lines of each piece of the file read in parallel, and the judgments of the
+    /// queries whose lines are in several pieces, joined.
+    parts: Vec<Judgments<'a>>,
+}
+
+impl<'a> QrelsData<'a> {
+    /// Qrels holding `judgments` (query, and (docno, grade) pairs in file order).
+    fn from_queries(judgments: Vec<(&'a str, Judgments<'a>)>) -> QrelsData<'a> {
+        let mut queries = Vec::with_capacity(judgments.len());
+        let mut parts = Vec::with_capacity(judgments.len());
+        for (part, (query, grades)) in judgments.into_iter().enumerate() {
+            queries.push(QueryJudgments {
+                query,
+                part,
+                range: 0..grades.len(),
+            });
+            parts.push(grades);
+        }
+        queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
+        QrelsData { queries, parts }
+    }
+
+    /// Every judged document of `query` and its grade, in file order (no document
+    /// twice).
+    pub fn grades(&self, query: &QueryJudgments<'a>) -> &[(&'a str, Grade)] {
+        &self.parts[query.part][query.range.clone()]
+    }
 }
 
 /// One query's results in file order: (docno, score).
@@ -63,18 +94,15 @@ pub fn parse_qrels<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Erro
 fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<'a>, Error> {
     let mut problems = Problems::default();
     let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
-    let mut queries: Vec<QueryJudgments<'a>> = Vec::new();
+    let mut queries: Vec<(&'a str, Judgments<'a>)> = Vec::new();
     let mut judged: FxHashSet<(&str, &str)> = FxHashSet::default();
     let mut current: Option<(&str, usize)> = None;
     for_each_judgment(path, text, &mut problems, |_, query, document, grade| {
         let slot = match current {
-            Some((id, slot)) if id == query => slot,
+            Some((id, slot)) if same_field(id, query) => slot,
             _ => {
                 let slot = *slot_of.entry(query).or_insert_with(|| {
-                    queries.push(QueryJudgments {
-                        query,
-                        grades: Vec::new(),
-                    });
+                    queries.push((query, Vec::new()));
                     queries.len() - 1
                 });
                 current = Some((query, slot));
@@ -84,7 +112,7 @@ fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<
         if !judged.insert((query, document)) {
             return Err(judged_twice(text, query, document));
         }
-        queries[slot].grades.push((document, grade));
+        queries[slot].1.push((document, grade));
         Ok(())
     });
     if queries.is_empty() && problems.is_empty() {
@@ -94,15 +122,18 @@ fn parse_qrels_line_by_line<'a>(path: &Path, text: &'a str) -> Result<QrelsData<
         );
     }
     problems.into_result()?;
-    queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
-    Ok(QrelsData { queries })
+    Ok(QrelsData::from_queries(queries))
 }
 
 /// Judgments of one query, (docno, grade) in file order.
 type Judgments<'a> = Vec<(&'a str, Grade)>;
 
-/// A query's consecutive judgments in one piece of a qrels file.
-type JudgmentBlock<'a> = (&'a str, Judgments<'a>);
+/// The judgments of one piece of a qrels file, in file order, and each query's
+/// stretches of consecutive lines among them.
+type PieceJudgments<'a> = (Judgments<'a>, Vec<(&'a str, Range<usize>)>);
+
+/// Where some judgments of a query are: a part of [`QrelsData`] and a range of it.
+type Stretch = (usize, Range<usize>);
 
 /// [`parse_qrels`] on the current rayon pool: the judgment lines are read in line-aligned
 /// pieces, then each query's judgments are gathered in file order and checked for
@@ -113,14 +144,16 @@ fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'
     let layout = crate::dataset::trec_lines::qrels_layout(text);
     let body = crate::dataset::trec_lines::judgment_lines(text, layout);
     let pieces = line_aligned_chunks(body.as_bytes(), rayon::current_num_threads() * 4);
-    let read: Vec<Option<Vec<JudgmentBlock<'a>>>> = pieces
+    let read: Vec<Option<PieceJudgments<'a>>> = pieces
         .par_iter()
         .map(|piece| {
             let start = piece.as_ptr() as usize - body.as_ptr() as usize;
             // Pieces end after a newline, so both ends sit on character boundaries.
             let lines = &body[start..start + piece.len()];
             let mut problems = Problems::default();
-            let mut blocks: Vec<JudgmentBlock<'a>> = Vec::new();
+            // A judgment line takes at least 8 bytes; most take 16 or more.
+            let mut judgments = Vec::with_capacity(lines.len() / 16);
+            let mut blocks: Vec<(&'a str, Range<usize>)> = Vec::new();
             crate::dataset::trec_lines::for_each_judgment_in(
                 path,
                 lines,
@@ -129,31 +162,29 @@ fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'
                 &mut problems,
                 |_, query, document, grade| {
                     match blocks.last_mut() {
-                        Some((current, judgments)) if *current == query => {
-                            judgments.push((document, grade))
-                        }
-                        previous => {
-                            let depth = previous.map_or(16, |(_, judgments)| judgments.len());
-                            let mut judgments = Vec::with_capacity(depth);
-                            judgments.push((document, grade));
-                            blocks.push((query, judgments));
-                        }
+                        Some((current, range)) if same_field(current, query) => range.end += 1,
+                        _ => blocks.push((query, judgments.len()..judgments.len() + 1)),
                     }
+                    judgments.push((document, grade));
                     Ok(())
                 },
             );
-            problems.is_empty().then_some(blocks)
+            problems.is_empty().then_some((judgments, blocks))
         })
         .collect();
+    let mut parts = Vec::with_capacity(read.len() + 1);
     let mut slot_of: FxHashMap<&str, usize> = FxHashMap::default();
-    let mut gathered: Vec<(&'a str, Vec<Judgments<'a>>)> = Vec::new();
-    for blocks in read {
-        for (query, judgments) in blocks? {
+    // Each query's stretches: (part, range of the part).
+    let mut gathered: Vec<(&'a str, Vec<Stretch>)> = Vec::new();
+    for (part, piece) in read.into_iter().enumerate() {
+        let (judgments, blocks) = piece?;
+        parts.push(judgments);
+        for (query, range) in blocks {
             match slot_of.get(query) {
-                Some(&slot) => gathered[slot].1.push(judgments),
+                Some(&slot) => gathered[slot].1.push((part, range)),
                 None => {
                     slot_of.insert(query, gathered.len());
-                    gathered.push((query, vec![judgments]));
+                    gathered.push((query, vec![(part, range)]));
                 }
             }
         }
@@ -161,22 +192,45 @@ fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'
     if gathered.is_empty() {
         return None;
     }
-    let mut queries = gathered
-        .into_par_iter()
-        .map_init(FxHashSet::default, |documents, (query, blocks)| {
-            // In file order: the first block, then the others' judgments after it.
-            let mut blocks = blocks.into_iter();
-            let mut grades = blocks.next().unwrap_or_default();
-            grades.extend(blocks.flatten());
+    // A query whose lines are in several pieces gets its judgments joined, in file
+    // order, in a last part.
+    let mut joined = Vec::new();
+    let mut queries: Vec<QueryJudgments<'a>> = gathered
+        .into_iter()
+        .map(|(query, stretches)| match &stretches[..] {
+            [(part, range)] => QueryJudgments {
+                query,
+                part: *part,
+                range: range.clone(),
+            },
+            _ => {
+                let start = joined.len();
+                for (part, range) in stretches {
+                    joined.extend_from_slice(&parts[part][range]);
+                }
+                QueryJudgments {
+                    query,
+                    part: parts.len(),
+                    range: start..joined.len(),
+                }
+            }
+        })
+        .collect();
+    parts.push(joined);
+    queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
+    let qrels = QrelsData { queries, parts };
+    let judged_once = qrels
+        .queries
+        .par_iter()
+        .map_init(FxHashSet::default, |documents, query| {
             documents.clear();
-            grades
+            qrels
+                .grades(query)
                 .iter()
                 .all(|&(document, _)| documents.insert(document))
-                .then_some(QueryJudgments { query, grades })
         })
-        .collect::<Option<Vec<QueryJudgments<'a>>>>()?;
-    queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
-    Some(QrelsData { queries })
+        .all(|once| once);
+    judged_once.then_some(qrels)
 }
 
 /// What one chunk of a run file holds: consecutive-query blocks and the last tag.
@@ -249,7 +303,7 @@ pub fn for_each_result<'a>(
 fn parse_run_chunk(bytes: &[u8]) -> Result<Chunk<'_>, ChunkProblem> {
     let mut blocks: Vec<QueryResults<'_>> = Vec::new();
     let run_id = for_each_result(bytes, |query, document, score| match blocks.last_mut() {
-        Some(block) if block.query == query => block.results.push((document, score)),
+        Some(block) if same_field(block.query, query) => block.results.push((document, score)),
         previous => {
             // Queries of one run tend to have the same depth: reserve that much.
             let mut results = Vec::with_capacity(previous.map_or(16, |block| block.results.len()));
@@ -386,9 +440,9 @@ mod tests {
     use super::*;
     use crate::dataset::trec_lines::lines;
 
-    /// The grade of `document` in `judgments`.
-    fn grade(judgments: &QueryJudgments<'_>, document: &str) -> Grade {
-        let grades = &judgments.grades;
+    /// The grade of `document` for the `query`-th query of `qrels`.
+    fn grade(qrels: &QrelsData<'_>, query: usize, document: &str) -> Grade {
+        let grades = qrels.grades(&qrels.queries[query]);
         grades.iter().find(|judged| judged.0 == document).unwrap().1
     }
 
@@ -653,9 +707,9 @@ mod tests {
         let qrels = parse_qrels(Path::new("test.tsv"), text).unwrap();
         let queries: Vec<&str> = qrels.queries.iter().map(|q| q.query).collect();
         assert_eq!(queries, vec!["q1", "q2"]);
-        assert_eq!(grade(&qrels.queries[0], "d2"), 2);
-        assert_eq!(grade(&qrels.queries[0], "d3"), 0);
-        assert_eq!(grade(&qrels.queries[1], "d1"), 1);
+        assert_eq!(grade(&qrels, 0, "d2"), 2);
+        assert_eq!(grade(&qrels, 0, "d3"), 0);
+        assert_eq!(grade(&qrels, 1, "d1"), 1);
         let message = parse_qrels(
             Path::new("test.tsv"),
             "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\nq2 0 d1 1\n",
@@ -694,12 +748,12 @@ mod tests {
                 assert_eq!(parallel.queries.len(), 900);
                 assert_eq!(parallel.queries.len(), serial.queries.len());
                 for (a, b) in parallel.queries.iter().zip(&serial.queries) {
-                    assert_eq!((a.query, &a.grades), (b.query, &b.grades));
+                    assert_eq!((a.query, parallel.grades(a)), (b.query, serial.grades(b)));
                 }
                 assert_eq!(parallel.queries[0].query, "q0");
-                assert_eq!(grade(&parallel.queries[0], "d6300"), -1);
-                assert_eq!(grade(&parallel.queries[0], "d6302"), 1);
-                assert_eq!(parallel.queries[0].grades.len(), 35);
+                assert_eq!(grade(&parallel, 0, "d6300"), -1);
+                assert_eq!(grade(&parallel, 0, "d6302"), 1);
+                assert_eq!(parallel.grades(&parallel.queries[0]).len(), 35);
             }
             // A duplicate far from its first line, and a malformed line: reported by the
             // line-by-line reading.
@@ -723,7 +777,7 @@ mod tests {
         let qrels = parse_qrels(Path::new("q"), "b 0 d1 1\na 0 d2 -1\nb 0 d3 0").unwrap();
         let ids: Vec<&str> = qrels.queries.iter().map(|query| query.query).collect();
         assert_eq!(ids, vec!["a", "b"]);
-        assert_eq!(grade(&qrels.queries[0], "d2"), -1);
+        assert_eq!(grade(&qrels, 0, "d2"), -1);
         let error = parse_qrels(Path::new("q"), "a 0 d 1\na 0 d 2\na 0 e one\n")
             .unwrap_err()
             .to_string();

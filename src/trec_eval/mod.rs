@@ -143,7 +143,7 @@ impl<'a> Context<'a> {
     ) -> QueryOutcome {
         let judgments = &self.qrels.queries[*self.index_of.get(query)?];
         let Worker { judged, scratch } = worker;
-        judged.fill(judgments);
+        judged.fill(self.qrels.grades(judgments));
         Some(
             match ranking::rank(documents, keys, judged, self.options.max_results, scratch) {
                 Ok(()) => Ok(self.scores(&scratch.grades, &judged.grades)),
@@ -210,8 +210,12 @@ impl<'a> Context<'a> {
                     if !self.options.complete {
                         continue;
                     }
-                    let judged: Vec<Grade> =
-                        judgments.grades.iter().map(|&(_, grade)| grade).collect();
+                    let judged: Vec<Grade> = self
+                        .qrels
+                        .grades(judgments)
+                        .iter()
+                        .map(|&(_, grade)| grade)
+                        .collect();
                     self.scores(&[], &judged)
                 }
             };
@@ -235,7 +239,7 @@ impl<'a> Context<'a> {
                     .qrels
                     .queries
                     .iter()
-                    .flat_map(|judgments| &judgments.grades)
+                    .flat_map(|judgments| self.qrels.grades(judgments))
                     .filter(|&&(_, grade)| grade > 0)
                     .count() as f64;
             }

@@ -10,7 +10,6 @@
 
 use super::{NOT_JUDGED, POOL_UNJUDGED};
 use crate::dataset::Grade;
-use crate::trec::parse::QueryJudgments;
 
 /// A score as an integer with the reverse order (for non-NaN values, -0.0 equal to
 /// 0.0): ascending keys are descending scores, so sorting compares integers.
@@ -115,12 +114,11 @@ pub(super) struct JudgedQuery<'a> {
 }
 
 impl<'a> JudgedQuery<'a> {
-    /// Holds `judgments` from now on.
-    pub(super) fn fill(&mut self, judgments: &QueryJudgments<'a>) {
+    /// Holds `judgments`, a query's (docno, grade) pairs, from now on.
+    pub(super) fn fill(&mut self, judgments: &[(&'a str, Grade)]) {
         self.documents.clear();
         self.documents.extend(
             judgments
-                .grades
                 .iter()
                 .map(|&(document, grade)| (document_hash(document.as_bytes()), document, grade)),
         );
@@ -326,13 +324,10 @@ mod tests {
                 grades.insert(name.as_str(), (index % 5) as Grade - 1);
             }
         }
-        let judgments = QueryJudgments {
-            query: "q",
-            grades: grades
-                .iter()
-                .map(|(&document, &grade)| (document, grade))
-                .collect(),
-        };
+        let judgments: Vec<(&str, Grade)> = grades
+            .iter()
+            .map(|(&document, &grade)| (document, grade))
+            .collect();
         let mut judged = JudgedQuery::default();
         judged.fill(&judgments);
         let mut scratch = Scratch::default();

@@ -18,6 +18,7 @@ use super::ranking::descending_key;
 use super::{
     evaluate_run, Context, DuplicateResult, EvalOptions, QueryOutcome, RunEvaluation, Worker,
 };
+use crate::dataset::trec_lines::same_field;
 use crate::error::Error;
 use crate::input::InputBytes;
 use crate::trec::parse::{self, ChunkProblem, QrelsData};
@@ -56,7 +57,7 @@ fn read_chunk<'a, 'q>(
     let mut documents: Vec<&'a str> = Vec::new();
     let mut keys: Vec<u64> = Vec::new();
     let run_id = parse::for_each_result(chunk, |query, document, score| {
-        if current != Some(query) {
+        if !current.is_some_and(|current| same_field(current, query)) {
             if let Some(previous) = current {
                 let block = if blocks.is_empty() {
                     let depth = documents.len();
