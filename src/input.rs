@@ -164,6 +164,44 @@ pub enum InputBytes {
     Read(Vec<u8>),
 }
 
+impl InputBytes {
+    /// Gives back the mapped pages that lie wholly inside `part` (a stretch of these
+    /// bytes that has been read), so that the map's page tables are emptied by the
+    /// threads reading it, as they go, rather than all at once, on one thread, when the
+    /// map is dropped. The bytes stay readable: a page given back is mapped again from
+    /// the page cache when it is next read. Bytes that were read, not mapped, are kept.
+    pub fn release(&self, part: &[u8]) {
+        let InputBytes::Mapped(map) = self else {
+            return;
+        };
+        let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
+        if offset > map.len() || part.len() > map.len() - offset {
+            return;
+        }
+        // The map starts on a page boundary: round the start up and the end down.
+        let page = page_size();
+        let start = offset.div_ceil(page) * page;
+        let end = (offset + part.len()) / page * page;
+        if start < end {
+            // SAFETY: the map is a shared, read-only map of a file, assumed not to
+            // change while it is read (as for the map itself). After MADV_DONTNEED a
+            // read of these pages maps the file's same bytes again (madvise(2): the
+            // contents are repopulated "from the up-to-date contents of the underlying
+            // mapped file"), so every borrow of them stays valid. A failure only leaves
+            // the pages mapped.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
+        }
+    }
+}
+
+/// The size of a memory page.
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
 impl std::ops::Deref for InputBytes {
     type Target = [u8];
 
@@ -333,6 +371,31 @@ pub fn inside(root: &Path, relative: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn released_pages_of_a_mapped_file_read_back_the_same_bytes() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("run");
+        let content: Vec<u8> = (0..5 * page_size() + 123)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&path, &content).unwrap();
+        for page_in in [PageIn::Now, PageIn::OnTouch] {
+            let bytes = read_mapped(&path, page_in).unwrap();
+            assert!(matches!(bytes, InputBytes::Mapped(_)));
+            assert_eq!(&bytes[..], &content[..]);
+            // A stretch that starts and ends inside pages, the whole map, and bytes
+            // that are not the map's (left alone).
+            bytes.release(&bytes[100..4 * page_size() + 7]);
+            assert_eq!(&bytes[..], &content[..]);
+            bytes.release(&bytes);
+            bytes.release(&content);
+            assert_eq!(&bytes[..], &content[..]);
+        }
+        let read = InputBytes::Read(content.clone());
+        read.release(&read);
+        assert_eq!(&read[..], &content[..]);
+    }
 
     #[test]
     fn regular_files_are_read_and_everything_else_is_refused() {

@@ -132,6 +132,12 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The qrels' copy of `query`'s id, if the qrels judge it.
+    fn judged_query(&self, query: &str) -> Option<&'a str> {
+        let index = *self.index_of.get(query)?;
+        Some(self.qrels.queries[index].query)
+    }
+
     /// Evaluates one query's results (`documents` and their [`ranking::descending_key`]s,
     /// in file order).
     fn evaluate(

@@ -46,8 +46,10 @@ struct ChunkBlocks<'a> {
     run_id: Option<&'a str>,
 }
 
-/// Reads one chunk, evaluating every block but its first and last.
-fn read_chunk<'a, 'q>(
+/// Reads one chunk, evaluating every block but its first and last. An evaluated
+/// block's query is named by the qrels' copy of its id, so that the chunk's bytes are
+/// not read again once it is read.
+fn read_chunk<'a, 'q: 'a>(
     chunk: &'a [u8],
     context: &Context<'q>,
     worker: &mut Worker<'q>,
@@ -61,17 +63,19 @@ fn read_chunk<'a, 'q>(
             if let Some(previous) = current {
                 let block = if blocks.is_empty() {
                     let depth = documents.len();
-                    Block::Kept(
+                    let kept = Block::Kept(
                         std::mem::replace(&mut documents, Vec::with_capacity(depth)),
                         std::mem::replace(&mut keys, Vec::with_capacity(depth)),
-                    )
+                    );
+                    (previous, kept)
                 } else {
                     let outcome = context.evaluate(previous, &documents, &keys, worker);
                     documents.clear();
                     keys.clear();
-                    Block::Evaluated(outcome)
+                    let id = context.judged_query(previous).unwrap_or(previous);
+                    (id, Block::Evaluated(outcome))
                 };
-                blocks.push((previous, block));
+                blocks.push(block);
             }
             current = Some(query);
         }
@@ -88,7 +92,8 @@ fn read_chunk<'a, 'q>(
 type QueryBlocks<'a> = Vec<Block<'a>>;
 
 /// Evaluates the run in `input` (read from `path`) against `qrels`, on the current
-/// rayon pool; the same evaluation as [`evaluate_run`] of the parsed run.
+/// rayon pool; the same evaluation as [`evaluate_run`] of the parsed run. The pages of
+/// each chunk are given back once it is read ([`InputBytes::release`]).
 pub fn evaluate_run_file(
     qrels: &QrelsData<'_>,
     path: &Path,
@@ -101,7 +106,9 @@ pub fn evaluate_run_file(
     let read: Vec<Result<ChunkBlocks<'_>, ChunkProblem>> = chunks
         .par_iter()
         .map_init(Worker::default, |worker, chunk| {
-            read_chunk(chunk, &context, worker)
+            let blocks = read_chunk(chunk, &context, worker);
+            input.release(chunk);
+            blocks
         })
         .collect();
     let mut run_id = None;
