@@ -55,10 +55,10 @@ pub fn stage(enabled: bool, stage: &str) {
     // The line is printed under the lock the heartbeat prints under, so no heartbeat
     // of the previous stage can follow it.
     let mut current = lock_current();
-    eprintln!(
-        "hyde-eval: {stage} ({:.1} s)",
+    print_line(&format!(
+        "hyde-eval: {stage} ({:.1} s)\n",
         started.elapsed().as_secs_f64()
-    );
+    ));
     TOTAL.store(0, Ordering::Relaxed);
     DONE.store(0, Ordering::Relaxed);
     *current = Some((stage.to_owned(), Instant::now()));
@@ -102,14 +102,23 @@ fn print_heartbeat() {
     let total_elapsed = STARTED
         .get()
         .map_or(0.0, |started| started.elapsed().as_secs_f64());
-    eprintln!(
-        "hyde-eval: {stage}: {} ({total_elapsed:.1} s)",
+    print_line(&format!(
+        "hyde-eval: {stage}: {} ({total_elapsed:.1} s)\n",
         progress_text(
             DONE.load(Ordering::Relaxed),
             TOTAL.load(Ordering::Relaxed),
             stage_started.elapsed()
         )
-    );
+    ));
+}
+
+/// Writes a whole line to stderr in one write: `eprintln!` writes a line's pieces one
+/// after the other, so a heartbeat under way when the command ends (the process exits
+/// with the heartbeat's thread still running) could leave half a line in the log.
+fn print_line(line: &str) {
+    use std::io::Write;
+    // Progress is best effort: a closed stderr does not stop the command.
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// `250/500 (50%), 4.1 s in stage, about 4.1 s left`, or the elapsed time alone when

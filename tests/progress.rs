@@ -64,7 +64,9 @@ fn heartbeat_lines_appear_on_a_non_terminal_stderr() {
                 }
             }
             None => {
-                let (stage, elapsed) = text.rsplit_once(" (").unwrap();
+                let (stage, elapsed) = text.rsplit_once(" (").unwrap_or_else(|| {
+                    panic!("{line:?} is not a whole progress line in\n{stderr}")
+                });
                 assert!(elapsed.ends_with(" s)"), "{line}");
                 stages.push(stage);
             }
