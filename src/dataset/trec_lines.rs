@@ -365,6 +365,40 @@ pub fn same_field(a: &str, b: &str) -> bool {
     }
 }
 
+/// At least `length` bytes of lines from a fixed pseudo-random sequence, for the line
+/// readers' tests: words of 1 to 8 letters, separators of every kind (C's `isspace`),
+/// CRLF, blank lines, a byte outside ASCII and a control character that is no
+/// separator, in lines of every length around 64 bytes; the last line may lack its
+/// newline.
+#[cfg(test)]
+pub(crate) fn scrambled_lines(length: usize) -> String {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |below: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % below
+    };
+    let pieces = [
+        " ", "\t", "\r", "\x0b", "\x0c", "  ", "\r\n", "\n", "\n\n", "x", "\u{e9}", "\x01",
+    ];
+    let mut text = String::new();
+    while text.len() < length {
+        match next(4) {
+            0 => text.push_str(pieces[next(pieces.len() as u64) as usize]),
+            _ => {
+                let word_length = 1 + next(8) as usize;
+                text.extend((0..word_length).map(|_| (b'a' + next(26) as u8) as char));
+                text.push(' ');
+            }
+        }
+        if next(10) == 0 {
+            text.push('\n');
+        }
+    }
+    text
+}
+
 /// A qrels layout: how many fields a judgment line holds, where the document is, and
 /// how a malformed line is reported.
 pub struct QrelsLayout {
@@ -524,35 +558,11 @@ pub fn lines_naming(text: &str, query: &str, document: &str) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    /// Every line of a pseudo-random text of fields, separators of every kind, CRLF,
-    /// blank lines and lines of every length around 64 bytes, as [`next_line`] splits
-    /// it (by masks where it can) and as [`lines`] and [`split_fields`] split it.
+    /// Every line of [`scrambled_lines`], as [`next_line`] splits it (by masks where it
+    /// can) and as [`lines`] and [`split_fields`] split it.
     #[test]
     fn masked_lines_equal_scanned_lines() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |below: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % below
-        };
-        let pieces = [
-            " ", "\t", "\r", "\x0b", "\x0c", "\r\n", "\n", "\u{e9}", "\x01",
-        ];
-        let mut text = String::new();
-        while text.len() < 100_000 {
-            match next(3) {
-                0 => text.push_str(pieces[next(pieces.len() as u64) as usize]),
-                _ => {
-                    let word_length = 1 + next(12) as usize;
-                    text.extend((0..word_length).map(|_| (b'a' + next(26) as u8) as char));
-                    text.push(' ');
-                }
-            }
-            if next(6) == 0 {
-                text.push('\n');
-            }
-        }
+        let text = scrambled_lines(100_000);
         let scanned: Vec<&str> = lines(&text).collect();
         let (mut start, mut index, mut by_mask) = (0, 0, 0);
         while start < text.len() {

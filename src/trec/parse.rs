@@ -43,6 +43,12 @@ pub struct QrelsData<'a> {
 }
 
 impl<'a> QrelsData<'a> {
+    /// Qrels of `queries`, stretches of `parts`, in trec_eval's order.
+    fn new(mut queries: Vec<QueryJudgments<'a>>, parts: Vec<Judgments<'a>>) -> QrelsData<'a> {
+        queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
+        QrelsData { queries, parts }
+    }
+
     /// Qrels holding `judgments` (query, and (docno, grade) pairs in file order).
     fn from_queries(judgments: Vec<(&'a str, Judgments<'a>)>) -> QrelsData<'a> {
         let mut queries = Vec::with_capacity(judgments.len());
@@ -55,8 +61,7 @@ impl<'a> QrelsData<'a> {
             });
             parts.push(grades);
         }
-        queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
-        QrelsData { queries, parts }
+        QrelsData::new(queries, parts)
     }
 
     /// Every judged document of `query` and its grade, in file order (no document
@@ -195,7 +200,7 @@ fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'
     // A query whose lines are in several pieces gets its judgments joined, in file
     // order, in a last part.
     let mut joined = Vec::new();
-    let mut queries: Vec<QueryJudgments<'a>> = gathered
+    let queries: Vec<QueryJudgments<'a>> = gathered
         .into_iter()
         .map(|(query, stretches)| match &stretches[..] {
             [(part, range)] => QueryJudgments {
@@ -217,8 +222,7 @@ fn parse_qrels_in_parallel<'a>(path: &Path, text: &'a str) -> Option<QrelsData<'
         })
         .collect();
     parts.push(joined);
-    queries.sort_unstable_by(|a, b| a.query.cmp(b.query));
-    let qrels = QrelsData { queries, parts };
+    let qrels = QrelsData::new(queries, parts);
     let judged_once = qrels
         .queries
         .par_iter()
@@ -438,7 +442,7 @@ pub fn parse_run<'a>(path: &Path, bytes: &'a [u8]) -> Result<RunData<'a>, Error>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::trec_lines::lines;
+    use crate::dataset::trec_lines::{lines, scrambled_lines};
 
     /// The grade of `document` for the `query`-th query of `qrels`.
     fn grade(qrels: &QrelsData<'_>, query: usize, document: &str) -> Grade {
@@ -551,31 +555,8 @@ mod tests {
             check_masked_lines(line);
         }
         // Lines of every length around 64 bytes, separators of every kind, CRLF, blank
-        // lines and a last line without newline, from a fixed pseudo-random sequence.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |below: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % below
-        };
-        let pieces = [
-            " ", "\t", "\r", "\x0b", "\x0c", "  ", "\r\n", "\n", "\n\n", "x", "\u{e9}", "\x01",
-        ];
-        let mut text = String::new();
-        while text.len() < 200_000 {
-            match next(4) {
-                0 => text.push_str(pieces[next(pieces.len() as u64) as usize]),
-                _ => {
-                    let word_length = 1 + next(6) as usize;
-                    text.extend((0..word_length).map(|_| (b'a' + next(26) as u8) as char));
-                    text.push(' ');
-                }
-            }
-            if next(10) == 0 {
-                text.push('\n');
-            }
-        }
+        // lines and a last line without newline.
+        let text = scrambled_lines(200_000);
         assert!(check_masked_lines(&text) > 1000);
     }
 

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::dataset::Grade;
 use crate::metrics::RankingProfile;
-use crate::trec::parse::{QrelsData, RunData};
+use crate::trec::parse::{QrelsData, QueryJudgments, RunData};
 
 mod measures;
 mod ranking;
@@ -132,14 +132,13 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The qrels' copy of `query`'s id, if the qrels judge it.
-    fn judged_query(&self, query: &str) -> Option<&'a str> {
-        let index = *self.index_of.get(query)?;
-        Some(self.qrels.queries[index].query)
+    /// The qrels' judgments of `query`, if it has any.
+    fn judgments_of(&self, query: &str) -> Option<&QueryJudgments<'a>> {
+        Some(&self.qrels.queries[*self.index_of.get(query)?])
     }
 
     /// Evaluates one query's results (`documents` and their [`ranking::descending_key`]s,
-    /// in file order).
+    /// in file order); `None` when the qrels do not judge the query.
     fn evaluate(
         &self,
         query: &str,
@@ -147,18 +146,27 @@ impl<'a> Context<'a> {
         keys: &[u64],
         worker: &mut Worker<'a>,
     ) -> QueryOutcome {
-        let judgments = &self.qrels.queries[*self.index_of.get(query)?];
+        let judgments = self.judgments_of(query)?;
+        Some(self.evaluate_judged(judgments, documents, keys, worker))
+    }
+
+    /// [`Context::evaluate`] of a query the qrels judge, given its `judgments`.
+    fn evaluate_judged(
+        &self,
+        judgments: &QueryJudgments<'a>,
+        documents: &[&str],
+        keys: &[u64],
+        worker: &mut Worker<'a>,
+    ) -> Result<Scores, DuplicateResult> {
         let Worker { judged, scratch } = worker;
         judged.fill(self.qrels.grades(judgments));
-        Some(
-            match ranking::rank(documents, keys, judged, self.options.max_results, scratch) {
-                Ok(()) => Ok(self.scores(&scratch.grades, &judged.grades)),
-                Err(position) => Err(DuplicateResult {
-                    query: query.to_owned(),
-                    document: documents[position].to_owned(),
-                }),
-            },
-        )
+        match ranking::rank(documents, keys, judged, self.options.max_results, scratch) {
+            Ok(()) => Ok(self.scores(&scratch.grades, &judged.grades)),
+            Err(position) => Err(DuplicateResult {
+                query: judgments.query.to_owned(),
+                document: documents[position].to_owned(),
+            }),
+        }
     }
 
     /// The column values (and `relstring`) of one query's grades in rank order.

@@ -69,10 +69,13 @@ fn read_chunk<'a, 'q: 'a>(
                     );
                     (previous, kept)
                 } else {
-                    let outcome = context.evaluate(previous, &documents, &keys, worker);
+                    let judgments = context.judgments_of(previous);
+                    let outcome = judgments.map(|judgments| {
+                        context.evaluate_judged(judgments, &documents, &keys, worker)
+                    });
                     documents.clear();
                     keys.clear();
-                    let id = context.judged_query(previous).unwrap_or(previous);
+                    let id = judgments.map_or(previous, |judgments| judgments.query);
                     (id, Block::Evaluated(outcome))
                 };
                 blocks.push(block);
