@@ -2,7 +2,9 @@
 //! cut to `-M`), computed without sorting the whole result list: only the judged results
 //! are sorted, and each unjudged result is placed among them by binary search. Every
 //! trec_eval measure reads nothing but the grades in rank order, and every unjudged
-//! result has the same grade, so the ranks of the judged results give the ranking.
+//! result has the same grade, so the ranks of the judged results give the ranking. A
+//! query whose results are listed in that order already (as retrieval systems write
+//! runs) is not sorted at all: each result's rank is its position.
 //!
 //! Documents are hashed once: the hash serves both the duplicate check over the query's
 //! results (a bit set; only the rare documents whose bit is already set are compared) and
@@ -213,7 +215,14 @@ pub(super) fn rank(
     scratch.unjudged.clear();
     scratch.unjudged.resize(documents.len(), (0, 0));
     let mut unjudged = 0;
+    // Whether a key is smaller than the one before it (a score greater), and whether
+    // two in a row are equal: most runs list each query's results ranked already.
+    let (mut out_of_order, mut tied) = (false, false);
+    let mut previous_key = 0;
     for (position, (&document, &key)) in documents.iter().zip(keys).enumerate() {
+        out_of_order |= key < previous_key;
+        tied |= key == previous_key && position > 0;
+        previous_key = key;
         let hash = document_hash(document.as_bytes());
         scratch.hashes.push(hash);
         let (word, bit) = bit_of(hash, words);
@@ -241,6 +250,18 @@ pub(super) fn rank(
         {
             return Err(suspect);
         }
+    }
+    let returned = documents.len().min(max_results);
+    scratch.grades.clear();
+    scratch.grades.resize(returned, NOT_JUDGED);
+    if !out_of_order && (!tied || ties_in_order(documents, keys)) {
+        // Already in trec_eval's order: each result's rank is its position.
+        for &(_, position, grade) in &scratch.judged {
+            if let Some(slot) = scratch.grades.get_mut(position as usize) {
+                *slot = grade;
+            }
+        }
+        return Ok(());
     }
     // Judged results in trec_eval's order: key ascending (score descending), then docno
     // descending.
@@ -277,9 +298,6 @@ pub(super) fn rank(
     for &(key, position) in groups.remainder() {
         place(key, position, lower_bounds(&scratch.judged_keys, [key])[0]);
     }
-    let returned = documents.len().min(max_results);
-    scratch.grades.clear();
-    scratch.grades.resize(returned, NOT_JUDGED);
     let mut unjudged_ahead = 0;
     for (index, &(_, _, grade)) in scratch.judged.iter().enumerate() {
         unjudged_ahead += scratch.ahead[index] as usize;
@@ -289,6 +307,14 @@ pub(super) fn rank(
         }
     }
     Ok(())
+}
+
+/// Whether the results with equal keys (equal scores) next to each other are in
+/// trec_eval's order among themselves: docno descending.
+fn ties_in_order(documents: &[&str], keys: &[u64]) -> bool {
+    keys.windows(2)
+        .zip(documents.windows(2))
+        .all(|(keys, documents)| keys[0] != keys[1] || documents[0] > documents[1])
 }
 
 #[cfg(test)]
@@ -362,6 +388,52 @@ mod tests {
             rank(&documents[..5000], &keys[..5000], &judged, 3, &mut scratch),
             Ok(())
         );
+    }
+
+    #[test]
+    fn ranked_results_equal_a_full_sort() {
+        // Results listed in rank order already (score descending), as most runs list
+        // them: ties with docnos descending (trec_eval's order), then ascending (not it),
+        // and one result out of order.
+        let names: Vec<String> = (0..40).map(|i| format!("d{:02}", (i * 7) % 40)).collect();
+        let mut grades = FxHashMap::default();
+        for (index, name) in names.iter().enumerate() {
+            if index % 4 != 1 {
+                grades.insert(name.as_str(), (index % 3) as Grade - 1);
+            }
+        }
+        let judgments: Vec<(&str, Grade)> = grades
+            .iter()
+            .map(|(&document, &grade)| (document, grade))
+            .collect();
+        let mut judged = JudgedQuery::default();
+        judged.fill(&judgments);
+        let mut scratch = Scratch::default();
+        for distinct in [1, 3, 40] {
+            let scored: Vec<(&str, f64)> = names
+                .iter()
+                .enumerate()
+                .map(|(index, name)| (name.as_str(), (index % distinct) as f64))
+                .collect();
+            let mut in_order = scored.clone();
+            in_order.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(a.0)));
+            let mut ties_reversed = scored.clone();
+            ties_reversed.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+            let mut one_swapped = in_order.clone();
+            one_swapped.swap(5, 30);
+            for results in [&in_order, &ties_reversed, &one_swapped] {
+                let documents: Vec<&str> = results.iter().map(|r| r.0).collect();
+                let keys: Vec<u64> = results.iter().map(|r| descending_key(r.1)).collect();
+                for max_results in [1, 7, 40, usize::MAX] {
+                    rank(&documents, &keys, &judged, max_results, &mut scratch).unwrap();
+                    assert_eq!(
+                        scratch.grades,
+                        sorted_grades(results, &grades, max_results),
+                        "{distinct} scores, -M {max_results}, {documents:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
