@@ -9,7 +9,10 @@ End to end means from the files on disk to the printed averages: each tool reads
 qrels and the run, sorts, scores and prints. Two workloads: five common measures (map,
 ndcg_cut.10, P.5, recall.100, recip_rank), and hyde-eval's whole all_trec set given as
 -m flags (trec_eval is also timed with its own -m all_trec, which computes a few more
-measures). Each tool's numbers are checked against trec_eval's first. Then every command
+measures). The run lists each query's results in no particular order; a third workload
+times the five measures on the same run ranked (each query's results listed by score
+descending, docno descending on ties: trec_eval's order, as retrieval systems write
+runs). Each tool's numbers are checked against trec_eval's first. Then every command
 runs once to warm the page cache, and REPEATS times (default 5) in alternation, one
 command after the other; each timing is the median of its runs. Wall-clock and CPU time
 (user + system of the whole process) are both reported, since a busy machine stretches
@@ -50,6 +53,29 @@ def generate(workdir):
             for doc in docs[::11][:JUDGED]:
                 qrels_file.write(f"{qid} 0 doc{doc:06d} {rng.choice((0, 0, 1, 1, 2, 3))}\n")
     return qrels, run
+
+
+def ranked(workdir, run):
+    """The run with each query's results in trec_eval's order, ranks renumbered."""
+    ranked_run = workdir / "run.ranked"
+    if ranked_run.is_file():
+        return ranked_run
+    with open(run) as lines:
+        fields = [line.split() for line in lines]
+    partial = ranked_run.with_suffix(".partial")
+    with open(partial, "w") as out:
+        start = 0
+        while start < len(fields):
+            end = start
+            while end < len(fields) and fields[end][0] == fields[start][0]:
+                end += 1
+            results = sorted(fields[start:end], key=lambda result: result[2], reverse=True)
+            results.sort(key=lambda result: float(result[4]), reverse=True)
+            for rank, (query, _, doc, _, score, tag) in enumerate(results):
+                out.write(f"{query} Q0 {doc} {rank + 1} {score} {tag}\n")
+            start = end
+    partial.rename(ranked_run)
+    return ranked_run
 
 
 def pytrec_eval_end_to_end(qrels_path, run_path, measures):
@@ -118,10 +144,12 @@ def main():
     workdir.mkdir(parents=True, exist_ok=True)
     qrels, run = generate(workdir)
     files = [str(qrels), str(run)]
+    ranked_files = [str(qrels), str(ranked(workdir, run))]
     workloads = []
-    for label, measures in (("5 measures", FIVE), ("all_trec", MEASURES)):
+    for label, measures, files in (("5 measures", FIVE, files), ("all_trec", MEASURES, files),
+                                   ("5 measures, ranked run", FIVE, ranked_files)):
         flags = [flag for name in measures for flag in ("-m", name)]
-        lines = check_agreement(hyde_eval, trec_eval, flags, qrels, run)
+        lines = check_agreement(hyde_eval, trec_eval, flags, *files)
         rows = [
             (f"hyde-eval eval ({os.cpu_count()} threads)", [hyde_eval, "eval", *flags, *files]),
             ("hyde-eval eval -j 1", [hyde_eval, "eval", "-j", "1", *flags, *files]),

@@ -5,7 +5,7 @@
 # BENCH_PYTREC=1 also times pytrec_eval.
 #
 # Everything heavy is cached under ~/.cache/hyde-eval/ (override with HYDE_EVAL_CACHE):
-#   bench/                 the synthetic qrels and run (about 220 MB)
+#   bench/                 the synthetic qrels, the run and the run ranked (about 430 MB)
 #   trec-venv/             pytrec_eval-terrier (trec_eval's C code as a Python module)
 #   trec_eval/trec_eval    a trec_eval binary; set TREC_EVAL=/path/to/trec_eval to use
 #                          your own build. Otherwise the trec_eval 9.0.4 Linux binary that
