@@ -19,6 +19,7 @@ command after the other; each timing is the median of its runs. Wall-clock and C
 wall-clock times. Set BENCH_PYTREC=1 to also time pytrec_eval (same measures, files read
 in Python as its users do).
 """
+import itertools
 import os
 import random
 import resource
@@ -56,24 +57,19 @@ def generate(workdir):
 
 
 def ranked(workdir, run):
-    """The run with each query's results in trec_eval's order, ranks renumbered."""
+    """The run with each query's results in trec_eval's order, ranks renumbered; read
+    and written a query at a time."""
     ranked_run = workdir / "run.ranked"
     if ranked_run.is_file():
         return ranked_run
-    with open(run) as lines:
-        fields = [line.split() for line in lines]
     partial = ranked_run.with_suffix(".partial")
-    with open(partial, "w") as out:
-        start = 0
-        while start < len(fields):
-            end = start
-            while end < len(fields) and fields[end][0] == fields[start][0]:
-                end += 1
-            results = sorted(fields[start:end], key=lambda result: result[2], reverse=True)
+    with open(run) as lines, open(partial, "w") as out:
+        fields = (line.split() for line in lines)
+        for _, results in itertools.groupby(fields, key=lambda result: result[0]):
+            results = sorted(results, key=lambda result: result[2], reverse=True)
             results.sort(key=lambda result: float(result[4]), reverse=True)
             for rank, (query, _, doc, _, score, tag) in enumerate(results):
                 out.write(f"{query} Q0 {doc} {rank + 1} {score} {tag}\n")
-            start = end
     partial.rename(ranked_run)
     return ranked_run
 

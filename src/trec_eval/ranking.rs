@@ -341,21 +341,51 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn ranks_equal_a_full_sort_with_ties_and_cuts() {
-        let names: Vec<String> = (0..60).map(|i| format!("d{:02}", (i * 37) % 60)).collect();
-        let mut grades = FxHashMap::default();
-        for (index, name) in names.iter().enumerate() {
-            if index % 3 != 0 {
-                grades.insert(name.as_str(), (index % 5) as Grade - 1);
-            }
-        }
+    /// The judgments of `names` that `grade_at` grades (by position), as a map and as
+    /// the query `rank` reads.
+    fn judged_names(
+        names: &[String],
+        grade_at: impl Fn(usize) -> Option<Grade>,
+    ) -> (FxHashMap<&str, Grade>, JudgedQuery<'_>) {
+        let grades: FxHashMap<&str, Grade> = names
+            .iter()
+            .enumerate()
+            .filter_map(|(index, name)| Some((name.as_str(), grade_at(index)?)))
+            .collect();
         let judgments: Vec<(&str, Grade)> = grades
             .iter()
             .map(|(&document, &grade)| (document, grade))
             .collect();
         let mut judged = JudgedQuery::default();
         judged.fill(&judgments);
+        (grades, judged)
+    }
+
+    /// Checks that `rank` gives the grades of a full sort of `results` at every cut.
+    fn assert_ranks_as_sorted(
+        results: &[(&str, f64)],
+        (grades, judged): &(FxHashMap<&str, Grade>, JudgedQuery<'_>),
+        cuts: &[usize],
+        scratch: &mut Scratch,
+    ) {
+        let documents: Vec<&str> = results.iter().map(|r| r.0).collect();
+        let keys: Vec<u64> = results.iter().map(|r| descending_key(r.1)).collect();
+        for &max_results in cuts {
+            rank(&documents, &keys, judged, max_results, scratch).unwrap();
+            assert_eq!(
+                scratch.grades,
+                sorted_grades(results, grades, max_results),
+                "-M {max_results}, {results:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ranks_equal_a_full_sort_with_ties_and_cuts() {
+        let names: Vec<String> = (0..60).map(|i| format!("d{:02}", (i * 37) % 60)).collect();
+        let judged = judged_names(&names, |index| {
+            (index % 3 != 0).then_some((index % 5) as Grade - 1)
+        });
         let mut scratch = Scratch::default();
         // Few distinct scores, so that most results tie and docnos decide.
         for distinct in [1, 2, 3, 7, 60] {
@@ -364,16 +394,7 @@ mod tests {
                 .enumerate()
                 .map(|(index, name)| (name.as_str(), ((index * 13) % distinct) as f64 - 1.0))
                 .collect();
-            let documents: Vec<&str> = results.iter().map(|r| r.0).collect();
-            let keys: Vec<u64> = results.iter().map(|r| descending_key(r.1)).collect();
-            for max_results in [1, 5, 59, 60, usize::MAX] {
-                rank(&documents, &keys, &judged, max_results, &mut scratch).unwrap();
-                assert_eq!(
-                    scratch.grades,
-                    sorted_grades(&results, &grades, max_results),
-                    "{distinct} scores, -M {max_results}"
-                );
-            }
+            assert_ranks_as_sorted(&results, &judged, &[1, 5, 59, 60, usize::MAX], &mut scratch);
         }
         // The first repeat is reported, among many documents (whose bits collide).
         let many: Vec<String> = (0..5000).map(|i| format!("doc{i}")).collect();
@@ -381,11 +402,17 @@ mod tests {
         documents.extend(["doc17", "doc3"]);
         let keys = vec![descending_key(1.0); documents.len()];
         assert_eq!(
-            rank(&documents, &keys, &judged, usize::MAX, &mut scratch),
+            rank(&documents, &keys, &judged.1, usize::MAX, &mut scratch),
             Err(5000)
         );
         assert_eq!(
-            rank(&documents[..5000], &keys[..5000], &judged, 3, &mut scratch),
+            rank(
+                &documents[..5000],
+                &keys[..5000],
+                &judged.1,
+                3,
+                &mut scratch
+            ),
             Ok(())
         );
     }
@@ -396,18 +423,9 @@ mod tests {
         // them: ties with docnos descending (trec_eval's order), then ascending (not it),
         // and one result out of order.
         let names: Vec<String> = (0..40).map(|i| format!("d{:02}", (i * 7) % 40)).collect();
-        let mut grades = FxHashMap::default();
-        for (index, name) in names.iter().enumerate() {
-            if index % 4 != 1 {
-                grades.insert(name.as_str(), (index % 3) as Grade - 1);
-            }
-        }
-        let judgments: Vec<(&str, Grade)> = grades
-            .iter()
-            .map(|(&document, &grade)| (document, grade))
-            .collect();
-        let mut judged = JudgedQuery::default();
-        judged.fill(&judgments);
+        let judged = judged_names(&names, |index| {
+            (index % 4 != 1).then_some((index % 3) as Grade - 1)
+        });
         let mut scratch = Scratch::default();
         for distinct in [1, 3, 40] {
             let scored: Vec<(&str, f64)> = names
@@ -422,16 +440,7 @@ mod tests {
             let mut one_swapped = in_order.clone();
             one_swapped.swap(5, 30);
             for results in [&in_order, &ties_reversed, &one_swapped] {
-                let documents: Vec<&str> = results.iter().map(|r| r.0).collect();
-                let keys: Vec<u64> = results.iter().map(|r| descending_key(r.1)).collect();
-                for max_results in [1, 7, 40, usize::MAX] {
-                    rank(&documents, &keys, &judged, max_results, &mut scratch).unwrap();
-                    assert_eq!(
-                        scratch.grades,
-                        sorted_grades(results, &grades, max_results),
-                        "{distinct} scores, -M {max_results}, {documents:?}"
-                    );
-                }
+                assert_ranks_as_sorted(results, &judged, &[1, 7, 40, usize::MAX], &mut scratch);
             }
         }
     }
