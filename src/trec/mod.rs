@@ -27,6 +27,7 @@ use crate::error::{Error, Problem, Problems};
 use crate::ranking::QueryRanking;
 pub mod formats;
 pub mod parse;
+mod score;
 
 /// Writes `rankings` as a TREC run with tag `tag` (queries with no results have no lines).
 pub fn write_trec_run(
