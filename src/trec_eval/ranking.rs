@@ -219,12 +219,19 @@ pub(super) fn rank(
     // two in a row are equal: most runs list each query's results ranked already.
     let (mut out_of_order, mut tied) = (false, false);
     let mut previous_key = 0;
-    for (position, (&document, &key)) in documents.iter().zip(keys).enumerate() {
+    // The hashes first, in a loop of their own: each is independent of the others, so
+    // the processor overlaps their multiplications.
+    scratch.hashes.extend(
+        documents
+            .iter()
+            .map(|document| document_hash(document.as_bytes())),
+    );
+    for (position, ((&document, &key), &hash)) in
+        documents.iter().zip(keys).zip(&scratch.hashes).enumerate()
+    {
         out_of_order |= key < previous_key;
         tied |= key == previous_key && position > 0;
         previous_key = key;
-        let hash = document_hash(document.as_bytes());
-        scratch.hashes.push(hash);
         let (word, bit) = bit_of(hash, words);
         let (second_word, second_bit) = bit_of(second_bit_hash(hash), words);
         if scratch.seen[word] & bit != 0 && scratch.seen[second_word] & second_bit != 0 {
