@@ -12,6 +12,10 @@ hyde-eval's figure is the `embed_facts_ms` stage of `hyde-eval run --configurati
 dense` (timings.json); sentence-transformers' is `encode(..., batch_size=32)` with
 torch's default thread count. With REPEATS > 1 (default 1) each side runs that many
 times, alternating, and the best time of each counts.
+
+It also prints the arithmetic both sides do (the same: the model's multiply-adds over
+each abstract's tokens, truncated as the model truncates) and the rate each reaches,
+in GFLOPS, to set against the processor's peak (scripts/fma_peak.sh).
 """
 import json
 import subprocess
@@ -64,6 +68,17 @@ def hyde_eval_seconds(binary, model_dir, dataset, reports):
     return timings["stages_ms"]["embed_facts_ms"] / 1000.0, ndcg
 
 
+def encoder_flops(config, lengths):
+    """Floating-point operations of a BERT encoder over sequences of `lengths` tokens
+    (a multiply-add is two): per layer and token, the Q, K, V and output projections
+    (4 h^2) and the feed-forward pair (2 h i); per layer and sequence, the attention
+    scores and their weighted sum (2 L^2 h). Softmax, GELU and layer norms are left out."""
+    hidden, inner = config["hidden_size"], config["intermediate_size"]
+    per_token = 4 * hidden * hidden + 2 * hidden * inner
+    multiply_adds = sum(length * per_token + 2 * length * length * hidden for length in lengths)
+    return 2 * config["num_hidden_layers"] * multiply_adds
+
+
 def main():
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
@@ -80,6 +95,10 @@ def main():
             started = time.perf_counter()
             model.encode(texts, batch_size=32, convert_to_numpy=True)
             theirs.append(time.perf_counter() - started)
+    config = json.loads((Path(model_dir) / "config.json").read_text())
+    lengths = [len(ids) for ids in model.tokenizer(
+        texts, truncation=True, max_length=model.max_seq_length)["input_ids"]]
+    flops = encoder_flops(config, lengths)
     docs = len(texts)
     ours_rate, theirs_rate = docs / min(ours), docs / min(theirs)
     print(f"SciFact corpus: {docs} abstracts; best of {repeats} run(s) each; "
@@ -87,6 +106,9 @@ def main():
     print(f"hyde-eval local (packed BERT):   {ours_rate:8.1f} docs/s  ({min(ours):.1f} s; dense nDCG@10 {ndcg:.4f})")
     print(f"sentence-transformers (torch):   {theirs_rate:8.1f} docs/s  ({min(theirs):.1f} s)")
     print(f"ratio hyde-eval / sentence-transformers: {ours_rate / theirs_rate:.2f}")
+    print(f"arithmetic: {sum(lengths)} tokens, {flops / 1e12:.1f} TFLOP; "
+          f"hyde-eval {flops / min(ours) / 1e9:.0f} GFLOPS, "
+          f"sentence-transformers {flops / min(theirs) / 1e9:.0f} GFLOPS")
 
 
 if __name__ == "__main__":
