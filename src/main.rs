@@ -9,6 +9,8 @@ use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, EngineAction, Mo
 use hyde_eval::commands;
 
 fn main() -> ExitCode {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    require_x86_64_v3();
     let cli = Cli::parse();
     hyde_eval::progress::start();
     if let Err(error) = hyde_eval::interrupt::install() {
@@ -59,5 +61,50 @@ fn main() -> ExitCode {
             eprintln!("error: {error}");
             ExitCode::from(error.exit_code())
         }
+    }
+}
+
+/// A build for x86-64-v3 (`.cargo/config.toml`) stops here, with exit code 2, on a
+/// processor that lacks its instructions, before code that may use them runs. The
+/// processor is asked directly (CPUID): in such a build `is_x86_feature_detected!`
+/// answers from the build's own features.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[inline(never)]
+fn require_x86_64_v3() {
+    use std::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
+    let bit = |register: u32, bit: u32| register >> bit & 1 == 1;
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86-64 processor; leaf 7 and the extended leaf are
+    // read only when the highest leaves reported include them.
+    let (basic, structured, extended) = unsafe {
+        let highest = __cpuid(0).eax;
+        let highest_extended = __cpuid(0x8000_0000).eax;
+        (
+            __cpuid(1),
+            (highest >= 7).then(|| __cpuid_count(7, 0)),
+            (highest_extended >= 0x8000_0001).then(|| __cpuid(0x8000_0001)),
+        )
+    };
+    // AVX needs the operating system to save the vector registers (OSXSAVE, then XCR0's
+    // SSE and AVX state bits).
+    let os_saves_avx = bit(basic.ecx, 27) && {
+        // SAFETY: XGETBV is available when OSXSAVE is set, checked just before.
+        let enabled_state = unsafe { _xgetbv(0) };
+        enabled_state & 0b110 == 0b110
+    };
+    let supported = os_saves_avx
+        && bit(basic.ecx, 28) // AVX
+        && bit(basic.ecx, 12) // FMA
+        && bit(basic.ecx, 22) // MOVBE
+        && structured.is_some_and(|leaf| bit(leaf.ebx, 5) && bit(leaf.ebx, 3) && bit(leaf.ebx, 8)) // AVX2, BMI1, BMI2
+        && extended.is_some_and(|leaf| bit(leaf.ecx, 5)); // LZCNT
+    if !supported {
+        eprintln!(
+            "error: this hyde-eval was built for x86-64-v3 processors (AVX2, BMI2, FMA), \
+             and this one is older\n\
+             hint: build it for any x86-64 processor: \
+             RUSTFLAGS=\"-C target-cpu=x86-64\" cargo build --release"
+        );
+        std::process::exit(i32::from(hyde_eval::error::exit_code::INPUT));
     }
 }
