@@ -72,7 +72,7 @@ fn main() -> ExitCode {
 #[inline(never)]
 fn require_x86_64_v3() {
     use std::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
-    let bit = |register: u32, bit: u32| register >> bit & 1 == 1;
+    let bit = |register: u32, index: u32| register >> index & 1 == 1;
     #[allow(unused_unsafe)]
     // SAFETY: CPUID exists on every x86-64 processor; leaf 7 and the extended leaf are
     // read only when the highest leaves reported include them.
