@@ -82,24 +82,55 @@ fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
-/// The resolved paths of the files this process has opened as inputs.
-static OPENED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// One file this process opened as an input: its path resolved through symlinks, and
+/// the device and inode it was opened as, which name the file whatever path (a symlink,
+/// a hard link) reaches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputFile {
+    pub path: PathBuf,
+    pub device: u64,
+    pub inode: u64,
+}
 
-/// Every input file opened so far, resolved through symlinks.
-pub fn read_so_far() -> Vec<PathBuf> {
+/// The files this process has opened as inputs.
+static OPENED: Mutex<Vec<InputFile>> = Mutex::new(Vec::new());
+
+/// Every input file opened so far.
+pub fn read_so_far() -> Vec<InputFile> {
     OPENED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone()
 }
 
-fn remember(path: &Path) {
-    if let Ok(resolved) = path.canonicalize() {
-        let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
-        if !opened.contains(&resolved) {
-            opened.push(resolved);
-        }
+/// Records `path`, opened as `metadata` describes it, as an input of this process, so
+/// that no output replaces it (see `write_policy`). Inputs read other than through this
+/// module (a file streamed while an output is written) are recorded with it.
+pub fn remember(path: &Path, metadata: &Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    let input = InputFile {
+        path: path.canonicalize().unwrap_or_else(|_| path.to_path_buf()),
+        device: metadata.dev(),
+        inode: metadata.ino(),
+    };
+    let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !opened.contains(&input) {
+        opened.push(input);
     }
+}
+
+/// The input this process read that `path` reaches, if any: by its resolved path, or,
+/// when `path` exists, by its device and inode (a hard link or symlink to an input).
+pub fn input_at(path: &Path) -> Option<InputFile> {
+    use std::os::unix::fs::MetadataExt;
+    let resolved = path.canonicalize().ok();
+    let identity = std::fs::metadata(path)
+        .ok()
+        .map(|metadata| (metadata.dev(), metadata.ino()));
+    read_so_far().into_iter().find(|input| {
+        resolved.as_deref() == Some(input.path.as_path())
+            || identity == Some((input.device, input.inode))
+    })
 }
 
 /// Opens `path` for reading if it is a regular file; anything else is refused before a
@@ -113,7 +144,7 @@ pub fn open(path: &Path) -> Result<(File, u64), Error> {
     let metadata = file.metadata().map_err(read_error(path))?;
     match kind_of(&metadata) {
         Entry::RegularFile => {
-            remember(path);
+            remember(path, &metadata);
             Ok((file, metadata.len()))
         }
         Entry::Other(what) => Err(not_a_file(path, what)),

@@ -22,6 +22,8 @@ use crate::error::Error;
 
 /// Temporary paths being written, removed if the process is interrupted.
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Outputs swapped into place whole, named in the interruption message.
+static COMPLETED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Held by critical sections, and by the signal handler from clean-up until exit.
 static CRITICAL: Mutex<()> = Mutex::new(());
 
@@ -44,12 +46,42 @@ pub fn install() -> std::io::Result<()> {
                         std::fs::remove_file(path)
                     };
                 }
-                let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
-                eprintln!("hyde-eval: interrupted by {name}; outputs of this run that were not complete were removed");
+                let name = if signal == SIGINT {
+                    "SIGINT"
+                } else {
+                    "SIGTERM"
+                };
+                eprintln!("{}", interruption_message(name, &lock(&COMPLETED)));
                 std::process::exit(128 + signal);
             }
         })?;
     Ok(())
+}
+
+/// What the process says when `signal` interrupts it, after `completed` outputs were put
+/// in place whole.
+fn interruption_message(signal: &str, completed: &[PathBuf]) -> String {
+    if completed.is_empty() {
+        return format!(
+            "hyde-eval: interrupted by {signal}; outputs of this run that were not complete were removed"
+        );
+    }
+    let names: Vec<String> = completed
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    format!(
+        "hyde-eval: interrupted by {signal}; complete and in place: {}; outputs of this run that were not complete were removed",
+        names.join(", ")
+    )
+}
+
+/// Records that `path` was put in place whole, so an interruption after it says so.
+pub fn completed(path: &Path) {
+    let mut completed = lock(&COMPLETED);
+    if !completed.iter().any(|known| known == path) {
+        completed.push(path.to_path_buf());
+    }
 }
 
 /// A temporary path registered for removal on interruption while the guard lives.

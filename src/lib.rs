@@ -42,4 +42,5 @@ pub mod sweep;
 pub mod text;
 pub mod trec;
 pub mod trec_eval;
+pub mod write_policy;
 pub mod writeback;

@@ -34,6 +34,11 @@ impl WritebackFile {
         }
     }
 
+    /// The file, once everything written has been handed to the kernel.
+    pub fn into_file(self) -> File {
+        self.file
+    }
+
     /// Starts the writeback of everything written since the last start, without
     /// waiting for it. Best effort: the `fsync` that makes the file durable still
     /// decides.

@@ -13,6 +13,7 @@ use hyde_eval::report::files::{write_report, ReportParts, RunSpool};
 use hyde_eval::settings::RunOptions;
 use hyde_eval::settings::{resolve, ConfigFile, RunSettings};
 use hyde_eval::trec::{read_trec_qrels, read_trec_run};
+use hyde_eval::write_policy::Policy;
 
 fn run(dataset: &str, args: RunOptions) -> (Dataset, RunSettings, Execution) {
     let mut dataset = Dataset::load(&common::repo_path(dataset)).unwrap();
@@ -125,7 +126,7 @@ fn run_files_rescore_to_the_printed_numbers() {
     let mut dataset = Dataset::load(&common::repo_path("datasets/devmem")).unwrap();
     let settings = common::quiet_settings(&dataset);
     let output = tempfile::tempdir().unwrap();
-    let spool = RunSpool::create(output.path(), &settings.run_name).unwrap();
+    let spool = RunSpool::create(output.path(), &settings.run_name, Policy::default()).unwrap();
     let execution = execute(
         &mut dataset,
         &settings,
@@ -215,7 +216,12 @@ fn streamed_reductions_equal_the_whole_rankings() {
     common::write_synthetic_dataset(&directory, 3_000, 700);
     let mut dataset = Dataset::load(&directory).unwrap();
     let settings = common::quiet_settings(&dataset);
-    let spool = RunSpool::create(&work.path().join("reports"), &settings.run_name).unwrap();
+    let spool = RunSpool::create(
+        &work.path().join("reports"),
+        &settings.run_name,
+        Policy::default(),
+    )
+    .unwrap();
     let execution = execute(
         &mut dataset,
         &settings,
@@ -339,7 +345,12 @@ fn rankings_fused_without_tables_equal_fusing_the_tables() {
     use hyde_eval::ranking::QueryRanking;
 
     let work = tempfile::tempdir().unwrap();
-    write(&SynthOptions::new(3000, 300, 11), work.path()).unwrap();
+    write(
+        &SynthOptions::new(3000, 300, 11),
+        work.path(),
+        Policy::default(),
+    )
+    .unwrap();
     for root in [
         common::repo_path("datasets/devmem"),
         work.path().to_path_buf(),
@@ -416,7 +427,12 @@ fn query_vectors_set_aside_on_disk_rank_as_vectors_in_memory() {
     use hyde_eval::ranking::QueryRanking;
 
     let work = tempfile::tempdir().unwrap();
-    write(&SynthOptions::new(2000, 300, 5), work.path()).unwrap();
+    write(
+        &SynthOptions::new(2000, 300, 5),
+        work.path(),
+        Policy::default(),
+    )
+    .unwrap();
     let dataset = Dataset::load(work.path()).unwrap();
     let settings = common::quiet_settings(&dataset);
     let retrieve = |spill: bool| {

@@ -106,6 +106,11 @@ pub struct SynthArgs {
     /// New dataset directory [default: synth-N]
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+
+    /// Replace the output directory even when it is not empty (never one holding an
+    /// input)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `hyde-eval dataset import`.
@@ -125,6 +130,10 @@ pub struct ImportArgs {
 
     #[command(flatten)]
     pub options: FormatOptions,
+
+    /// Replace DEST even when it is not empty (never SRC or a directory holding it)
+    #[arg(long)]
+    pub force: bool,
 
     /// No notes on stderr
     #[arg(short, long)]

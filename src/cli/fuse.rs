@@ -63,4 +63,9 @@ pub struct FuseArgs {
     /// Write the fused run to FILE instead of stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// With --output: replace FILE even when hyde-eval did not write it or it was
+    /// changed since (never one of the runs)
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }

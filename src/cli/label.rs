@@ -73,9 +73,9 @@ pub struct DraftQueriesArgs {
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
-    /// Overwrite an existing queries.jsonl and qrels.tsv
-    #[arg(long)]
-    pub replace: bool,
+    /// Replace an existing queries.jsonl and qrels.tsv
+    #[arg(long, alias = "replace")]
+    pub force: bool,
 
     /// No progress or notes on stderr
     #[arg(short, long)]

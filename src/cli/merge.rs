@@ -40,6 +40,11 @@ pub struct MergeArgs {
     #[arg(long)]
     pub html: bool,
 
+    /// Replace the report directory even when it holds results of other configurations
+    /// or hyde-eval did not write it (never one holding a shard)
+    #[arg(long)]
+    pub force: bool,
+
     /// No stage lines on stderr
     #[arg(short, long)]
     pub quiet: bool,

@@ -53,6 +53,7 @@ pub struct RunCommand {
     #[arg(long)]
     pub no_runs: bool,
     /// Replace the report directory even when it holds results of other configurations
+    /// or hyde-eval did not write it (never one holding an input)
     #[arg(long)]
     pub force: bool,
     /// Also write report.html, charts and Markdown/CSV metric tables (as `hyde-eval report`)
@@ -98,6 +99,11 @@ pub struct BaselineUpdateArgs {
     /// Store this results.json instead of running
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
+
+    /// Replace the baseline even when it holds results this one lacks (another dataset,
+    /// or configurations not computed here), or hyde-eval did not write it
+    #[arg(long)]
+    pub force: bool,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -190,6 +196,11 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub significance: SignificanceArgs,
+
+    /// Replace the comparison's directory even when it holds a comparison of other
+    /// inputs, or hyde-eval did not write it (never one holding an input)
+    #[arg(long)]
+    pub force: bool,
 
     #[command(flatten)]
     pub run: RunArgs,

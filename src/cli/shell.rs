@@ -2,7 +2,7 @@
 //! scripts (clap_complete) and the roff man pages (clap_mangen), both generated from the
 //! same clap definitions as the parser, so they list every subcommand and option as it is.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
@@ -27,6 +27,15 @@ pub struct CompletionsArgs {
     /// The shell to complete for
     #[arg(value_enum)]
     pub shell: Shell,
+
+    /// Write the script to FILE instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// With --output: replace FILE even when hyde-eval did not write it or it was
+    /// changed since
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 /// `hyde-eval man`.
@@ -36,6 +45,11 @@ pub struct ManArgs {
     /// missing) instead of printing hyde-eval.1
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+
+    /// With --output-dir: replace pages of those names even when hyde-eval did not
+    /// write them or they were changed since
+    #[arg(long, requires = "output_dir")]
+    pub force: bool,
 }
 
 /// The completion script of `shell` for every command and option.
@@ -53,8 +67,26 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     Ok(page)
 }
 
-/// Writes `hyde-eval.1` and `hyde-eval-SUBCOMMAND.1` (nested subcommands joined by `-`)
-/// into `directory`.
-pub fn write_man_pages(directory: &Path) -> std::io::Result<()> {
-    clap_mangen::generate_to(Cli::command(), directory)
+/// `hyde-eval.1` and `hyde-eval-SUBCOMMAND.1` (nested subcommands joined by `-`), each
+/// as (file name, roff), as `clap_mangen::generate_to` names and renders them.
+pub fn man_pages() -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
+    fn collect(command: clap::Command, pages: &mut Vec<(PathBuf, Vec<u8>)>) -> std::io::Result<()> {
+        for subcommand in command
+            .get_subcommands()
+            .filter(|subcommand| !subcommand.is_hide_set())
+            .cloned()
+        {
+            collect(subcommand, pages)?;
+        }
+        let man = clap_mangen::Man::new(command);
+        let mut page = Vec::new();
+        man.render(&mut page)?;
+        pages.push((PathBuf::from(man.get_filename()), page));
+        Ok(())
+    }
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build();
+    let mut pages = Vec::new();
+    collect(command, &mut pages)?;
+    Ok(pages)
 }

@@ -57,6 +57,11 @@ pub struct RecordArgs {
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
+    /// Replace the output file even when hyde-eval did not write it or it was changed
+    /// since (recorded hypotheses cost requests: a new file is kept by default)
+    #[arg(long)]
+    pub force: bool,
+
     /// Use only cached hypotheses: a miss is an error (exit 3), no request is made
     #[arg(long)]
     pub offline: bool,
@@ -204,6 +209,11 @@ pub struct SweepArgs {
     /// the flags and TOML of the best points)
     #[arg(long, value_enum, default_value_t)]
     pub format: OutputFormat,
+
+    /// Replace the sweep directory even when it holds sweeps of configurations this one
+    /// lacks, or hyde-eval did not write it (never one holding an input)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `hyde-eval report`.
@@ -220,6 +230,11 @@ pub struct ReportArgs {
     /// Where report.html, metrics.md, metrics.csv and charts/ go [default: beside RESULTS]
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+
+    /// Replace files of those names even when hyde-eval did not write them or they were
+    /// changed since (never one of the command's inputs)
+    #[arg(long)]
+    pub force: bool,
 
     /// Compare every other configuration with this reference configuration [default:
     /// each HyDE configuration with its counterpart that uses the raw query]

@@ -1,25 +1,38 @@
 //! `hyde-eval baseline update`: stores a run, or an existing results.json, as the
 //! regression gate's baseline.
+//!
+//! The baseline is written under the write policy: it replaces an earlier baseline (a
+//! results document, stamped or committed) only when that holds no results of another
+//! dataset or of a configuration the new one lacks, unless `--force`.
 
 use crate::cli::BaselineUpdateArgs;
 use crate::error::{exit_code, Error};
-use crate::report::files::write_file_atomically;
+use crate::report::files::{check_results_replacement, is_results_document};
 use crate::report::{render, Document, Format};
 use crate::results::stored::StoredResults;
 use crate::settings::{self};
+use crate::write_policy::{self, Earlier, Policy};
 
 use super::*;
 
 /// `hyde-eval baseline update`: stores a run (or an existing results.json) as the baseline.
 pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
-    let bytes = match &args.from {
+    let policy = Policy::new(args.force);
+    let (bytes, stored) = match &args.from {
         Some(path) => {
-            StoredResults::load(path)?;
-            crate::input::read(path)?
+            let stored = StoredResults::load(path)?;
+            (crate::input::read(path)?, stored)
         }
         None => {
             let (file, mut dataset) = load_inputs(&args.run)?;
             let settings = settings::resolve(&args.run.options(), &file, &dataset.manifest)?;
+            // Before the run, so a baseline that may not be replaced fails fast.
+            check_baseline(
+                args,
+                policy,
+                &dataset.manifest.name,
+                &configuration_names(&settings.run.configurations),
+            )?;
             let Execution { results, .. } = in_pool(settings.threads, || {
                 execute(&mut dataset, &settings.run, RankingOutputs::default())
             })??;
@@ -29,13 +42,62 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
                 gate: None,
             };
             Printer::new().print(&render(Format::Table, &document)?)?;
-            render(Format::Json, &document)?.into_bytes()
+            (
+                render(Format::Json, &document)?.into_bytes(),
+                StoredResults::from_results(&results),
+            )
         }
     };
-    write_file_atomically(&args.output, &bytes)?;
+    let configurations: Vec<String> = stored
+        .configurations
+        .iter()
+        .map(|configuration| configuration.name.clone())
+        .collect();
+    check_baseline(args, policy, &stored.dataset.name, &configurations)?;
+    let keep = |path: &std::path::Path| {
+        check_results_replacement(path, &stored.dataset.name, &configurations, KEEP_HINT)
+    };
+    write_policy::write_file_with(
+        &args.output,
+        policy,
+        Earlier::output()
+            .recognizing(&is_results_document)
+            .keeping(&keep),
+        Box::new(|writer| writer.write_all(&bytes)),
+    )?;
     note(
         args.run.quiet,
         &format!("baseline written to {}", args.output.display()),
     );
     Ok(exit_code::OK)
+}
+
+const KEEP_HINT: &str =
+    "store this one under another name (--output FILE), or pass --force to replace the baseline";
+
+/// Checks that `args.output` may take a baseline of `dataset` with `configurations`.
+fn check_baseline(
+    args: &BaselineUpdateArgs,
+    policy: Policy,
+    dataset: &str,
+    configurations: &[String],
+) -> Result<(), Error> {
+    let keep = |path: &std::path::Path| {
+        check_results_replacement(path, dataset, configurations, KEEP_HINT)
+    };
+    write_policy::check_file(
+        &args.output,
+        policy,
+        Earlier::output()
+            .recognizing(&is_results_document)
+            .keeping(&keep),
+    )
+}
+
+/// The names of `configurations`.
+fn configuration_names(configurations: &[crate::configuration::Configuration]) -> Vec<String> {
+    configurations
+        .iter()
+        .map(|configuration| configuration.name.clone())
+        .collect()
 }

@@ -8,10 +8,11 @@ use crate::cli::{CompareArgs, RunArgs};
 use crate::compare::{self, Accounting};
 use crate::error::{exit_code, Error};
 use crate::report::external_html::{self, ExternalRun};
-use crate::report::files::{check_destination, write_directory};
+use crate::report::files::{check_destination, write_directory_keeping};
 use crate::report::{render, Document, Format};
 use crate::results::stored::StoredResults;
 use crate::settings::{self, ConfigFile};
+use crate::write_policy::Policy;
 
 use super::*;
 
@@ -60,6 +61,11 @@ fn refuse_unhonoured(args: &CompareArgs) -> Result<(), Error> {
     if args.html && args.external_qrels().is_none() {
         return Err(Error::Usage(
             "compare --html writes the HTML report of run files compared with --qrels; for stored results or --embedder runs, the HTML report of one run is `hyde-eval run --html` or `hyde-eval report RESULTS`".into(),
+        ));
+    }
+    if args.force && run.no_report {
+        return Err(Error::Usage(
+            "--force lets the comparison replace an existing one, and --no-report writes none; drop one of them".into(),
         ));
     }
     if args.html && run.no_report {
@@ -230,7 +236,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
             let settings = settings::resolve(&single.options(), &file, &dataset.manifest)?;
             if runs.is_empty() && !args.run.no_report {
                 // Before the first run, so a destination that may not be replaced fails fast.
-                check_destination(&settings.output_dir, &name)?;
+                check_destination(&settings.output_dir, &name, Policy::new(args.force))?;
             }
             let Execution {
                 results, output, ..
@@ -284,11 +290,99 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                     .into_bytes(),
             ));
         }
-        let directory = write_directory(&output_dir, &name, files)?;
+        let policy = Policy::new(args.force);
+        let keep = || {
+            if policy.force {
+                return Ok(());
+            }
+            check_comparison_replacement(&output_dir.join(&name), &report)
+        };
+        keep()?;
+        let directory = write_directory_keeping(&output_dir, &name, files, policy, &keep)?;
         note(
             args.run.quiet,
             &format!("comparison written to {}", directory.display()),
         );
     }
     Ok(exit_code::OK)
+}
+
+/// What [`check_comparison_replacement`] reads of a stored `compare.json`.
+#[derive(serde::Deserialize)]
+struct StoredComparison {
+    dataset: String,
+    runs: Vec<StoredComparedRun>,
+    rows: Vec<StoredCompareRow>,
+}
+
+#[derive(serde::Deserialize)]
+struct StoredComparedRun {
+    label: String,
+}
+
+#[derive(serde::Deserialize)]
+struct StoredCompareRow {
+    configuration: String,
+}
+
+/// Refuses to replace the comparison in `directory` when its `compare.json` compares
+/// another dataset, or runs or configurations `report` lacks: replacing it would lose
+/// them. A directory without a readable `compare.json` has nothing to lose here.
+fn check_comparison_replacement(
+    directory: &Path,
+    report: &compare::CompareReport,
+) -> Result<(), Error> {
+    let stored_path = directory.join("compare.json");
+    let Some(stored) = std::fs::read(&stored_path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<StoredComparison>(&bytes).ok())
+    else {
+        return Ok(());
+    };
+    let missing = |stored: Vec<String>, new: Vec<&str>| -> Vec<String> {
+        stored
+            .into_iter()
+            .filter(|name| !new.contains(&name.as_str()))
+            .collect()
+    };
+    let runs = missing(
+        stored.runs.into_iter().map(|run| run.label).collect(),
+        report.runs.iter().map(|run| run.label.as_str()).collect(),
+    );
+    let configurations = missing(
+        stored
+            .rows
+            .into_iter()
+            .map(|row| row.configuration)
+            .collect(),
+        report
+            .rows
+            .iter()
+            .map(|row| row.configuration.as_str())
+            .collect(),
+    );
+    let problem = if stored.dataset != report.dataset {
+        format!(
+            "holds a comparison on dataset {:?}, not {:?}",
+            stored.dataset, report.dataset
+        )
+    } else if !runs.is_empty() {
+        format!(
+            "holds a comparison of runs this one lacks ({}); replacing it would lose them",
+            runs.join(", ")
+        )
+    } else if !configurations.is_empty() {
+        format!(
+            "holds a comparison of configurations this one lacks ({}); replacing it would lose them",
+            configurations.join(", ")
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::problem(
+        crate::error::Problem::new(&stored_path, None, problem).with_hint(format!(
+            "keep both by naming this comparison (--run-name NAME), or pass --force to replace {}",
+            directory.display()
+        )),
+    ))
 }

@@ -31,7 +31,11 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
                 .output
                 .clone()
                 .unwrap_or_else(|| PathBuf::from(format!("synth-{}", args.facts)));
-            crate::dataset::synth::write(&options, &destination)?;
+            crate::dataset::synth::write(
+                &options,
+                &destination,
+                crate::write_policy::Policy::new(args.force),
+            )?;
             print_to_stdout(&format!(
                 "wrote {} facts, {} queries ({} topics, seed {}) into {}\n",
                 options.facts,
@@ -47,9 +51,22 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
                     "--from native: the directory is already in hyde-eval's layout; validate it with `hyde-eval dataset validate`".into(),
                 ));
             }
+            // Before the (possibly long) load, so a destination that may not be
+            // written fails fast; checked again once the inputs are known.
+            let (parent, name) = crate::write_policy::split_directory(&args.destination)?;
+            crate::write_policy::check_directory(
+                &parent,
+                &name,
+                crate::write_policy::Policy::new(args.force),
+                crate::write_policy::DirectoryKind::Dataset,
+            )?;
             let dataset = load_dataset(&args.source, args.from, &args.options)?;
             print_notes(&dataset, args.quiet);
-            import::write_native(&dataset, &args.destination)?;
+            import::write_native(
+                &dataset,
+                &args.destination,
+                crate::write_policy::Policy::new(args.force),
+            )?;
             print_to_stdout(&format!(
                 "imported {} facts, {} queries and {} judgments into {}\n",
                 dataset.facts.len(),

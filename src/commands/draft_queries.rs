@@ -8,11 +8,11 @@ use serde_json::json;
 use crate::cli::DraftQueriesArgs;
 use crate::dataset::{QRELS_FILE, QUERIES_FILE};
 use crate::embed::choice::CacheAccess;
-use crate::error::{exit_code, Error, Problem};
+use crate::error::{exit_code, Error};
 use crate::generate::draft::{self, DraftOptions, Style, NEAR_DUPLICATE_JACCARD};
 use crate::generate::{HypothesisGenerator, PromptTemplate};
-use crate::report::files::write_file_atomically;
 use crate::settings::{self, ConfigFile};
+use crate::write_policy::{self, Earlier, Policy};
 
 use super::*;
 
@@ -33,15 +33,9 @@ pub fn draft_queries(args: &DraftQueriesArgs) -> Result<u8, Error> {
             args.max_overlap
         )));
     }
-    for file in [QUERIES_FILE, QRELS_FILE] {
-        let path = args.dataset.join(file);
-        if path.exists() && !args.replace {
-            return Err(Error::problem(
-                Problem::new(&path, None, "already exists; drafting would replace it").with_hint(
-                    "pass --replace to overwrite it, or draft into a copy of the dataset",
-                ),
-            ));
-        }
+    let policy = Policy::new(args.force);
+    for file in [QUERIES_FILE, QRELS_FILE, PROVENANCE_FILE] {
+        write_policy::check_file(&args.dataset.join(file), policy, Earlier::dataset_file())?;
     }
     let file = match &args.config {
         Some(path) => ConfigFile::load(path)?,
@@ -120,12 +114,18 @@ pub fn draft_queries(args: &DraftQueriesArgs) -> Result<u8, Error> {
     });
     let mut provenance_text = serde_json::to_string_pretty(&provenance).expect("serializes");
     provenance_text.push('\n');
-    write_file_atomically(
-        &args.dataset.join(PROVENANCE_FILE),
-        provenance_text.as_bytes(),
-    )?;
-    write_file_atomically(&args.dataset.join(QRELS_FILE), qrels.as_bytes())?;
-    write_file_atomically(&args.dataset.join(QUERIES_FILE), queries.as_bytes())?;
+    for (file, text) in [
+        (PROVENANCE_FILE, provenance_text),
+        (QRELS_FILE, qrels),
+        (QUERIES_FILE, queries),
+    ] {
+        write_policy::write_file_with(
+            &args.dataset.join(file),
+            policy,
+            Earlier::dataset_file(),
+            Box::new(move |writer| writer.write_all(text.as_bytes())),
+        )?;
+    }
     print_line(&format!(
         "drafted {} queries from {} facts into {} ({}); provenance in {}",
         drafted.queries.len(),

@@ -245,7 +245,7 @@ fn gate(args: &crate::cli::EvalArgs, gate_settings: Option<GateSettings>) -> Res
     let summary = crate::report::markdown::gate_section(&report);
     eprintln!("{summary}");
     if let Some(path) = &args.gate.summary_file {
-        append(path, &summary)?;
+        crate::write_policy::append(path, &summary)?;
     }
     Ok(if report.passed {
         exit_code::OK

@@ -84,10 +84,11 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
         }
     }
     match &args.output {
-        Some(path) => std::fs::write(path, text).map_err(|source| Error::Write {
-            path: path.clone(),
-            source,
-        })?,
+        Some(path) => crate::write_policy::write_file(
+            path,
+            text.as_bytes(),
+            crate::write_policy::Policy::new(args.force),
+        )?,
         None => print_to_stdout(&text)?,
     }
     Ok(exit_code::OK)

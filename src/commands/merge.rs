@@ -119,7 +119,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
             qrels,
             run_files,
             extra,
-            keep_other_results: false,
+            policy: crate::write_policy::Policy::new(args.force),
         };
         write_report(&output_dir, &results, parts)
     });

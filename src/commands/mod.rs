@@ -134,22 +134,6 @@ impl Printer {
     }
 }
 
-/// Appends `text` to `path` (GitHub's step summary file is shared by a job's steps).
-fn append(path: &Path, text: &str) -> Result<(), Error> {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|source| Error::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    writeln!(file, "{text}").map_err(|source| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 /// A note for the person at the terminal (where outputs went): on stderr, so that
 /// stdout holds only data; nothing when `quiet`.
 fn note(quiet: bool, text: &str) {

@@ -7,8 +7,8 @@ use crate::error::{exit_code, Error};
 use crate::generate::choice::GeneratorChoice;
 use crate::generate::{Generation, HypothesisGenerator};
 use crate::pipeline::{self};
-use crate::report::files::write_file_atomically;
 use crate::settings::{self};
+use crate::write_policy::{self, Earlier, Policy};
 
 use super::*;
 
@@ -32,6 +32,11 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         .output
         .clone()
         .unwrap_or_else(|| settings::dataset_path(&run.options(), &file).join("hypotheses.jsonl"));
+    // Before any request, so hypotheses that may not be replaced fail fast.
+    let policy = Policy::new(args.force);
+    let recorded = dataset.root.join(crate::dataset::HYPOTHESES_FILE);
+    let earlier = Earlier::dataset_file().replacing_input(&recorded);
+    write_policy::check_file(&output, policy, earlier)?;
     let (_, generator) = settings.run.providers(&[], dataset_inputs(&dataset))?;
     let generations = in_pool(settings.threads, || {
         generate_with_progress(
@@ -76,7 +81,12 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
     }
     let mut bytes = lines.join("\n").into_bytes();
     bytes.push(b'\n');
-    write_file_atomically(&output, &bytes)?;
+    write_policy::write_file_with(
+        &output,
+        policy,
+        earlier,
+        Box::new(|writer| writer.write_all(&bytes)),
+    )?;
     if !args.quiet {
         for (query, failure) in failures.iter().take(5) {
             eprintln!("note: no hypothesis for query {query}: {failure}");

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::ReportArgs;
 use crate::error::{Error, Problem};
-use crate::report::files::write_files;
 use crate::report::html::HtmlOptions;
 use crate::report::{self};
 use crate::results::Results;
 use crate::sweep::SweepResults;
+use crate::write_policy::{self, Policy};
 
 use super::*;
 
@@ -26,7 +26,13 @@ pub fn report(args: &ReportArgs) -> Result<u8, Error> {
         reference: args.reference.clone(),
         metric: args.metric.clone(),
     };
-    let page = write_html_report(&args.results, &args.sweep, &options, &directory)?;
+    let page = write_html_report(
+        &args.results,
+        &args.sweep,
+        &options,
+        &directory,
+        Policy::new(args.force),
+    )?;
     let results: Results = read_json(&args.results, "results.json")?;
     let columns = table_columns(&results);
     let document = report::Document::Run {
@@ -59,12 +65,13 @@ fn table_columns(results: &Results) -> Vec<String> {
 }
 
 /// Renders the report of the results at `results_path` (with `sweep_paths`) into
-/// `directory`; returns the page's path.
+/// `directory` under the write policy; returns the page's path.
 pub(super) fn write_html_report(
     results_path: &Path,
     sweep_paths: &[PathBuf],
     options: &HtmlOptions,
     directory: &Path,
+    policy: Policy,
 ) -> Result<PathBuf, Error> {
     let results: Results = read_json(results_path, "results.json")?;
     if results.schema_version != crate::results::SCHEMA_VERSION {
@@ -118,6 +125,6 @@ pub(super) fn write_html_report(
                 source: std::io::Error::other(error.to_string()),
             },
         })?;
-    write_files(directory, &files)?;
+    write_policy::write_files(directory, &files, policy)?;
     Ok(directory.join(report::html::PAGE))
 }

@@ -18,6 +18,7 @@ use crate::results::shard::{Shard, ShardResults};
 use crate::results::stored::StoredResults;
 use crate::results::Results;
 use crate::settings::{self};
+use crate::write_policy::{self, Policy};
 
 use super::report::write_html_report;
 use super::*;
@@ -51,6 +52,11 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
             "--html renders the report directory, which --no-report skips; drop one of them".into(),
         ));
     }
+    if command.force && command.run.no_report {
+        return Err(Error::Usage(
+            "--force lets the report replace an existing one, and --no-report writes none; drop one of them".into(),
+        ));
+    }
     if let Some(shard) = command.shard {
         return run_shard(command, shard);
     }
@@ -79,6 +85,7 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
         Some(RunSpool::create(
             &settings.output_dir,
             &settings.run.run_name,
+            Policy::new(settings.force),
         )?)
     } else {
         None
@@ -117,7 +124,7 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
             parts.extra = extra;
             // Checked again under the output directory's lock, in case another run
             // wrote the report meanwhile.
-            parts.keep_other_results = !settings.force;
+            parts.policy = Policy::new(settings.force);
             write_report(&settings.output_dir, &results, parts)
         });
         (settings.output_dir.as_path(), write)
@@ -220,7 +227,7 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
     let mut printer = Printer::new();
     printer.print(render(args.format.format(), &document)?.trim_end_matches('\n'))?;
     if let Some(path) = &args.summary_file {
-        append(path, &render(Format::Markdown, &document)?)?;
+        write_policy::append(path, &render(Format::Markdown, &document)?)?;
     }
     if let Some((output_dir, write)) = write {
         crate::progress::stage(
@@ -240,11 +247,13 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
             &format!("reports written to {}", directory.display()),
         );
         if html {
+            // Into the report just swapped in, which holds none of these files.
             let page = write_html_report(
                 &directory.join("results.json"),
                 &[],
                 &HtmlOptions::default(),
                 &directory,
+                Policy::default(),
             )?;
             note(quiet, &format!("HTML report written to {}", page.display()));
         }
@@ -284,7 +293,8 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     }
     settings.run.shard = Some(shard);
     let name = shard.directory_name(&settings.run.run_name);
-    let run_files = RunSpool::create(&settings.output_dir, &name)?;
+    let policy = Policy::new(settings.force);
+    let run_files = RunSpool::create(&settings.output_dir, &name, policy)?;
     let outputs = RankingOutputs {
         keep: false,
         run_files: Some(run_files.directory()),
@@ -298,13 +308,14 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     if !settings.quiet {
         backend_notes(&output);
     }
-    let parts = ReportParts::of_run(
+    let mut parts = ReportParts::of_run(
         &dataset,
         results.evaluation.settings.relevance_level,
         &output.configurations,
         &output.timings,
         &run_files,
     );
+    parts.policy = policy;
     let evaluated = results.evaluation.evaluated_queries;
     let queries = results.queries.len();
     let shard_results = ShardResults::new(shard, results, &dataset, settings.table_metrics);

@@ -3,17 +3,23 @@
 use crate::cli::{OutputFormat, SweepArgs};
 use crate::dataset::Dataset;
 use crate::error::Error;
-use crate::report::files::{check_destination, write_directory};
+use crate::report::files::{check_destination, check_results_replacement, write_directory_keeping};
 use crate::report::{self};
 use crate::settings::{self, RunSettings};
 use crate::sweep::grid::{self, ParamRange};
 use crate::sweep::{self, SweepInputs, SweepKind, SweepResults, SweepSettings};
+use crate::write_policy::Policy;
 
 use super::*;
 use crate::report::{render, Document, Format};
 
 /// `hyde-eval sweep`: returns the process exit code.
 pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
+    if args.force && args.run.no_report {
+        return Err(Error::Usage(
+            "--force lets the sweep replace an existing one, and --no-report writes none; drop one of them".into(),
+        ));
+    }
     let kind = match &args.param {
         Some(param) => SweepKind::Param(ParamRange::parse(param)?),
         None => {
@@ -36,7 +42,13 @@ pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
         seed: args.seed,
     };
     in_pool(settings.threads, || {
-        sweep_in_pool(&dataset, &settings, &sweep_settings, args.format)
+        sweep_in_pool(
+            &dataset,
+            &settings,
+            &sweep_settings,
+            args.format,
+            Policy::new(args.force),
+        )
     })?
 }
 
@@ -85,6 +97,7 @@ fn sweep_in_pool(
     settings: &RunSettings,
     sweep_settings: &SweepSettings,
     format: OutputFormat,
+    policy: Policy,
 ) -> Result<u8, Error> {
     let (_, skipped) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
     if !settings.quiet && !skipped.is_empty() {
@@ -98,9 +111,31 @@ fn sweep_in_pool(
         SweepKind::Weights { .. } => format!("{}-sweep", settings.run.run_name),
         SweepKind::Param(range) => format!("{}-sweep-{}", settings.run.run_name, range.name),
     };
+    let (selected, _) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
+    let swept: Vec<String> = selected
+        .iter()
+        .map(|configuration| configuration.name.clone())
+        .collect();
+    // A sweep replaces an earlier one of the same name only when it sweeps the same
+    // dataset and at least its configurations.
+    let keep = || {
+        if policy.force {
+            return Ok(());
+        }
+        check_results_replacement(
+            &settings.output_dir.join(&name).join("sweep.json"),
+            &dataset.manifest.name,
+            &swept,
+            &format!(
+                "keep both by naming this sweep (--run-name NAME), or pass --force to replace {}",
+                settings.output_dir.join(&name).display()
+            ),
+        )
+    };
     if settings.write_reports {
         // Before the sweep, so a destination that may not be replaced fails fast.
-        check_destination(&settings.output_dir, &name)?;
+        check_destination(&settings.output_dir, &name, policy)?;
+        keep()?;
     }
     let results = execute_sweep(dataset, settings, sweep_settings)?;
     let document = Document::Sweep(&results);
@@ -132,7 +167,7 @@ fn sweep_in_pool(
             .into_iter()
             .map(|(file, png)| (file.to_string(), png)),
     );
-    let directory = write_directory(&settings.output_dir, &name, files)?;
+    let directory = write_directory_keeping(&settings.output_dir, &name, files, policy, &keep)?;
     note(
         settings.quiet,
         &format!("sweep written to {}", directory.display()),

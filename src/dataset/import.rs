@@ -2,7 +2,6 @@
 //! reader (`beir`, `trec`, `csv_tables`, `smart` beside this file, which fill a
 //! [`super::collection::Collection`]), and writing hyde-eval's native layout.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -10,6 +9,7 @@ use serde::Serialize;
 use super::trec::TrecFiles;
 use super::{Dataset, Expectation};
 use crate::error::{Error, Problem};
+use crate::write_policy::{self, DirectoryBuild, DirectoryKind, Policy};
 
 /// The input formats `run`, `dataset import`, `stats` and `validate` understand.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -131,34 +131,30 @@ struct ManifestOut<'a> {
     now: Option<String>,
 }
 
-/// Writes `dataset` in hyde-eval's native layout into `destination` (created if needed;
-/// existing dataset files are refused rather than overwritten).
-pub fn write_native(dataset: &Dataset, destination: &Path) -> Result<Vec<PathBuf>, Error> {
-    let names = ["dataset.toml", "facts.jsonl", "queries.jsonl", "qrels.tsv"];
-    for name in names {
-        let path = destination.join(name);
-        if path.exists() {
-            return Err(Error::Usage(format!(
-                "{} exists; import into a new or empty directory",
-                path.display()
-            )));
-        }
-    }
+/// Writes `dataset` in hyde-eval's native layout as the new directory `destination`,
+/// under the write policy: built beside it and swapped in, where nothing is or an empty
+/// directory is (anything else is refused, or replaced with `--force`). Returns the files
+/// written, at their final paths.
+pub fn write_native(
+    dataset: &Dataset,
+    destination: &Path,
+    policy: Policy,
+) -> Result<Vec<PathBuf>, Error> {
+    let (parent, name) = write_policy::split_directory(destination)?;
+    let build = DirectoryBuild::start(&parent, &name, policy, DirectoryKind::Dataset)?;
+    let root = build.root();
     let write_error = |path: &Path| {
         let path = path.to_path_buf();
         move |source| Error::Write { path, source }
     };
-    std::fs::create_dir_all(destination).map_err(write_error(destination))?;
     let rfc3339 = |time: Option<chrono::DateTime<chrono::Utc>>| {
         time.map(|time| time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
     };
     let mut outputs = Vec::new();
     let mut write = |name: &str, text: String| -> Result<(), Error> {
-        let path = destination.join(name);
-        let mut file = std::fs::File::create(&path).map_err(write_error(&path))?;
-        file.write_all(text.as_bytes())
-            .map_err(write_error(&path))?;
-        outputs.push(path);
+        let path = root.join(name);
+        std::fs::write(&path, text.as_bytes()).map_err(write_error(&path))?;
+        outputs.push(destination.join(name));
         Ok(())
     };
     let manifest = ManifestOut {
@@ -217,5 +213,6 @@ pub fn write_native(dataset: &Dataset, destination: &Path) -> Result<Vec<PathBuf
         }
     }
     write("qrels.tsv", qrels)?;
+    build.swap_in(policy, &|| Ok(()))?;
     Ok(outputs)
 }

@@ -32,7 +32,7 @@ use serde::Serialize;
 use crate::error::{Error, Problem};
 
 pub use manifest::Manifest;
-pub use native::{load_facts, QRELS_FILE, QUERIES_FILE};
+pub use native::{load_facts, HYPOTHESES_FILE, QRELS_FILE, QUERIES_FILE};
 
 /// A fact's identifier, unique within a dataset. Shared, not copied: rankings hold a
 /// fact's id once per configuration and query, and a clone is a reference count.

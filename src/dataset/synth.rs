@@ -30,6 +30,7 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::Error;
+use crate::write_policy::{self, DirectoryBuild, DirectoryKind, Policy};
 
 /// Words of a topic.
 pub const TOPIC_WORDS: usize = 48;
@@ -270,29 +271,28 @@ fn fact_id(fact: usize) -> String {
     format!("f{fact:07}")
 }
 
-/// Writes the dataset into `destination` (created; must not hold a dataset already) and
-/// returns the files written.
-pub fn write(options: &SynthOptions, destination: &Path) -> Result<Vec<PathBuf>, Error> {
+/// Writes the dataset as the new directory `destination` under the write policy (built
+/// beside it and swapped in, where nothing is or an empty directory is; anything else is
+/// refused, or replaced with `--force`) and returns the files written, at their final
+/// paths.
+pub fn write(
+    options: &SynthOptions,
+    destination: &Path,
+    policy: Policy,
+) -> Result<Vec<PathBuf>, Error> {
     if options.facts == 0 || options.queries == 0 || options.topics == 0 || options.vocabulary == 0
     {
         return Err(Error::Usage(
             "dataset synth: --facts, --queries, --topics and --vocabulary must be positive".into(),
         ));
     }
-    if destination.join("facts.jsonl").exists() {
-        return Err(Error::Usage(format!(
-            "{} already holds a dataset; choose a new directory",
-            destination.display()
-        )));
-    }
+    let (parent, name) = write_policy::split_directory(destination)?;
+    let build = DirectoryBuild::start(&parent, &name, policy, DirectoryKind::Dataset)?;
+    let root = build.root();
     let generator = Generator::new(options.clone());
-    std::fs::create_dir_all(destination).map_err(|source| Error::Write {
-        path: destination.to_path_buf(),
-        source,
-    })?;
     let mut written = Vec::new();
     let mut file = |name: &str, body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
-        let path = destination.join(name);
+        let path = root.join(name);
         let result = std::fs::File::create(&path).and_then(|handle| {
             let mut writer = std::io::BufWriter::new(handle);
             body(&mut writer)?;
@@ -302,7 +302,7 @@ pub fn write(options: &SynthOptions, destination: &Path) -> Result<Vec<PathBuf>,
             path: path.clone(),
             source,
         })?;
-        written.push(path);
+        written.push(destination.join(name));
         Ok::<(), Error>(())
     };
     file("dataset.toml", &mut |out| {
@@ -365,6 +365,7 @@ pub fn write(options: &SynthOptions, destination: &Path) -> Result<Vec<PathBuf>,
         }
         Ok(())
     })?;
+    build.swap_in(policy, &|| Ok(()))?;
     Ok(written)
 }
 

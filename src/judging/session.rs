@@ -1,10 +1,14 @@
 //! A judging session: the pool's pairs, the grades given so far, and the one event
 //! handler that both the terminal UI and the scripted-input mode drive. Every grade is
-//! written at once, atomically (a temporary file renamed over the old one), to the
-//! dataset's `qrels.tsv` (the judgments it held, then the session's) and to
-//! `judgments.jsonl` (each grade with the LLM's proposal, for `judge --agreement`);
-//! a session killed at any point loses no grade it was given, and a new session skips
-//! the pairs `qrels.tsv` already judges.
+//! written at once to the dataset's `qrels.tsv` and to `judgments.jsonl` (each grade with
+//! the LLM's proposal, for `judge --agreement`), each edited in place under the write
+//! policy (`write_policy::edit_in_place`): under a lock, the file as it is now is read,
+//! the grade is put on its pair's line (or appended), and the result is renamed over it.
+//! So a session killed at any point loses no grade it was given; lines edited by hand
+//! while it runs, and the grades of another session judging the same dataset, are kept
+//! (for a pair both grade, the later grade is on its line, and the journal holds both);
+//! a symlinked `qrels.tsv` stays a symlink. A new session skips the pairs `qrels.tsv`
+//! already judges.
 
 use std::path::PathBuf;
 
@@ -13,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::pool::PoolPair;
 use crate::dataset::{Dataset, Grade, QRELS_FILE};
 use crate::error::{Error, Problem};
-use crate::report::files::write_file_atomically;
+use crate::write_policy::edit_in_place;
 
 /// The judging log beside `qrels.tsv`.
 pub const LOG_FILE: &str = "judgments.jsonl";
@@ -72,23 +76,17 @@ pub struct Session<'d> {
     pub position: usize,
     pub grades: Vec<Option<Grade>>,
     pub proposals: Vec<Option<Grade>>,
-    /// `qrels.tsv` as it was when the session started.
-    original_qrels: Vec<u8>,
     qrels_path: PathBuf,
     log_path: PathBuf,
-    log: Vec<LoggedGrade>,
 }
 
 impl<'d> Session<'d> {
     /// A session over `pairs` (unjudged, from [`super::pool::pool`]) of `dataset`.
     pub fn new(dataset: &'d Dataset, pairs: Vec<PoolPair>) -> Result<Session<'d>, Error> {
         let qrels_path = dataset.root.join(QRELS_FILE);
-        let mut original_qrels = crate::input::read(&qrels_path)?;
-        if !original_qrels.is_empty() && !original_qrels.ends_with(b"\n") {
-            original_qrels.push(b'\n');
-        }
         let log_path = dataset.root.join(LOG_FILE);
-        let log = read_log(&log_path)?;
+        // A log this session could not extend is refused before any grade is given.
+        read_log(&log_path)?;
         let count = pairs.len();
         Ok(Session {
             dataset,
@@ -96,10 +94,8 @@ impl<'d> Session<'d> {
             position: 0,
             grades: vec![None; count],
             proposals: vec![None; count],
-            original_qrels,
             qrels_path,
             log_path,
-            log,
         })
     }
 
@@ -155,37 +151,55 @@ impl<'d> Session<'d> {
         }
     }
 
-    /// Writes `qrels.tsv` and `judgments.jsonl` with the grade just given.
+    /// Writes the grade just given into `qrels.tsv` (on its pair's line, or appended) and
+    /// appends it to `judgments.jsonl`, each file as it is on disk now.
     fn save(&mut self, grade: Grade) -> Result<(), Error> {
-        let mut qrels = self.original_qrels.clone();
-        for (pair, given) in self.pairs.iter().zip(&self.grades) {
-            if let Some(given) = given {
-                qrels.extend_from_slice(
-                    format!(
-                        "{}\t{}\t{}\n",
-                        self.dataset.queries[pair.query].id.0,
-                        self.dataset.facts[pair.fact].id.as_str(),
-                        given
-                    )
-                    .as_bytes(),
-                );
-            }
-        }
-        write_file_atomically(&self.qrels_path, &qrels)?;
         let (query, fact) = self.current_ids().expect("a current pair");
-        self.log.push(LoggedGrade {
+        edit_in_place(&self.qrels_path, &|current| {
+            with_grade(current, query, fact, grade)
+        })?;
+        let mut entry = serde_json::to_string(&LoggedGrade {
             query: query.to_owned(),
             fact: fact.to_owned(),
             grade,
             proposed: self.proposals[self.position],
-        });
-        let mut text = String::new();
-        for entry in &self.log {
-            text.push_str(&serde_json::to_string(entry).expect("serializes"));
-            text.push('\n');
-        }
-        write_file_atomically(&self.log_path, text.as_bytes())
+        })
+        .expect("serializes");
+        entry.push('\n');
+        edit_in_place(&self.log_path, &|current| {
+            let mut log = current.to_vec();
+            if !log.is_empty() && !log.ends_with(b"\n") {
+                log.push(b'\n');
+            }
+            log.extend_from_slice(entry.as_bytes());
+            log
+        })
     }
+}
+
+/// `qrels` (the text of a `qrels.tsv`) with `query`'s judgment of `fact` set to `grade`:
+/// the grade of the pair's line replaced (every other byte kept), or the line appended.
+fn with_grade(qrels: &[u8], query: &str, fact: &str, grade: Grade) -> Vec<u8> {
+    let mut edited = Vec::with_capacity(qrels.len() + query.len() + fact.len() + 8);
+    let mut found = false;
+    for line in qrels.split_inclusive(|&byte| byte == b'\n') {
+        let text = String::from_utf8_lossy(line);
+        let mut fields = text.trim_end_matches(['\n', '\r']).split('\t');
+        if !found && fields.next() == Some(query) && fields.next() == Some(fact) {
+            found = true;
+            let ending = &text[text.trim_end_matches(['\n', '\r']).len()..];
+            edited.extend_from_slice(format!("{query}\t{fact}\t{grade}{ending}").as_bytes());
+        } else {
+            edited.extend_from_slice(line);
+        }
+    }
+    if !found {
+        if !edited.is_empty() && !edited.ends_with(b"\n") {
+            edited.push(b'\n');
+        }
+        edited.extend_from_slice(format!("{query}\t{fact}\t{grade}\n").as_bytes());
+    }
+    edited
 }
 
 /// The judging log of a dataset (empty when there is none yet).

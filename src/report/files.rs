@@ -1,20 +1,16 @@
 //! Writes a run's report directory (`results.json`, `per_query.csv`, `timings.json`,
 //! `qrels.trec`, `runs/<configuration>.run`), a shard's directory (`shard.json` in place
-//! of the first two) and other output directories and files.
+//! of the first two) and other output directories.
 //! Run files are written while the pipeline runs, into a [`RunSpool`] beside the report,
 //! and moved in with the rest.
 //!
-//! The directory is built beside its destination under a temporary name and swapped in
-//! with renames, so a reader (or an interrupted run) never sees a half-written report.
+//! Every directory is written under the write policy (`crate::write_policy`): built in a
+//! scratch directory beside its destination and swapped in whole, replacing only a
+//! directory hyde-eval wrote (or any with `--force`) that holds none of the command's
+//! inputs. On top of it, a run refuses to replace a report whose results it would not
+//! write again ([`check_report_replacement`]).
 //! Timings live in their own file so that `results.json` stays byte-identical for
 //! identical inputs.
-//!
-//! hyde-eval replaces only what it wrote: every output directory carries an
-//! [`OWNER_MARKER`] file, and a destination without one (unless empty) is refused, as is
-//! one that holds a file this run read (see [`crate::input::read_so_far`]). The swap runs
-//! under a lock on the output directory, so concurrent writers of one name each swap in
-//! a complete directory, and it first removes the temporaries that killed hyde-eval
-//! processes left there.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,11 +20,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Dataset, Grade, Judgment, Qrels, QueryId};
 use crate::error::{Error, Problem};
-use crate::interrupt::{critical, write_through_temporary, Temporary};
+use crate::interrupt::critical;
 use crate::pipeline::{ConfigurationOutput, StageTimings};
 use crate::results::shard::{ShardResults, SHARD_FILE};
 use crate::results::Results;
 use crate::trec::write_trec_qrels;
+use crate::write_policy::{self, DirectoryBuild, DirectoryKind, Policy, Scratch};
+
+pub use crate::write_policy::OWNER_MARKER;
 
 fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Write {
@@ -69,53 +68,34 @@ fn json_streamed<'a>(value: &'a (impl Serialize + ?Sized)) -> ReportFile<'a> {
 
 /// The directory beside a report where its run files are written while the rankings
 /// stream out of the pipeline (see [`super::digest`]); [`write_report`] moves them into
-/// the report. Removed when dropped, or by the interrupt handler.
+/// the report. A scratch directory (see `write_policy`): removed when dropped, or by the
+/// interrupt handler.
 pub struct RunSpool {
-    directory: PathBuf,
-    _registered: Temporary,
+    scratch: Scratch,
 }
 
 impl RunSpool {
     /// Creates the spool for the report `output_dir/run_name`, after checking that the
     /// report may be written there (see [`check_destination`]), so a run that could not
     /// write its report fails before it starts.
-    pub fn create(output_dir: &Path, run_name: &str) -> Result<RunSpool, Error> {
-        check_destination(output_dir, run_name)?;
+    pub fn create(output_dir: &Path, run_name: &str, policy: Policy) -> Result<RunSpool, Error> {
+        check_destination(output_dir, run_name, policy)?;
         std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
-        let directory = output_dir.join(format!(".{run_name}.runs-{}", std::process::id()));
-        let registered = Temporary::register(&directory);
-        if directory.exists() {
-            std::fs::remove_dir_all(&directory).map_err(write_error(&directory))?;
-        }
-        std::fs::create_dir(&directory).map_err(write_error(&directory))?;
         Ok(RunSpool {
-            directory,
-            _registered: registered,
+            scratch: Scratch::create(output_dir)?,
         })
     }
 
     /// The directory the run files are spooled into (`NAME.run` each).
     pub fn directory(&self) -> &Path {
-        &self.directory
+        self.scratch.path()
     }
 
     /// Where the run file of `configuration` is spooled.
     pub fn run_file(&self, configuration: &str) -> PathBuf {
-        self.directory.join(format!("{configuration}.run"))
+        self.scratch.path().join(format!("{configuration}.run"))
     }
 }
-
-impl Drop for RunSpool {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.directory);
-    }
-}
-
-/// The file that marks a directory as one hyde-eval wrote and may replace.
-pub const OWNER_MARKER: &str = ".hyde-eval-output";
-
-const OWNER_MARKER_TEXT: &str =
-    "This directory was written by hyde-eval. The next output of the same name replaces it.\n";
 
 /// Refuses a name that would leave `output_dir` or could not be a directory name.
 pub fn check_output_name(kind: &str, name: &str) -> Result<(), Error> {
@@ -140,54 +120,12 @@ pub fn check_output_name(kind: &str, name: &str) -> Result<(), Error> {
     }
 }
 
-/// Checks that `output_dir/name` may be (re)written: it is absent, an empty directory,
-/// or a directory hyde-eval wrote ([`OWNER_MARKER`]), and it holds none of this run's
-/// inputs. Anything else is refused (exit code 2) and left untouched.
-pub fn check_destination(output_dir: &Path, name: &str) -> Result<(), Error> {
+/// Checks that `output_dir/name` may be (re)written: a plain name, and a destination the
+/// write policy lets this command replace (see `write_policy::check_directory`).
+/// Anything else is refused (exit code 2) and left untouched.
+pub fn check_destination(output_dir: &Path, name: &str, policy: Policy) -> Result<(), Error> {
     check_output_name("output name", name)?;
-    let destination = output_dir.join(name);
-    let refuse = |problem: String| {
-        Err(Error::problem(
-            Problem::new(&destination, None, problem).with_hint(
-                "hyde-eval replaces only directories it wrote; choose another --run-name or --output-dir, or move this one away",
-            ),
-        ))
-    };
-    let metadata = match std::fs::symlink_metadata(&destination) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => return Err(write_error(&destination)(source)),
-    };
-    if metadata.file_type().is_symlink() {
-        return refuse("exists and is a symlink; refusing to replace it".into());
-    }
-    if !metadata.is_dir() {
-        return refuse("exists and is not a directory; refusing to replace it".into());
-    }
-    if let Ok(resolved) = destination.canonicalize() {
-        if let Some(input) = crate::input::read_so_far()
-            .into_iter()
-            .find(|input| input.starts_with(&resolved))
-        {
-            return refuse(format!(
-                "holds {}, an input of this run; refusing to replace it",
-                input.display()
-            ));
-        }
-    }
-    let marked = std::fs::symlink_metadata(destination.join(OWNER_MARKER))
-        .is_ok_and(|marker| marker.is_file());
-    let empty = std::fs::read_dir(&destination)
-        .map_err(write_error(&destination))?
-        .next()
-        .is_none();
-    if marked || empty {
-        Ok(())
-    } else {
-        refuse(format!(
-            "exists and was not written by hyde-eval (it has no {OWNER_MARKER} file); refusing to replace it"
-        ))
-    }
+    write_policy::check_directory(output_dir, name, policy, DirectoryKind::Output)
 }
 
 /// What [`check_report_replacement`] reads of a stored `results.json`.
@@ -274,8 +212,28 @@ pub fn check_report_replacement(
     dataset: &str,
     configurations: &[String],
 ) -> Result<(), Error> {
-    let stored_path = output_dir.join(name).join("results.json");
-    let Some(stored) = stored_identity(&stored_path) else {
+    check_results_replacement(
+        &output_dir.join(name).join("results.json"),
+        dataset,
+        configurations,
+        &format!(
+            "keep both by naming this run (--run-name {name}-NAME), or pass --force to replace {}",
+            output_dir.join(name).display()
+        ),
+    )
+}
+
+/// Refuses to replace the results document at `stored_path` (a report's `results.json`,
+/// a baseline) when it holds results of another dataset, or of a configuration missing
+/// from `configurations`, with `hint` as the way out. A file that is not a readable
+/// results document is not refused here.
+pub fn check_results_replacement(
+    stored_path: &Path,
+    dataset: &str,
+    configurations: &[String],
+    hint: &str,
+) -> Result<(), Error> {
+    let Some(stored) = stored_identity(stored_path) else {
         return Ok(());
     };
     let problem = if stored.dataset.name != dataset {
@@ -292,7 +250,7 @@ pub fn check_report_replacement(
             .collect();
         (!dropped.is_empty()).then(|| {
             format!(
-                "holds results of {} that this run does not compute ({}); replacing it would lose them",
+                "holds results of {} that this write does not hold ({}); replacing it would lose them",
                 if dropped.len() == 1 { "a configuration" } else { "configurations" },
                 dropped.join(", ")
             )
@@ -301,12 +259,15 @@ pub fn check_report_replacement(
     match problem {
         None => Ok(()),
         Some(problem) => Err(Error::problem(
-            Problem::new(&stored_path, None, problem).with_hint(format!(
-                "keep both by naming this run (--run-name {name}-NAME), or pass --force to replace {}",
-                output_dir.join(name).display()
-            )),
+            Problem::new(stored_path, None, problem).with_hint(hint),
         )),
     }
+}
+
+/// Whether the file at `path` is a results document hyde-eval wrote (its dataset and
+/// configurations read from its head); the file is not recorded as an input.
+pub fn is_results_document(path: &Path) -> bool {
+    stored_identity(path).is_some()
 }
 
 /// What [`stored_identity`] last read: the file's path, its [`FileVersion`] and what it
@@ -358,130 +319,43 @@ fn stored_identity(path: &Path) -> Option<Arc<StoredIdentity>> {
     Some(identity)
 }
 
-/// Holds an exclusive lock on an output directory while the guard lives.
-struct DirectoryLock(std::fs::File);
-
-impl DirectoryLock {
-    fn acquire(directory: &Path) -> Result<DirectoryLock, Error> {
-        let file = std::fs::File::open(directory).map_err(write_error(directory))?;
-        file.lock().map_err(write_error(directory))?;
-        Ok(DirectoryLock(file))
-    }
-}
-
-impl Drop for DirectoryLock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
-}
-
-/// The process id in the name of one of hyde-eval's temporaries (`.NAME.partial-PID`,
-/// `.NAME.runs-PID`, `.NAME.previous-PID`, `.FILE.partial-PID-N`).
-fn temporary_owner(file_name: &str) -> Option<i32> {
-    if !file_name.starts_with('.') {
-        return None;
-    }
-    ["partial-", "runs-", "previous-"].iter().find_map(|tag| {
-        let (_, rest) = file_name.rsplit_once(&format!(".{tag}"))?;
-        let pid = match rest.split_once('-') {
-            Some((pid, sequence)) if sequence.bytes().all(|byte| byte.is_ascii_digit()) => pid,
-            Some(_) => return None,
-            None => rest,
-        };
-        if pid.is_empty() || !pid.bytes().all(|byte| byte.is_ascii_digit()) {
-            return None;
-        }
-        pid.parse().ok()
-    })
-}
-
-fn process_is_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    let result = unsafe { libc::kill(pid, 0) };
-    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// Removes the temporaries in `output_dir` that hyde-eval processes which no longer run
-/// left behind (a SIGKILL gives no chance to clean up). Returns how many were removed.
-pub fn remove_stale_temporaries(output_dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(output_dir) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(temporary_owner) else {
-            continue;
-        };
-        if pid == std::process::id() as i32 || process_is_alive(pid) {
-            continue;
-        }
-        let path = entry.path();
-        let outcome = match entry.file_type() {
-            Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
-            Ok(_) => std::fs::remove_file(&path),
-            Err(error) => Err(error),
-        };
-        if outcome.is_ok() {
-            removed += 1;
-        }
-    }
-    removed
-}
-
 /// Writes `files` (relative path, content) as the directory `output_dir/name`, replacing
-/// a previous one that hyde-eval wrote (see [`check_destination`]): the directory is built
-/// under a temporary name, flushed, and renamed into place. Returns the directory. Files
-/// are taken one at a time, so a lazy iterator holds only the file being written in
-/// memory.
+/// a previous one the write policy lets it replace (see [`check_destination`]): the
+/// directory is built in a scratch directory, flushed, and swapped into place. Returns
+/// the directory. Files are taken one at a time, so a lazy iterator holds only the file
+/// being written in memory.
 pub fn write_directory<'a, F: Into<ReportFile<'a>>>(
     output_dir: &Path,
     name: &str,
     files: impl IntoIterator<Item = (String, F)>,
+    policy: Policy,
 ) -> Result<PathBuf, Error> {
-    write_directory_checked(output_dir, name, files, &|| Ok(()))
+    write_directory_keeping(output_dir, name, files, policy, &|| Ok(()))
 }
 
-/// [`write_directory`], with `check` run with [`check_destination`] before the build and
-/// again under the lock, just before the swap.
-fn write_directory_checked<'a, F: Into<ReportFile<'a>>>(
+/// [`write_directory`], with `keep` (which refuses to replace a directory holding what
+/// this write would drop) run before the build and again under the lock, just before
+/// the swap.
+pub fn write_directory_keeping<'a, F: Into<ReportFile<'a>>>(
     output_dir: &Path,
     name: &str,
     files: impl IntoIterator<Item = (String, F)>,
-    check: &dyn Fn() -> Result<(), Error>,
+    policy: Policy,
+    keep: &dyn Fn() -> Result<(), Error>,
 ) -> Result<PathBuf, Error> {
-    check_destination(output_dir, name)?;
-    check()?;
-    std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
-    {
-        let _lock = DirectoryLock::acquire(output_dir)?;
-        remove_stale_temporaries(output_dir);
-    }
-    let destination = output_dir.join(name);
-    let partial = output_dir.join(format!(".{name}.partial-{}", std::process::id()));
-    let _registered = Temporary::register(&partial);
-    // Removed again on any failure below, so an error leaves no partial directory.
-    let mut cleanup = RemoveOnDrop(Some(partial.clone()));
-    if partial.exists() {
-        std::fs::remove_dir_all(&partial).map_err(write_error(&partial))?;
-    }
-    let marker = std::iter::once((
-        OWNER_MARKER.to_owned(),
-        ReportFile::Bytes(OWNER_MARKER_TEXT.as_bytes().to_vec()),
-    ));
-    for (relative, content) in marker.chain(
-        files
-            .into_iter()
-            .map(|(relative, content)| (relative, content.into())),
-    ) {
-        let path = partial.join(relative);
+    check_output_name("output name", name)?;
+    keep()?;
+    let build = DirectoryBuild::start(output_dir, name, policy, DirectoryKind::Output)?;
+    let root = build.root();
+    for (relative, content) in files.into_iter() {
+        let path = root.join(relative);
         // Each write is a critical section: once an interruption has removed the
-        // temporary directory, no write may recreate it.
+        // scratch directory, no write may recreate a part of it.
         critical(|| {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(write_error(parent))?;
             }
-            match content {
+            match content.into() {
                 ReportFile::Bytes(bytes) => write_file(&path, &bytes),
                 ReportFile::Moved(source) => {
                     std::fs::rename(&source, &path).map_err(write_error(&path))
@@ -499,46 +373,7 @@ fn write_directory_checked<'a, F: Into<ReportFile<'a>>>(
             }
         })?;
     }
-    flush_directory(&partial);
-    let previous = output_dir.join(format!(".{name}.previous-{}", std::process::id()));
-    // Concurrent writers of one name take turns; each finds the destination as the
-    // last one left it, checks it again and swaps in a complete directory.
-    let _lock = DirectoryLock::acquire(output_dir)?;
-    check_destination(output_dir, name)?;
-    check()?;
-    critical(|| {
-        if destination.exists() {
-            std::fs::rename(&destination, &previous).map_err(write_error(&destination))?;
-        }
-        std::fs::rename(&partial, &destination).map_err(write_error(&destination))?;
-        cleanup.0 = None;
-        if previous.exists() {
-            std::fs::remove_dir_all(&previous).map_err(write_error(&previous))?;
-        }
-        Ok(destination)
-    })
-}
-
-/// Removes a temporary directory when dropped, unless it was handed on.
-struct RemoveOnDrop(Option<PathBuf>);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        if let Some(path) = &self.0 {
-            let _ = std::fs::remove_dir_all(path);
-        }
-    }
-}
-
-/// Writes one file atomically: a temporary sibling, flushed, renamed over `path`.
-pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    if let Some(parent) = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent).map_err(write_error(parent))?;
-    }
-    write_through_temporary(path, bytes, true)
+    build.swap_in(policy, keep)
 }
 
 /// The files of a report directory besides its results document: the timings, the
@@ -552,9 +387,9 @@ pub struct ReportParts<'a> {
     /// `(configuration, content)`, written as `runs/<configuration>.run`.
     pub run_files: Vec<(String, ReportFile<'a>)>,
     pub extra: Vec<(String, Vec<u8>)>,
-    /// Refuse to replace a report whose results this one would not write again (see
-    /// [`check_report_replacement`]); `run` without `--force`.
-    pub keep_other_results: bool,
+    /// What the report may replace; without `--force`, also no report whose results
+    /// this one would not write again (see [`check_report_replacement`]).
+    pub policy: Policy,
 }
 
 impl ReportParts<'_> {
@@ -587,7 +422,7 @@ impl ReportParts<'_> {
                 })
                 .collect(),
             extra: Vec::new(),
-            keep_other_results: false,
+            policy: Policy::default(),
         }
     }
 }
@@ -705,9 +540,9 @@ pub fn write_report(
         .iter()
         .map(|configuration| configuration.name.clone())
         .collect();
-    let keep_other_results = parts.keep_other_results;
+    let policy = parts.policy;
     let check = || {
-        if !keep_other_results {
+        if policy.force {
             return Ok(());
         }
         check_report_replacement(
@@ -717,10 +552,11 @@ pub fn write_report(
             &configurations,
         )
     };
-    write_directory_checked(
+    write_directory_keeping(
         output_dir,
         &results.run_name,
         files.into_iter().chain(parts.into_files()),
+        policy,
         &check,
     )
 }
@@ -733,38 +569,13 @@ pub fn write_shard(
     shard: &ShardResults,
     parts: ReportParts<'_>,
 ) -> Result<PathBuf, Error> {
+    let policy = parts.policy;
     write_directory(
         output_dir,
         name,
         std::iter::once((SHARD_FILE.to_owned(), json_streamed(shard))).chain(parts.into_files()),
+        policy,
     )
-}
-
-/// Best-effort fsync of the files in `directory` before it is renamed into place.
-fn flush_directory(directory: &Path) {
-    let mut pending = vec![directory.to_path_buf()];
-    while let Some(path) = pending.pop() {
-        if let Ok(entries) = std::fs::read_dir(&path) {
-            for entry in entries.flatten() {
-                let entry_path = entry.path();
-                if entry_path.is_dir() {
-                    pending.push(entry_path);
-                } else if let Ok(file) = std::fs::File::open(&entry_path) {
-                    let _ = file.sync_all();
-                }
-            }
-        }
-    }
-    let _ = std::fs::File::open(directory).and_then(|file| file.sync_all());
-}
-
-/// Writes each `(relative path, bytes)` under the existing `directory`, each through a
-/// temporary file renamed into place, so no reader sees a half-written file.
-pub fn write_files(directory: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(), Error> {
-    for (relative, bytes) in files {
-        write_file_atomically(&directory.join(relative), bytes)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
