@@ -736,6 +736,39 @@ fn chat_hypotheses_use_n_then_seeded_calls_and_replay_from_the_cache() {
     assert_eq!(line["source"]["model"], "test-chat");
     assert_eq!(line["source"]["prompt"], "chatcli-3a");
     assert_eq!(line["source"]["temperature"], 0.5);
+    // Recorded hypotheses are replaced only with --force, checked before any request;
+    // no other dataset file, --force or not.
+    let record_again = |extra: &[&str]| {
+        let mut args = vec![
+            "record",
+            "--generator",
+            "llm",
+            "--dataset",
+            copy.to_str().unwrap(),
+            "--configurations",
+            "hyde-3a,multi-hyde",
+        ];
+        args.extend_from_slice(extra);
+        workspace.run(&args, None)
+    };
+    let refused = record_again(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("hypotheses.jsonl: exists; refusing to replace it"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let facts = copy.join("facts.jsonl");
+    let refused = record_again(&["--output", facts.to_str().unwrap(), "--force"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("an input of this command"));
+    assert_success(&record_again(&["--force"]));
+    assert_eq!(server.request_count(), requests.len());
+    assert_eq!(
+        std::fs::read_to_string(copy.join("hypotheses.jsonl")).unwrap(),
+        recorded
+    );
     // Replaying the recording gives the live run's rankings.
     let replay = common::command()
         .args([

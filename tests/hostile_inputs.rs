@@ -57,7 +57,7 @@ fn run_refuses_to_replace_its_dataset_or_a_directory_it_did_not_write() {
         &output,
         &[
             "victim/tiny: holds ",
-            "an input of this run; refusing to replace it",
+            "an input of this command; refusing to replace it",
         ],
     );
     assert!(dataset.join("facts.jsonl").is_file() && dataset.join("qrels.tsv").is_file());
@@ -547,39 +547,58 @@ fn absurd_thread_counts_and_dimensions_are_refused() {
     );
 }
 
-/// A process id that no process has (a child that has exited and been reaped).
-fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
+/// The names in `directory`, sorted.
+fn names_in(directory: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
-/// Item 10: Temporaries of killed runs are removed by the next run; concurrent runs of one
-/// name each end with a complete report.
+/// Item 10: What a killed run leaves is removed by the next run, recognised by the marker
+/// inside it: files and directories that merely look like temporaries are a user's and
+/// stay. Concurrent runs of one name each end with a complete report.
 #[test]
 fn leftovers_of_killed_runs_are_removed_and_concurrent_runs_of_one_name_succeed() {
     let work = tempfile::tempdir().unwrap();
-    let dataset = tiny_copy(work.path(), "tiny");
+    let dataset = work.path().join("large");
+    common::write_synthetic_dataset(&dataset, 20_000, 2_000);
     let out = work.path().join("out");
-    let pid = dead_pid();
-    for leftover in [
-        format!(".tiny.partial-{pid}"),
-        format!(".tiny.runs-{pid}"),
-        format!(".tiny.previous-{pid}"),
-        format!(".other.partial-{pid}"),
-    ] {
-        std::fs::create_dir_all(out.join(&leftover).join("runs")).unwrap();
-        std::fs::write(out.join(&leftover).join("results.json"), "{}").unwrap();
+    // Killed outright (no clean-up runs) once it is writing: its scratch directory stays.
+    let mut killed = common::command()
+        .args(["run", "--quiet", "--dataset", path_str(&dataset)])
+        .args(["--output-dir", path_str(&out), "--run-name", "tiny"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let scratch = loop {
+        let found = std::fs::read_dir(&out).ok().and_then(|entries| {
+            entries
+                .flatten()
+                .find(|entry| entry.path().join(".hyde-eval-scratch").is_file())
+        });
+        if let Some(entry) = found {
+            break entry.path();
+        }
+        assert!(killed.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(scratch.is_dir(), "SIGKILL leaves the scratch directory");
+    // Names of earlier temporaries and of scratch directories, held by a user's files.
+    for lookalike in [".tiny.partial-1", ".tiny.runs-1", ".hyde-eval-scratch-1-0"] {
+        std::fs::create_dir_all(out.join(lookalike)).unwrap();
+        std::fs::write(out.join(lookalike).join("notes.txt"), "mine").unwrap();
     }
-    std::fs::write(out.join(format!(".baseline.json.partial-{pid}-3")), "{").unwrap();
-    // Not hyde-eval's: a live process's temporary and a user's hidden directory.
-    let live = format!(".tiny.partial-{}", std::process::id());
-    std::fs::create_dir_all(out.join(&live)).unwrap();
+    std::fs::write(out.join(".baseline.json.partial-1-3"), "mine").unwrap();
     std::fs::create_dir_all(out.join(".git")).unwrap();
+    let tiny = tiny_copy(work.path(), "tiny");
     let run = || {
         common::command()
-            .args(["run", "--quiet", "--dataset", path_str(&dataset)])
+            .args(["run", "--quiet", "--dataset", path_str(&tiny)])
             .args(["--output-dir", path_str(&out)])
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -587,12 +606,18 @@ fn leftovers_of_killed_runs_are_removed_and_concurrent_runs_of_one_name_succeed(
     };
     let status = run().wait().unwrap();
     assert!(status.success());
-    let mut left: Vec<String> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
-    assert_eq!(left, vec![".git".to_owned(), live, "tiny".to_owned()]);
+    assert_eq!(
+        names_in(&out),
+        [
+            ".baseline.json.partial-1-3",
+            ".git",
+            ".hyde-eval-scratch-1-0",
+            ".tiny.partial-1",
+            ".tiny.runs-1",
+            "tiny"
+        ]
+    );
+    assert!(!scratch.exists());
 
     let children: Vec<_> = (0..4).map(|_| run()).collect();
     for mut child in children {
@@ -606,15 +631,12 @@ fn leftovers_of_killed_runs_are_removed_and_concurrent_runs_of_one_name_succeed(
         serde_json::from_slice(&std::fs::read(report.join("results.json")).unwrap()).unwrap();
     assert_eq!(results["configurations"].as_array().unwrap().len(), 10);
     assert_eq!(std::fs::read_dir(report.join("runs")).unwrap().count(), 10);
-    let partials = std::fs::read_dir(&out)
-        .unwrap()
-        .filter(|entry| {
-            let name = entry.as_ref().unwrap().file_name();
-            let name = name.to_string_lossy();
-            name.contains(".partial-") || name.contains(".runs-") || name.contains(".previous-")
-        })
-        .count();
-    assert_eq!(partials, 1, "only the live process's temporary is left");
+    assert_eq!(
+        names_in(&out).len(),
+        6,
+        "no scratch directory is left: {:?}",
+        names_in(&out)
+    );
 }
 
 /// Item 11: `cache clear` removes only what carries the cache's own namespace file.

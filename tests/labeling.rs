@@ -170,7 +170,7 @@ fn drafted_queries_are_filtered_validated_and_replay_offline() {
         "{stdout}"
     );
 
-    // Existing files are not replaced without --replace; --offline replays the cache.
+    // Existing files are not replaced without --force; --offline replays the cache.
     let refused = common::hyde_eval(&[
         "dataset",
         "draft-queries",
@@ -184,7 +184,7 @@ fn drafted_queries_are_filtered_validated_and_replay_offline() {
     ]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("queries.jsonl"));
-    draft(&["--offline", "--replace"]);
+    draft(&["--offline", "--force"]);
     assert_eq!(server.request_count(), 16, "--offline made requests");
     assert_eq!(
         std::fs::read_to_string(dataset.join("queries.jsonl")).unwrap(),
