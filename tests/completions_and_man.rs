@@ -86,10 +86,10 @@ fn bash_completion_offers_every_subcommand() {
          COMP_POINT=10; {function} hyde-eval '' hyde-eval; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
         path.display()
     );
-    let Ok(output) = Command::new("bash").args(["--norc", "-c", &probe]).output() else {
-        eprintln!("SKIPPED sourcing the bash completion: bash is not installed");
-        return;
-    };
+    let output = Command::new("bash")
+        .args(["--norc", "-c", &probe])
+        .output()
+        .expect("bash runs (this test sources the completion script in it)");
     assert!(
         output.status.success(),
         "{}",
@@ -120,19 +120,19 @@ fn zsh_and_fish_completions_name_every_subcommand() {
 }
 
 /// The text groff renders from `page`, or `None` without groff; a groff warning fails.
-fn rendered(page: &Path) -> Option<String> {
+fn rendered(page: &Path) -> String {
     let output = Command::new("groff")
         .args(["-man", "-Tutf8", "-ww"])
         .arg(page)
         .output()
-        .ok()?;
+        .expect("groff runs (apt-get install groff-base)");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success() && stderr.is_empty(), "{stderr}");
-    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]
-fn the_man_page_lists_every_subcommand_and_renders_cleanly() {
+fn the_man_page_lists_every_subcommand() {
     let page = succeed(&["man"]);
     assert!(page.contains(".TH hyde-eval 1"), "{page}");
     for name in SUBCOMMANDS {
@@ -141,16 +141,28 @@ fn the_man_page_lists_every_subcommand_and_renders_cleanly() {
             "{name} missing from the man page"
         );
     }
+}
+
+/// The pages render in groff without a warning. groff is not on every machine: .ci/run
+/// installs it and runs this test by name.
+#[test]
+#[ignore = "needs groff (apt-get install groff-base); .ci/run runs it by name"]
+fn the_man_pages_render_in_groff_without_a_warning() {
     let work = tempfile::tempdir().unwrap();
-    std::fs::write(work.path().join("hyde-eval.1"), &page).unwrap();
-    match rendered(&work.path().join("hyde-eval.1")) {
-        Some(text) => {
-            for name in SUBCOMMANDS {
-                assert!(text.contains(&format!("hyde-eval-{name}(1)")), "{text}");
-            }
-        }
-        None => eprintln!("SKIPPED rendering the man page: groff is not installed"),
+    let page = work.path().join("hyde-eval.1");
+    std::fs::write(&page, succeed(&["man"])).unwrap();
+    let text = rendered(&page);
+    for name in SUBCOMMANDS {
+        assert!(text.contains(&format!("hyde-eval-{name}(1)")), "{text}");
     }
+    let directory = work.path().join("man1");
+    succeed(&["man", "--output-dir", directory.to_str().unwrap()]);
+    for page in std::fs::read_dir(&directory).unwrap() {
+        let page = page.unwrap().path();
+        let text = rendered(&page);
+        assert!(text.contains("hyde-eval"), "{}: {text}", page.display());
+    }
+    assert!(rendered(&directory.join("hyde-eval-run.1")).contains("--baseline"));
 }
 
 #[test]
@@ -171,7 +183,4 @@ fn man_output_dir_writes_a_page_per_subcommand() {
     written.sort();
     assert_eq!(written, expected);
     assert!(expected.contains(&"hyde-eval-baseline-update.1".to_owned()));
-    if let Some(text) = rendered(&directory.join("hyde-eval-run.1")) {
-        assert!(text.contains("--baseline"), "{text}");
-    }
 }

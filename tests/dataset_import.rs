@@ -98,13 +98,9 @@ fn beir_import_round_trips_and_run_reads_beir_directly() {
 /// Counts from ../shared/datasets/README.md (computed there by parsing the files):
 /// every importer reads the whole collection, minus what it notes.
 #[test]
-#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
+#[ignore = "needs ../shared/datasets; .ci/run runs it by name"]
 fn shared_collections_import_with_their_published_counts() {
-    let Some(datasets) =
-        common::shared_datasets("shared_collections_import_with_their_published_counts")
-    else {
-        return;
-    };
+    let datasets = common::shared_datasets("shared_collections_import_with_their_published_counts");
     let nfcorpus = ImportOptions {
         trec: hyde_eval::dataset::trec::TrecFiles {
             docs: "test.docs".into(),

@@ -41,18 +41,16 @@ fn assert_same_lines(expected_file: &Path, ours: &str) -> usize {
     ours.len()
 }
 
-fn fixture(name: &str) -> Option<std::path::PathBuf> {
-    common::shared_datasets(name).map(|datasets| datasets.join("runs/trec_eval_test"))
+fn fixture(name: &str) -> std::path::PathBuf {
+    common::shared_datasets(name).join("runs/trec_eval_test")
 }
 
 macro_rules! trec_eval_fixture {
     ($test:ident, $expected:literal, $lines:literal, [$($flag:literal),*], $qrels:literal, $run:literal) => {
         #[test]
-        #[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
+        #[ignore = "needs ../shared/datasets; .ci/run runs it by name"]
         fn $test() {
-            let Some(directory) = fixture(stringify!($test)) else {
-                return;
-            };
+            let directory = fixture(stringify!($test));
             let qrels = directory.join($qrels);
             let run = directory.join($run);
             let ours = stdout_of(&[
@@ -117,12 +115,9 @@ trec_eval_fixture!(
 /// The CACM Solr runs against their stored (old-style) `trec_eval -q` output: every
 /// value of every measure hyde-eval computes, per query and averaged.
 #[test]
-#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
+#[ignore = "needs ../shared/datasets; .ci/run runs it by name"]
 fn cacm_solr_runs_match_stored_trec_eval_output() {
-    let Some(datasets) = common::shared_datasets("cacm_solr_runs_match_stored_trec_eval_output")
-    else {
-        return;
-    };
+    let datasets = common::shared_datasets("cacm_solr_runs_match_stored_trec_eval_output");
     let directory = datasets.join("runs/cacm_solr");
     let qrels = directory.join("cacm.qrels");
     // Old trec_eval names -> trec_eval 9 names.

@@ -147,15 +147,8 @@ fn no_color_leaves_no_escape_sequence() {
 }
 
 /// Runs `hyde-eval run` in a pseudo-terminal of `columns` columns (0: the pty's own
-/// report of 0) through util-linux `script`; `None` when `script` is unavailable.
-fn run_in_terminal(columns: usize, no_color: bool) -> Option<String> {
-    let script = std::process::Command::new("script")
-        .arg("--version")
-        .output();
-    if !script.is_ok_and(|output| output.status.success()) {
-        eprintln!("skipped: util-linux `script` (a pseudo-terminal) is not available");
-        return None;
-    }
+/// report of 0) through util-linux `script` (in every Linux's base system).
+fn run_in_terminal(columns: usize, no_color: bool) -> String {
     let output_dir = tempfile::tempdir().unwrap();
     let inner = format!(
         "stty cols {columns}; {} run --quiet --no-report --configurations {CONFIGURATIONS}",
@@ -172,32 +165,30 @@ fn run_in_terminal(columns: usize, no_color: bool) -> Option<String> {
     if no_color {
         command.env("NO_COLOR", "1");
     }
-    let output = command.output().unwrap();
+    let output = command
+        .output()
+        .expect("util-linux `script` runs (it gives the run a pseudo-terminal)");
     assert_eq!(output.status.code(), Some(0));
-    Some(
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .replace("\r\n", "\n"),
-    )
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .replace("\r\n", "\n")
 }
 
 #[test]
 fn a_terminal_of_80_columns_or_reporting_0_gets_tables_that_fit() {
-    let Some(narrow) = run_in_terminal(80, true) else {
-        return;
-    };
+    let narrow = run_in_terminal(80, true);
     assert!(widest(&narrow) <= 80, "{narrow}");
     assert!(!narrow.contains('\u{1b}'), "NO_COLOR: {narrow:?}");
     // A terminal that reports 0 columns is of unknown width: the table is whole,
     // not squeezed into 0 columns.
-    let unknown = run_in_terminal(0, true).unwrap();
+    let unknown = run_in_terminal(0, true);
     let header = unknown
         .lines()
         .find(|line| line.contains("configuration") && line.contains("R@1"))
         .unwrap();
     assert!(header.contains("MAP"), "{unknown}");
     // Without NO_COLOR, the best value of each column is bold on a terminal.
-    let styled = run_in_terminal(120, false).unwrap();
+    let styled = run_in_terminal(120, false);
     assert!(styled.contains("\u{1b}[1m"), "{styled:?}");
     assert!(widest(&without_escapes(&styled)) <= 120, "{styled}");
 }

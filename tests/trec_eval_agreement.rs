@@ -91,19 +91,15 @@ fn check(directory: &Path, expected_file: &str, per_query: bool) {
 }
 
 #[test]
-#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
+#[ignore = "needs ../shared/datasets; .ci/run runs it by name"]
 fn matches_out_test_a() {
-    let Some(datasets) = common::shared_datasets("matches_out_test_a") else {
-        return;
-    };
+    let datasets = common::shared_datasets("matches_out_test_a");
     check(&datasets.join("runs/trec_eval_test"), "out.test.a", false);
 }
 
 #[test]
-#[ignore = "needs ../shared/datasets; .ci/run runs it with --include-ignored"]
+#[ignore = "needs ../shared/datasets; .ci/run runs it by name"]
 fn matches_out_test_aq_per_query() {
-    let Some(datasets) = common::shared_datasets("matches_out_test_aq_per_query") else {
-        return;
-    };
+    let datasets = common::shared_datasets("matches_out_test_aq_per_query");
     check(&datasets.join("runs/trec_eval_test"), "out.test.aq", true);
 }

@@ -6,9 +6,10 @@ pub mod http;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `../shared/datasets` beside the repository (or `$HYDE_EVAL_SHARED/datasets`), when
-/// present. Tests that need it print why they skip and return early.
-pub fn shared_datasets(test: &str) -> Option<PathBuf> {
+/// `../shared/datasets` beside the repository (or `$HYDE_EVAL_SHARED/datasets`). The
+/// tests that read it are `#[ignore]`d; run by name without it, they fail saying where
+/// it was looked for.
+pub fn shared_datasets(test: &str) -> PathBuf {
     let root = std::env::var_os("HYDE_EVAL_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -17,15 +18,12 @@ pub fn shared_datasets(test: &str) -> Option<PathBuf> {
                 .join("shared")
         });
     let datasets = root.join("datasets");
-    if datasets.is_dir() {
-        Some(datasets)
-    } else {
-        eprintln!(
-            "SKIPPED {test}: {} not found (set HYDE_EVAL_SHARED to the shared/ folder)",
-            datasets.display()
-        );
-        None
-    }
+    assert!(
+        datasets.is_dir(),
+        "{test}: {} not found (set HYDE_EVAL_SHARED to the shared/ folder)",
+        datasets.display()
+    );
+    datasets
 }
 
 /// A copy of `fixtures/datasets/tiny` (2 facts, 2 queries) in `work/name`.
