@@ -65,13 +65,11 @@ fn the_parser_has_the_subcommands_listed_by_hand() {
     }
 }
 
-#[test]
-fn bash_completion_offers_every_subcommand() {
+/// What bash offers for the command line `words` (the last one being completed), with
+/// hyde-eval's completion script sourced: the registered function called as bash calls
+/// it on TAB.
+fn complete_in_bash(words: &[&str]) -> Vec<String> {
     let script = succeed(&["completions", "bash"]);
-    for name in SUBCOMMANDS {
-        assert!(script.contains(name), "{name} missing from the bash script");
-    }
-    // Source it in bash and complete `hyde-eval <TAB>`.
     let work = tempfile::tempdir().unwrap();
     let path = work.path().join("hyde-eval.bash");
     std::fs::write(&path, &script).unwrap();
@@ -81,10 +79,17 @@ fn bash_completion_offers_every_subcommand() {
         .skip_while(|word| *word != "-F")
         .nth(1)
         .expect("the script registers a completion function");
+    let quoted: Vec<String> = words.iter().map(|word| format!("'{word}'")).collect();
+    let line = words.join(" ");
+    let current = words.last().unwrap();
+    let previous = words[words.len() - 2];
     let probe = format!(
-        "source {}; COMP_WORDS=(hyde-eval ''); COMP_CWORD=1; COMP_LINE='hyde-eval '; \
-         COMP_POINT=10; {function} hyde-eval '' hyde-eval; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-        path.display()
+        "source {}; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT={}; \
+         {function} hyde-eval '{current}' '{previous}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        path.display(),
+        quoted.join(" "),
+        words.len() - 1,
+        line.len()
     );
     let output = Command::new("bash")
         .args(["--norc", "-c", &probe])
@@ -95,11 +100,46 @@ fn bash_completion_offers_every_subcommand() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let offered = String::from_utf8(output.stdout).unwrap();
-    let offered: Vec<&str> = offered.lines().collect();
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn bash_completion_offers_every_subcommand() {
+    let script = succeed(&["completions", "bash"]);
     for name in SUBCOMMANDS {
-        assert!(offered.contains(&name), "{name} not offered: {offered:?}");
+        assert!(script.contains(name), "{name} missing from the bash script");
     }
+    let offered = complete_in_bash(&["hyde-eval", ""]);
+    for name in SUBCOMMANDS {
+        assert!(
+            offered.iter().any(|offer| offer == name),
+            "{name} not offered: {offered:?}"
+        );
+    }
+}
+
+/// A subcommand's options and their values complete (clap_complete's script for a
+/// hyphenated name completed nothing past the subcommand: clap-rs/clap#6421).
+#[test]
+fn bash_completes_a_subcommands_options_and_their_values() {
+    assert_eq!(
+        complete_in_bash(&["hyde-eval", "run", "--fo"]),
+        ["--format", "--force"]
+    );
+    assert_eq!(
+        complete_in_bash(&["hyde-eval", "run", "--configurations", "hyde-3"]),
+        ["hyde-3a", "hyde-3b", "hyde-3b-hyp"]
+    );
+    assert_eq!(
+        complete_in_bash(&["hyde-eval", "baseline", "update", "--fr"]),
+        ["--from"]
+    );
+    let semantics = complete_in_bash(&["hyde-eval", "eval", "--format", ""]);
+    assert!(semantics.contains(&"json".to_owned()), "{semantics:?}");
 }
 
 #[test]

@@ -159,6 +159,32 @@ pub enum Command {
     Man(ManArgs),
 }
 
+/// A value parser for a configuration name: any name (a config file may define more),
+/// with the presets as the values shell completion offers.
+#[derive(Debug, Clone, Copy)]
+struct ConfigurationName;
+
+impl TypedValueParser for ConfigurationName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        argument: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(command, argument, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::configuration::Preset::ALL
+                .iter()
+                .map(|preset| PossibleValue::new(preset.name())),
+        ))
+    }
+}
+
 /// A value parser for a domain enum: its `choices` (each value with a line of help),
 /// named as the value serializes (`trec`, `t-test`, ...).
 fn choices<T>(choices: &'static [(T, &'static str)]) -> impl TypedValueParser<Value = T>

@@ -221,7 +221,13 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
 
     /// Configurations to run, comma-separated [default: all built-in + config-defined]
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = super::ConfigurationName,
+        hide_possible_values = true
+    )]
     pub configurations: Vec<String>,
 
     /// Embedding provider: hash, concept, local or an [embedders.NAME] table of the

@@ -57,7 +57,22 @@ pub fn completion_script(shell: Shell) -> Vec<u8> {
     let mut command = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "hyde-eval", &mut script);
+    if shell == Shell::Bash {
+        script = repair_bash_states(&script);
+    }
     script
+}
+
+/// clap_complete's bash script for a hyphenated binary name spells the states of its
+/// subcommands two ways (clap-rs/clap#6421): the loop that reads the command line
+/// arrives at `hyde__eval__subcmd__run`, but the case arms are labelled
+/// `hyde__subcmd__eval__subcmd__run`, so no subcommand's options or values ever
+/// complete. The arms are relabelled as the loop spells them; a script without the
+/// second spelling (a fixed clap_complete) is left as it is.
+fn repair_bash_states(script: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(script)
+        .replace("hyde__subcmd__eval", "hyde__eval")
+        .into_bytes()
 }
 
 /// The man page `hyde-eval(1)` in roff: the synopsis, the options and every subcommand.

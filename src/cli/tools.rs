@@ -41,7 +41,13 @@ pub struct RecordArgs {
 
     /// Configurations whose hypothesis count sets the default of --n, comma-separated
     /// [default: all built-in + config-defined]
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = super::ConfigurationName,
+        hide_possible_values = true
+    )]
     pub configurations: Vec<String>,
 
     /// Set a parameter (e.g. num_hypotheses=2): NAME=VALUE for all configurations or
