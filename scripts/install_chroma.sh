@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Chroma server (PyPI's chromadb, pinned) into a venv that
-# tests/engine_chroma.rs starts `chroma run` from:
+# tests/engine_chroma.rs and tests/engine_run.rs start `chroma run` from:
 #   ${HYDE_EVAL_CACHE:-$HOME/.cache/hyde-eval}/chroma-venv/bin/chroma
 # Idempotent: a venv whose chroma imports at the pinned version is kept (a second run
 # takes about a second); a missing or broken one is rebuilt.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs PostgreSQL 16 with the pgvector extension for the pgvector engine's tests
-# (tests/engine_pgvector.rs), from PyPI's `pgserver` wheel, which bundles the server
-# binaries (initdb, postgres, pg_ctl) and pgvector 0.6.2 (HNSW indexes). Debian bookworm
+# (tests/engine_pgvector.rs, tests/engine_run.rs), from PyPI's `pgserver` wheel, which
+# bundles the server binaries (initdb, postgres, pg_ctl) and pgvector 0.6.2 (HNSW indexes). Debian bookworm
 # has PostgreSQL 15 but no pgvector package, so the wheel is the route that works from
 # the package registries alone.
 #

@@ -2,8 +2,8 @@
 //!
 //! Each test that needs Chroma starts its own `chroma run` (from the venv that
 //! scripts/install_chroma.sh makes) on a free loopback port with a scratch directory, and
-//! kills it when done; without that venv the test prints `SKIPPED: ...` and passes, so a
-//! plain `cargo test` needs no Chroma. The faults a real server will not produce on demand
+//! kills it when done; those tests are `#[ignore]`d, so a plain `cargo test` needs no
+//! Chroma (it lists them as ignored), and `.ci/run` runs them by name. The faults a real server will not produce on demand
 //! (a server that never answers, one that rejects the token) come from small loopback
 //! stand-ins; everything else is the real server.
 //!
@@ -125,10 +125,9 @@ fn backend_error<T: std::fmt::Debug>(result: Result<T, Error>, url: &str) -> Str
 }
 
 #[test]
+#[ignore = "needs Chroma (scripts/install_chroma.sh); .ci/run runs it by name"]
 fn a_load_round_trip_and_searches_ranked_by_cosine() {
-    let Some(chroma) = Chroma::start() else {
-        return;
-    };
+    let chroma = Chroma::start();
     let engine = ChromaEngine::connect(&spec(&chroma.url, "facts")).unwrap();
     assert!(!engine.ranks_text());
     assert_eq!(engine.state().unwrap(), LoadState::Missing);
@@ -204,13 +203,106 @@ fn a_load_round_trip_and_searches_ranked_by_cosine() {
     let text = engine.text_search(&["fact"], 3).unwrap_err();
     assert_eq!(text.exit_code(), 2, "{text}");
     assert!(text.to_string().contains("ranks no text"), "{text}");
+
+    // The index as the server holds it, whatever a spec naming the collection says.
+    assert_eq!(
+        engine.index_report().unwrap(),
+        "hnsw (max_neighbors 12, ef_construction 80, ef_search 40)"
+    );
+    let mut claims = spec(&chroma.url, "facts");
+    claims.index = VectorIndex::Hnsw {
+        m: Some(32),
+        ef_construction: Some(200),
+        ef_search: Some(7),
+    };
+    let claiming = ChromaEngine::connect(&claims).unwrap();
+    assert_eq!(
+        claiming.index_report().unwrap(),
+        "hnsw (max_neighbors 12, ef_construction 80, ef_search 40)"
+    );
+    // Created without settings: the server's defaults, as it reports them.
+    let mut plain = spec(&chroma.url, "plain-facts");
+    plain.index = VectorIndex::Hnsw {
+        m: None,
+        ef_construction: None,
+        ef_search: None,
+    };
+    let plain = ChromaEngine::connect(&plain).unwrap();
+    plain.create(&stamp(3)).unwrap();
+    assert_eq!(
+        plain.index_report().unwrap(),
+        "hnsw (max_neighbors 16, ef_construction 100, ef_search 100)"
+    );
 }
 
 #[test]
+#[ignore = "needs Chroma (scripts/install_chroma.sh); .ci/run runs it by name"]
+fn a_password_in_the_urls_user_info_is_used_and_never_shown() {
+    const PASSWORD: &str = "chroma-pass-sentinel-7c1f";
+    let chroma = Chroma::start();
+    let port = chroma.url.rsplit(':').next().unwrap();
+    let url = format!("http://reader:{PASSWORD}@127.0.0.1:{port}");
+    let shown = format!("http://reader:<redacted>@127.0.0.1:{port}");
+    let engine = ChromaEngine::connect(&spec(&url, "facts")).unwrap();
+    assert_eq!(
+        engine.describe(),
+        format!("chroma at {shown}, collection facts")
+    );
+    // The server (without authentication) ignores the basic credentials: the client
+    // works through the url as given.
+    engine.create(&stamp(3)).unwrap();
+    engine.upsert(&documents(0..5)).unwrap();
+    engine.complete(&stamp(3)).unwrap();
+    let hits = engine.vector_search(&[FACTS[0].2.as_slice()], 1).unwrap();
+    assert_hits(&hits[0], &[("f1", 1.0)]);
+    let error = engine.vector_search(&[[1.0f32, 0.0].as_slice()], 1);
+    let message = backend_error(error, &shown);
+    assert!(message.contains("dimension mismatch"), "{message}");
+    let missing = ChromaEngine::connect(&spec(&url, "never-loaded")).unwrap();
+    let error = missing
+        .vector_search(&[FACTS[0].2.as_slice()], 1)
+        .unwrap_err();
+    let debug = format!("{:?}", spec(&url, "facts"));
+    for text in [message, error.to_string(), debug] {
+        assert!(!text.contains(PASSWORD), "the password in {text}");
+    }
+}
+
+#[test]
+fn a_password_in_the_url_is_sent_as_basic_credentials_and_never_shown() {
+    const PASSWORD: &str = "chroma-pass-sentinel-91ab";
+    let server = Server::start(|_, _| {
+        Reply::status(401, r#"{"error":"AuthError","message":"Unauthorized"}"#)
+    });
+    let base = server.base_url.trim_end_matches("/v1");
+    let url = base.replacen("http://", &format!("http://admin:{PASSWORD}@"), 1);
+    let shown = base.replacen("http://", "http://admin:<redacted>@", 1);
+    let engine = ChromaEngine::connect(&spec(&url, "facts")).unwrap();
+    let message = backend_error(engine.state(), &shown);
+    assert!(message.contains("HTTP 401"), "{message}");
+    assert!(!message.contains(PASSWORD), "{message}");
+    // Sent as HTTP basic authentication: base64 of `admin:PASSWORD`.
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Basic YWRtaW46Y2hyb21hLXBhc3Mtc2VudGluZWwtOTFhYg==")
+    );
+    // An address the client refuses is quoted without its password.
+    let error = ChromaEngine::connect(&spec(&format!("ftp://admin:{PASSWORD}@h"), "facts"))
+        .err()
+        .unwrap();
+    assert_eq!(error.exit_code(), 2);
+    assert!(
+        error.to_string().contains("ftp://admin:<redacted>@h"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains(PASSWORD), "{error}");
+}
+
+#[test]
+#[ignore = "needs Chroma (scripts/install_chroma.sh); .ci/run runs it by name"]
 fn a_resumed_load_sees_what_is_there() {
-    let Some(chroma) = Chroma::start() else {
-        return;
-    };
+    let chroma = Chroma::start();
     let engine = ChromaEngine::connect(&spec(&chroma.url, "facts")).unwrap();
     engine.create(&stamp(3)).unwrap();
     engine.upsert(&documents(1..3)).unwrap();
@@ -268,10 +360,9 @@ fn a_resumed_load_sees_what_is_there() {
 }
 
 #[test]
+#[ignore = "needs Chroma (scripts/install_chroma.sh); .ci/run runs it by name"]
 fn dropping_removes_the_collection_once() {
-    let Some(chroma) = Chroma::start() else {
-        return;
-    };
+    let chroma = Chroma::start();
     let engine = ChromaEngine::connect(&spec(&chroma.url, "facts")).unwrap();
     engine.create(&stamp(3)).unwrap();
     engine.upsert(&documents(0..2)).unwrap();
@@ -281,10 +372,9 @@ fn dropping_removes_the_collection_once() {
 }
 
 #[test]
+#[ignore = "needs Chroma (scripts/install_chroma.sh); .ci/run runs it by name"]
 fn searching_a_missing_collection_or_with_the_wrong_dimension_fails_clearly() {
-    let Some(chroma) = Chroma::start() else {
-        return;
-    };
+    let chroma = Chroma::start();
     let engine = ChromaEngine::connect(&spec(&chroma.url, "facts")).unwrap();
     let query = [1.0f32, 0.0, 0.0];
     let missing = backend_error(engine.vector_search(&[&query], 3), &chroma.url);

@@ -37,7 +37,7 @@ fn open(args: &EngineLoadArgs) -> Result<EngineLoad, Error> {
         .engine
         .clone()
         .expect("--engine is required by the command line");
-    let engine = crate::engine::connect(&spec)?;
+    let engine = crate::engine::connect(&spec, !args.quiet)?;
     let vector_configurations: Vec<_> = resolved
         .run
         .configurations
@@ -233,7 +233,7 @@ pub fn engine_status(args: &EngineLoadArgs) -> Result<u8, Error> {
 pub fn engine_drop(args: &EngineDropArgs) -> Result<u8, Error> {
     let file = ConfigFile::load(&args.config)?;
     let spec = settings::engine_spec(&args.engine, &file)?;
-    let engine = crate::engine::connect(&spec)?;
+    let engine = crate::engine::connect(&spec, true)?;
     let label = crate::engine::label(&args.engine, engine.as_ref());
     if engine.drop_collection()? {
         println!("{}: dropped", label);

@@ -67,11 +67,16 @@ pub fn execute_sweep(
         ));
     }
     let (selected, _) = sweep::select(&settings.run.configurations, &sweep_settings.kind);
+    if let Some(spec) = &settings.run.engine {
+        crate::pipeline::served::check_engine_serves(spec, &selected)?;
+    }
     let engine = settings
         .run
         .engine
         .as_ref()
-        .map(|spec| crate::engine::connect(spec).map(|engine| (spec.name.as_str(), engine)))
+        .map(|spec| {
+            crate::engine::connect(spec, !settings.quiet).map(|engine| (spec.name.as_str(), engine))
+        })
         .transpose()?;
     let (embedder, generator) = settings.run.providers(&selected, dataset_inputs(dataset))?;
     sweep::run(

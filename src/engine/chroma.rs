@@ -15,13 +15,19 @@
 //! Chroma ranks no text for this client: [`SearchEngine::text_search`] is a usage error.
 //! A token, when the spec names its environment variable, is sent both as `x-chroma-token`
 //! (Chroma Cloud, and servers configured for that header) and as `Authorization: Bearer`.
+//! A user and password in the url's user info (`http://user:PASSWORD@host:8000`) go as
+//! HTTP basic authentication; messages and reports show the url with the password
+//! redacted ([`super::redact`]).
+//!
+//! What a report says about the index ([`SearchEngine::index_report`]) is the
+//! collection's `configuration_json` as the server returns it.
 
 use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
 use super::{
-    EngineDocument, EngineHit, EngineKind, EngineSpec, LoadStamp, LoadState, SearchEngine,
+    redact, EngineDocument, EngineHit, EngineKind, EngineSpec, LoadStamp, LoadState, SearchEngine,
     VectorIndex,
 };
 use crate::error::Error;
@@ -47,7 +53,10 @@ const KEY_COMPLETE: &str = "hyde_eval.complete";
 /// A Chroma collection reached over HTTP.
 pub struct ChromaEngine {
     name: String,
-    url: String,
+    /// The base URL as messages show it: any password in its user info redacted.
+    shown_url: String,
+    /// The url's passwords (as written and decoded), scrubbed from every message.
+    passwords: Vec<String>,
     collection: String,
     tenant: String,
     database: String,
@@ -74,6 +83,8 @@ impl ChromaEngine {
     /// Chroma would refuse, and a token variable that is unset.
     pub fn connect(spec: &EngineSpec) -> Result<ChromaEngine, Error> {
         let url = spec.url.trim().trim_end_matches('/').to_owned();
+        let shown_url = redact::redacted(&url);
+        let passwords = redact::passwords(&url);
         let tenant = spec.tenant.as_deref().unwrap_or(DEFAULT_TENANT).to_owned();
         let database = spec
             .database
@@ -83,7 +94,7 @@ impl ChromaEngine {
         let prefix = format!(
             "engine '{}' ({})",
             spec.name,
-            description(&url, &spec.collection, &tenant, &database)
+            description(&shown_url, &spec.collection, &tenant, &database)
         );
         let usage = |problem: String| Error::Usage(format!("{prefix}: {problem}"));
         if spec.kind != EngineKind::Chroma {
@@ -107,7 +118,7 @@ impl ChromaEngine {
         if !(has_host("http://") || has_host("https://")) {
             return Err(usage(format!(
                 "url {:?} is not an http:// or https:// address",
-                spec.url
+                redact::redacted(&spec.url)
             )));
         }
         if !valid_collection_name(&spec.collection) {
@@ -140,7 +151,8 @@ impl ChromaEngine {
         Ok(ChromaEngine {
             name: spec.name.clone(),
             collections_path: format!("/api/v2/tenants/{tenant}/databases/{database}/collections"),
-            url,
+            shown_url,
+            passwords,
             collection: spec.collection.clone(),
             tenant,
             database,
@@ -155,8 +167,22 @@ impl ChromaEngine {
         format!("engine '{}' ({})", self.name, self.describe())
     }
 
-    /// The error for a request that failed after its retries.
+    /// The error for a request that failed after its retries, the url's passwords
+    /// scrubbed from it.
     fn failure(&self, what: &str, failure: HttpFailure) -> Error {
+        match self.failure_unscrubbed(what, failure) {
+            Error::Backend(message) => Error::Backend(self.scrub(&message)),
+            Error::BackendFatal(message) => Error::BackendFatal(self.scrub(&message)),
+            other => other,
+        }
+    }
+
+    /// `text` without the url's passwords.
+    fn scrub(&self, text: &str) -> String {
+        redact::scrub(&self.passwords, text)
+    }
+
+    fn failure_unscrubbed(&self, what: &str, failure: HttpFailure) -> Error {
         let prefix = self.prefix();
         match failure {
             HttpFailure::Status { status, body } if status == 401 || status == 403 => {
@@ -216,7 +242,7 @@ impl ChromaEngine {
         Error::Backend(format!(
             "{}: {what}: unusable answer: {}",
             self.prefix(),
-            self.client.redact(problem)
+            self.scrub(&self.client.redact(problem))
         ))
     }
 
@@ -421,7 +447,12 @@ impl ChromaEngine {
 
 impl SearchEngine for ChromaEngine {
     fn describe(&self) -> String {
-        description(&self.url, &self.collection, &self.tenant, &self.database)
+        description(
+            &self.shown_url,
+            &self.collection,
+            &self.tenant,
+            &self.database,
+        )
     }
 
     fn ranks_text(&self) -> bool {
@@ -580,6 +611,18 @@ impl SearchEngine for ChromaEngine {
         Ok(hits)
     }
 
+    fn index_report(&self) -> Result<String, Error> {
+        let what = "reading the collection's configuration";
+        let record = self.collection_record()?.ok_or_else(|| {
+            Error::Backend(format!(
+                "{}: {what}: collection {} does not exist",
+                self.prefix(),
+                self.collection
+            ))
+        })?;
+        Ok(index_configuration(record.get("configuration_json")))
+    }
+
     fn text_search(&self, texts: &[&str], _limit: usize) -> Result<Vec<Vec<EngineHit>>, Error> {
         Err(Error::Usage(format!(
             "{}: chroma ranks no text here, so {} texts cannot be searched by it\n    hint: \
@@ -614,6 +657,37 @@ fn hnsw_configuration(index: VectorIndex) -> Option<Value> {
         }
     }
     Some(Value::Object(hnsw))
+}
+
+/// `hnsw (max_neighbors 16, ef_construction 100, ef_search 100)`: the index a
+/// collection's `configuration_json` describes (`hnsw` on a single-node server, `spann`
+/// on a distributed one), its numeric settings in the server's names.
+fn index_configuration(configuration: Option<&Value>) -> String {
+    for kind in ["hnsw", "spann"] {
+        let Some(Value::Object(settings)) = configuration.and_then(|value| value.get(kind)) else {
+            continue;
+        };
+        let wanted: &[&str] = if kind == "hnsw" {
+            &["max_neighbors", "ef_construction", "ef_search"]
+        } else {
+            &[
+                "search_nprobe",
+                "ef_search",
+                "ef_construction",
+                "max_neighbors",
+            ]
+        };
+        let shown: Vec<String> = wanted
+            .iter()
+            .filter_map(|key| settings.get(*key).map(|value| format!("{key} {value}")))
+            .collect();
+        return if shown.is_empty() {
+            kind.to_owned()
+        } else {
+            format!("{kind} ({})", shown.join(", "))
+        };
+    }
+    "hnsw (the server reports no index configuration)".to_owned()
 }
 
 /// What a vector search is doing, for messages.

@@ -22,6 +22,7 @@ use crate::error::Error;
 
 pub mod chroma;
 pub mod pgvector;
+pub mod redact;
 
 /// Which engine an `[engines.NAME]` table names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,41 +68,16 @@ pub enum VectorIndex {
     },
 }
 
-impl std::fmt::Display for VectorIndex {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            VectorIndex::Exact => formatter.write_str("exact scan"),
-            VectorIndex::Hnsw {
-                m,
-                ef_construction,
-                ef_search,
-            } => {
-                formatter.write_str("hnsw")?;
-                let settings: Vec<String> = [
-                    ("m", m),
-                    ("ef_construction", ef_construction),
-                    ("ef_search", ef_search),
-                ]
-                .iter()
-                .filter_map(|(name, value)| value.map(|value| format!("{name} {value}")))
-                .collect();
-                if !settings.is_empty() {
-                    write!(formatter, " ({})", settings.join(", "))?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-/// One engine as the config file's `[engines.NAME]` table describes it, resolved.
-#[derive(Debug, Clone, PartialEq)]
+/// One engine as the config file's `[engines.NAME]` table describes it, resolved. Its
+/// `Debug` form shows the url with any password redacted.
+#[derive(Clone, PartialEq)]
 pub struct EngineSpec {
     /// The table's name (`prod` in `[engines.prod]`).
     pub name: String,
     pub kind: EngineKind,
     /// Chroma: the server's base URL (`http://127.0.0.1:8000`). pgvector: a connection
-    /// string (`postgresql://user@127.0.0.1:5432/db`) without a password.
+    /// URL (`postgresql://user@127.0.0.1:5432/db`) or key=value string. Either may hold a
+    /// password; show it only through [`redact::redacted`].
     pub url: String,
     /// The Chroma collection or the PostgreSQL table that holds the facts.
     pub collection: String,
@@ -114,6 +90,36 @@ pub struct EngineSpec {
     pub index: VectorIndex,
     /// Limit on one request or query.
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for EngineSpec {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("EngineSpec")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("url", &redact::redacted(&self.url))
+            .field("collection", &self.collection)
+            .field("tenant", &self.tenant)
+            .field("database", &self.database)
+            .field("secret_env", &self.secret_env)
+            .field("index", &self.index)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl EngineSpec {
+    /// `engine 'NAME' (KIND at URL)`, the url's passwords redacted: how progress names
+    /// the engine before it is reached.
+    pub fn label(&self) -> String {
+        format!(
+            "engine '{}' ({} at {})",
+            self.name,
+            self.kind.name(),
+            redact::redacted(&self.url)
+        )
+    }
 }
 
 /// What an engine records beside the facts it holds: which data, embedded how.
@@ -197,6 +203,12 @@ pub trait SearchEngine: Send + Sync {
     /// The `limit` best facts for each text by the engine's text ranking, best first.
     /// Engines that do not rank text return a usage error.
     fn text_search(&self, texts: &[&str], limit: usize) -> Result<Vec<Vec<EngineHit>>, Error>;
+
+    /// What the vector searches ran on, as the engine reports it (never the config
+    /// file's settings): `hnsw (m 4, ef_construction 8, ef_search 40)`, `exact scan,
+    /// index not used (...)`. pgvector reads its catalog and the plans of this process's
+    /// searches; Chroma, the collection's configuration.
+    fn index_report(&self) -> Result<String, Error>;
 }
 
 /// `engine 'NAME' (its description)`: how messages name an engine.
@@ -204,9 +216,11 @@ pub fn label(name: &str, engine: &dyn SearchEngine) -> String {
     format!("engine '{name}' ({})", engine.describe())
 }
 
-/// Connects to the engine `spec` names (checking the spec, reading its secret); makes
-/// no request yet.
-pub fn connect(spec: &EngineSpec) -> Result<Box<dyn SearchEngine>, Error> {
+/// Connects to the engine `spec` names (checking the spec, reading its secret): pgvector
+/// opens its connection (within the spec's timeout), Chroma makes no request yet. Says
+/// `connecting to engine ...` on the progress line when `progress`.
+pub fn connect(spec: &EngineSpec, progress: bool) -> Result<Box<dyn SearchEngine>, Error> {
+    crate::progress::stage(progress, &format!("connecting to {}", spec.label()));
     Ok(match spec.kind {
         EngineKind::Chroma => Box::new(chroma::ChromaEngine::connect(spec)?),
         EngineKind::Pgvector => Box::new(pgvector::PgvectorEngine::connect(spec)?),

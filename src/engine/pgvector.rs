@@ -25,20 +25,38 @@
 //! vector. Vectors travel as text literals (`[0.1,0.2]`), which Rust prints with the
 //! shortest digits that read back as the same `f32`, so nothing is lost.
 //!
+//! The spec's timeout bounds every wait on the server, on the client's side of the
+//! socket: connecting, start-up and authentication together, and each statement (the
+//! server's `statement_timeout` is set to the same value and cancels a slow statement
+//! first, with its own message; the client gives up [`ANSWER_GRACE`] later, when the
+//! server did not answer at all, and drops the connection). The one statement without
+//! a limit, `engine load`'s HNSW index build, is watched instead: every timeout, a second
+//! connection checks the server still answers.
+//!
+//! What a report says about the index comes from the server: the index's kind and
+//! options from the catalog (`pg_index`, `pg_class.reloptions`), the `hnsw.ef_search` in
+//! force from `current_setting`, and whether the planner used the index from `EXPLAIN`
+//! of the search statement itself ([`SearchEngine::index_report`]).
+//!
 //! The connection is unencrypted (`NoTls`; `sslmode=require` is refused): the client is
-//! meant for a server on the same host, a private network or a tunnel.
+//! meant for a server on the same host, a private network or a tunnel. A password in the
+//! url or from `secret_env` never appears in a message ([`super::redact`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
-use postgres::config::SslMode;
-use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls};
+use tokio::runtime::Runtime;
+use tokio_postgres::config::SslMode;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Config, NoTls, Row};
 
 use super::{
-    EngineDocument, EngineHit, EngineSpec, LoadStamp, LoadState, SearchEngine, VectorIndex,
+    redact, EngineDocument, EngineHit, EngineSpec, LoadStamp, LoadState, SearchEngine, VectorIndex,
 };
 use crate::error::Error;
 use crate::http::Secret;
@@ -52,9 +70,27 @@ const MAX_EF_SEARCH: usize = 1000;
 /// pgvector's default `hnsw.ef_search`; an HNSW scan returns at most this many rows.
 const DEFAULT_EF_SEARCH: usize = 40;
 
+/// The vector indexes on table `$1` from the catalog: quoted name, access method and
+/// options (`{m=4,ef_construction=8}`).
+const VECTOR_INDEXES: &str = "SELECT quote_ident(c.relname), a.amname::text, \
+     coalesce(c.reloptions, ARRAY[]::text[]) \
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+     JOIN pg_am a ON a.oid = c.relam \
+     WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat') \
+     ORDER BY c.relname";
+
+/// pgvector's defaults for an HNSW index built without options.
+const DEFAULT_M: u32 = 16;
+const DEFAULT_EF_CONSTRUCTION: u32 = 64;
+
 /// The most vectors or texts one search statement carries: a larger batch is several
 /// statements, each within the statement timeout.
 const BATCH: usize = 64;
+
+/// How much longer than the server's `statement_timeout` the client waits for an
+/// answer: a live server cancels a slow statement first and says so; past this, the
+/// server is taken to be not answering.
+pub const ANSWER_GRACE: Duration = Duration::from_millis(500);
 
 /// A PostgreSQL + pgvector server holding one facts table.
 pub struct PgvectorEngine {
@@ -62,27 +98,96 @@ pub struct PgvectorEngine {
     config: Config,
     /// `spec.url` with any password in it replaced.
     url: String,
-    /// The password from `spec.secret_env`, to scrub from messages.
+    /// The passwords of `spec.url` and from `spec.secret_env`, to scrub from messages.
+    passwords: Vec<String>,
     secret: Option<Secret>,
     session: Mutex<Session>,
     /// Set when a failure showed the connection lost (closed, or the server ending the
     /// session: SQLSTATE 57P01-57P03); read and cleared under the session's lock.
     lost: AtomicBool,
+    /// Set when the server did not answer in time: the connection is dropped and the
+    /// operation not tried again (that would wait as long once more).
+    stalled: AtomicBool,
+    /// What each search depth's statement was planned as (see [`Plan`]), by depth.
+    plans: Mutex<BTreeMap<usize, Plan>>,
+}
+
+/// How PostgreSQL planned the vector search of one depth, from `EXPLAIN` of the
+/// statement itself.
+#[derive(Debug, Clone, PartialEq)]
+struct Plan {
+    /// The vector index the plan scans, when it scans one.
+    index: Option<String>,
+    /// `hnsw.ef_search` in force for the statement (`current_setting`), for HNSW plans.
+    ef_search: Option<String>,
 }
 
 /// The connection and what it has learned about the table.
 struct Session {
     /// None after the server closed the connection; the next call reconnects.
-    client: Option<Client>,
+    link: Option<Link>,
     /// The embedding column's dimension, once read.
     dimension: Option<usize>,
+}
+
+/// One open connection: the client, and the runtime that drives its socket (the
+/// connection task runs while the client waits in [`wait`]).
+struct Link {
+    client: Client,
+    runtime: Runtime,
+    /// How long one statement may wait for its answer.
+    deadline: Duration,
+}
+
+impl Link {
+    /// Waits for `work` on this connection for at most the statement deadline.
+    fn wait<T>(
+        &self,
+        work: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, Failure> {
+        wait(&self.runtime, self.deadline, work)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+}
+
+/// Why a wait on the server ended without a result.
+#[derive(Debug)]
+enum Failure {
+    /// The client or the server said why.
+    Postgres(tokio_postgres::Error),
+    /// No answer within this long.
+    NoAnswer(Duration),
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(error: tokio_postgres::Error) -> Failure {
+        Failure::Postgres(error)
+    }
+}
+
+/// Runs `work` on `runtime` for at most `deadline`.
+fn wait<T>(
+    runtime: &Runtime,
+    deadline: Duration,
+    work: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, Failure> {
+    runtime.block_on(async {
+        match tokio::time::timeout(deadline, work).await {
+            Ok(result) => result.map_err(Failure::Postgres),
+            Err(_) => Err(Failure::NoAnswer(deadline)),
+        }
+    })
 }
 
 impl PgvectorEngine {
     /// Connects to `spec.url` (with the password from `spec.secret_env`, if set) and sets
     /// the statement timeout to `spec.timeout`.
     pub fn connect(spec: &EngineSpec) -> Result<PgvectorEngine, Error> {
-        let url = redact_url(&spec.url);
+        let url = redact::redacted(&spec.url);
+        let mut passwords = redact::passwords(&spec.url);
         let prefix = format!(
             "engine '{}' (pgvector at {url}, table {})",
             spec.name, spec.collection
@@ -93,10 +198,10 @@ impl PgvectorEngine {
                  underscores, not starting with a digit, at most 63 characters)"
             )));
         }
-        let mut config: Config = spec.url.parse().map_err(|error: postgres::Error| {
+        let mut config: Config = spec.url.parse().map_err(|error: tokio_postgres::Error| {
             Error::Usage(format!(
                 "{prefix}: not a PostgreSQL connection string: {}",
-                scrub_url_password(&spec.url, &error.to_string())
+                redact::scrub(&passwords, &error.to_string())
             ))
         })?;
         if config.get_ssl_mode() == SslMode::Require {
@@ -114,6 +219,7 @@ impl PgvectorEngine {
                     ))
                 })?;
                 config.password(secret.expose());
+                passwords.push(secret.expose().to_owned());
                 Some(secret)
             }
             None => None,
@@ -123,12 +229,15 @@ impl PgvectorEngine {
             spec: spec.clone(),
             config,
             url,
+            passwords,
             secret,
             session: Mutex::new(Session {
-                client: None,
+                link: None,
                 dimension: None,
             }),
             lost: AtomicBool::new(false),
+            stalled: AtomicBool::new(false),
+            plans: Mutex::new(BTreeMap::new()),
         };
         drop(engine.session()?);
         Ok(engine)
@@ -145,44 +254,76 @@ impl PgvectorEngine {
         format!("\"{}\"", self.spec.collection)
     }
 
+    /// How long one statement may wait for the server's answer.
+    fn statement_deadline(&self) -> Duration {
+        self.spec.timeout + ANSWER_GRACE
+    }
+
+    /// A new connection, its statement timeout set; connecting, start-up and
+    /// authentication together take at most the spec's timeout.
+    fn open(&self) -> Result<Link, Error> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| {
+                Error::Backend(format!(
+                    "{}: cannot start the client's runtime: {error}",
+                    self.prefix()
+                ))
+            })?;
+        let (client, connection) = wait(&runtime, self.spec.timeout, self.config.connect(NoTls))
+            .map_err(|failure| self.fail("cannot connect", &failure))?;
+        // The connection task reads and writes the socket whenever the client waits.
+        runtime.spawn(connection);
+        let link = Link {
+            client,
+            runtime,
+            deadline: self.statement_deadline(),
+        };
+        let milliseconds = self.spec.timeout.as_millis().clamp(1, i32::MAX as u128);
+        link.wait(
+            link.client
+                .batch_execute(&format!("SET statement_timeout = {milliseconds}")),
+        )
+        .map_err(|failure| self.fail("cannot set the statement timeout", &failure))?;
+        Ok(link)
+    }
+
     /// The session, connected (again, if the server closed the connection).
     fn session(&self) -> Result<MutexGuard<'_, Session>, Error> {
         let mut session = self
             .session
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if session.client.as_ref().is_none_or(Client::is_closed) {
-            session.client = None;
+        if session.link.as_ref().is_none_or(Link::is_closed) {
+            session.link = None;
             session.dimension = None;
-            let mut client = self
-                .config
-                .connect(NoTls)
-                .map_err(|error| self.fail("cannot connect", &error))?;
-            let milliseconds = self.spec.timeout.as_millis().clamp(1, i32::MAX as u128);
-            client
-                .batch_execute(&format!("SET statement_timeout = {milliseconds}"))
-                .map_err(|error| self.fail("cannot set the statement timeout", &error))?;
-            session.client = Some(client);
+            session.link = Some(self.open()?);
         }
         Ok(session)
     }
 
     /// `operation` on the session; run again on a new connection when it failed because
-    /// the connection was lost (a server restart, an idle timeout, a terminated backend).
-    /// Every operation may run twice: reads trivially, writes because they are one
-    /// transaction or one idempotent upsert.
+    /// the connection was lost (a server restart, an idle timeout, a terminated backend),
+    /// not when the server did not answer in time. Every operation may run twice: reads
+    /// trivially, writes because they are one transaction or one idempotent upsert.
     fn run<T>(
         &self,
         mut operation: impl FnMut(&mut Session) -> Result<T, Error>,
     ) -> Result<T, Error> {
         let mut session = self.session()?;
         self.lost.store(false, Ordering::Relaxed);
+        self.stalled.store(false, Ordering::Relaxed);
         match operation(&mut session) {
+            Err(error) if self.stalled.swap(false, Ordering::Relaxed) => {
+                session.link = None;
+                Err(error)
+            }
             Err(_)
                 if self.lost.swap(false, Ordering::Relaxed)
-                    || session.client.as_ref().is_some_and(Client::is_closed) =>
+                    || session.link.as_ref().is_some_and(Link::is_closed) =>
             {
-                session.client = None;
+                session.link = None;
                 drop(session);
                 operation(&mut *self.session()?)
             }
@@ -192,7 +333,21 @@ impl PgvectorEngine {
 
     /// The error for a failed `action`: rejected credentials are fatal, everything else
     /// is a backend failure; a timeout, a missing table or a missing extension says so.
-    fn fail(&self, action: &str, error: &postgres::Error) -> Error {
+    fn fail(&self, action: &str, failure: &Failure) -> Error {
+        let prefix = self.prefix();
+        let error = match failure {
+            Failure::NoAnswer(deadline) => {
+                self.stalled.store(true, Ordering::Relaxed);
+                return Error::Backend(format!(
+                    "{prefix}: {action}: no answer within {} s: something accepts connections \
+                     there but does not answer as PostgreSQL\n    hint: is PostgreSQL (not \
+                     another service, not a stopped process) listening there? Raise the \
+                     engine's timeout_seconds if the server is only slow",
+                    deadline.as_secs_f64()
+                ));
+            }
+            Failure::Postgres(error) => error,
+        };
         if error.is_closed()
             || error
                 .code()
@@ -200,7 +355,6 @@ impl PgvectorEngine {
         {
             self.lost.store(true, Ordering::Relaxed);
         }
-        let prefix = self.prefix();
         let Some(database) = error.as_db_error() else {
             // The client's message is terse (`invalid configuration`); its causes say why.
             let mut text = error.to_string();
@@ -280,9 +434,9 @@ impl PgvectorEngine {
         ))
     }
 
-    /// `text` with the password removed, wherever it came from.
+    /// `text` with the passwords removed, wherever they came from.
     fn scrub(&self, text: &str) -> String {
-        let text = scrub_url_password(&self.spec.url, text);
+        let text = redact::scrub(&self.passwords, text);
         match &self.secret {
             Some(secret) => secret.redact(&text),
             None => text,
@@ -294,15 +448,15 @@ impl PgvectorEngine {
         if let Some(dimension) = session.dimension {
             return Ok(dimension);
         }
-        let client = connected(session);
-        let row = client
-            .query_one(
+        let link = connected(session);
+        let row = link
+            .wait(link.client.query_one(
                 "SELECT to_regclass($1) IS NOT NULL, \
                  (SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass($1) \
                   AND attname = 'embedding' AND NOT attisdropped)",
                 &[&self.table()],
-            )
-            .map_err(|error| self.fail("cannot read the table's dimension", &error))?;
+            ))
+            .map_err(|failure| self.fail("cannot read the table's dimension", &failure))?;
         let exists: bool = row.get(0);
         let modifier: Option<i32> = row.get(1);
         if !exists {
@@ -356,14 +510,195 @@ impl PgvectorEngine {
             ),
         }
     }
+
+    /// The vector indexes on the table, from the catalog: quoted name, access method
+    /// (`hnsw`, `ivfflat`) and options (`m=4`, ...).
+    fn vector_indexes(&self, link: &Link) -> Result<Vec<(String, String, Vec<String>)>, Failure> {
+        let rows = link.wait(link.client.query(VECTOR_INDEXES, &[&self.table()]))?;
+        Ok(rows
+            .iter()
+            .map(|row| (row.get(0), row.get(1), row.get(2)))
+            .collect())
+    }
+
+    /// Runs `EXPLAIN` of the search statement `sql` with `params` on `transaction` (where
+    /// the search's settings are in force), once per search depth `limit`, and records
+    /// which vector index, if any, the plan scans, and the `hnsw.ef_search` in force.
+    fn record_plan(
+        &self,
+        runtime: &Runtime,
+        deadline: Duration,
+        transaction: &tokio_postgres::Transaction<'_>,
+        limit: usize,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<(), Failure> {
+        if self.plans_lock().contains_key(&limit) {
+            return Ok(());
+        }
+        let table = self.table();
+        let indexes: Vec<String> = wait(
+            runtime,
+            deadline,
+            transaction.query(VECTOR_INDEXES, &[&table]),
+        )?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+        let explain = format!("EXPLAIN {sql}");
+        let lines: Vec<String> = wait(runtime, deadline, transaction.query(&explain, params))?
+            .iter()
+            .map(|row: &Row| row.get(0))
+            .collect();
+        let index = indexes.into_iter().find(|name| {
+            let scan = format!(" using {name} on ");
+            lines.iter().any(|line| line.contains(&scan))
+        });
+        let ef_search = match index {
+            Some(_) => wait(
+                runtime,
+                deadline,
+                transaction.query("SELECT current_setting('hnsw.ef_search', true)", &[]),
+            )?
+            .first()
+            .and_then(|row| row.get::<_, Option<String>>(0)),
+            None => None,
+        };
+        self.plans_lock().insert(limit, Plan { index, ef_search });
+        Ok(())
+    }
+
+    fn plans_lock(&self) -> MutexGuard<'_, BTreeMap<usize, Plan>> {
+        self.plans
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits for `build` (the index build) for as long as it takes while the server
+    /// answers: every `self.spec.timeout`, a second connection must answer `SELECT 1`
+    /// within the timeout, else the build is given up as the server not answering.
+    fn while_answering<T>(
+        &self,
+        runtime: &Runtime,
+        build: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, Failure> {
+        let timeout = self.spec.timeout;
+        runtime.block_on(async {
+            let mut build = std::pin::pin!(build);
+            let mut probe: Option<Client> = None;
+            loop {
+                if let Ok(result) = tokio::time::timeout(timeout, build.as_mut()).await {
+                    return result.map_err(Failure::Postgres);
+                }
+                if probe.as_ref().is_none_or(Client::is_closed) {
+                    let (client, connection) =
+                        match tokio::time::timeout(timeout, self.config.connect(NoTls)).await {
+                            Ok(connected) => connected?,
+                            Err(_) => return Err(Failure::NoAnswer(timeout)),
+                        };
+                    tokio::spawn(connection);
+                    probe = Some(client);
+                }
+                if let Some(client) = &probe {
+                    match tokio::time::timeout(timeout, client.simple_query("SELECT 1")).await {
+                        Ok(answer) => drop(answer?),
+                        Err(_) => return Err(Failure::NoAnswer(timeout)),
+                    }
+                }
+            }
+        })
+    }
 }
 
-/// The client of a session that [`PgvectorEngine::session`] returned.
-fn connected(session: &mut Session) -> &mut Client {
+/// The link of a session that [`PgvectorEngine::session`] returned.
+fn connected(session: &mut Session) -> &mut Link {
     session
-        .client
+        .link
         .as_mut()
         .expect("PgvectorEngine::session connects before returning")
+}
+
+/// `hnsw (m 4, ef_construction 8, ef_search 40)`: an index's kind and options as the
+/// catalog holds them (pgvector's defaults named as such), and the `ef_search` a search
+/// ran with.
+fn index_description(method: &str, options: &[String], ef_search: Option<&str>) -> String {
+    let option = |name: &str| {
+        options
+            .iter()
+            .find_map(|option| option.strip_prefix(&format!("{name}=")))
+            .map(str::to_owned)
+    };
+    let mut settings = Vec::new();
+    if method == "hnsw" {
+        for (name, default) in [
+            ("m", DEFAULT_M),
+            ("ef_construction", DEFAULT_EF_CONSTRUCTION),
+        ] {
+            settings.push(match option(name) {
+                Some(value) => format!("{name} {value}"),
+                None => format!("{name} {default} (default)"),
+            });
+        }
+    } else {
+        settings.extend(options.iter().map(|option| option.replacen('=', " ", 1)));
+    }
+    if let Some(ef_search) = ef_search {
+        settings.push(format!("ef_search {ef_search}"));
+    }
+    if settings.is_empty() {
+        method.to_owned()
+    } else {
+        format!("{method} ({})", settings.join(", "))
+    }
+}
+
+/// What the searches ran on, from the table's vector `indexes` (name, method, options)
+/// and each search depth's [`Plan`]: `hnsw (m 4, ef_construction 8, ef_search 40)` when
+/// every plan scanned the index, `exact scan, index not used (...)` when none did though
+/// the table has one, `exact scan (no vector index)` without one; per depth when the
+/// depths' plans differ.
+fn index_summary(
+    indexes: &[(String, String, Vec<String>)],
+    plans: &BTreeMap<usize, Plan>,
+) -> String {
+    let describe = |name: &str, ef_search: Option<&str>| {
+        indexes
+            .iter()
+            .find(|(index, _, _)| index == name)
+            .map_or_else(
+                || name.to_owned(),
+                |(_, method, options)| index_description(method, options, ef_search),
+            )
+    };
+    let unused = || match indexes.first() {
+        None => "exact scan (no vector index)".to_owned(),
+        Some((name, _, _)) => format!(
+            "exact scan, index not used (the table's {} is not in PostgreSQL's plan)",
+            describe(name, None)
+        ),
+    };
+    let parts: Vec<(usize, String)> = plans
+        .iter()
+        .map(|(depth, plan)| {
+            let part = match &plan.index {
+                Some(name) => describe(name, plan.ef_search.as_deref()),
+                None => unused(),
+            };
+            (*depth, part)
+        })
+        .collect();
+    match parts.first() {
+        None => match indexes.first() {
+            Some((name, _, _)) => describe(name, None),
+            None => unused(),
+        },
+        Some((_, first)) if parts.iter().all(|(_, part)| part == first) => first.clone(),
+        Some(_) => parts
+            .iter()
+            .map(|(depth, part)| format!("{part} for searches of depth {depth}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
 }
 
 impl SearchEngine for PgvectorEngine {
@@ -377,29 +712,29 @@ impl SearchEngine for PgvectorEngine {
 
     fn state(&self) -> Result<LoadState, Error> {
         self.run(|session| {
-            let client = connected(session);
-            let fail = |error: postgres::Error| self.fail("cannot read the load state", &error);
-            let row = client
-                .query_one(
+            let link = connected(session);
+            let fail = |failure: Failure| self.fail("cannot read the load state", &failure);
+            let table = self.table();
+            let row = link
+                .wait(link.client.query_one(
                     "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
-                    &[&self.table(), &STAMPS],
-                )
+                    &[&table, &STAMPS],
+                ))
                 .map_err(fail)?;
             let (has_table, has_stamps): (bool, bool) = (row.get(0), row.get(1));
             if !has_table {
                 return Ok(LoadState::Missing);
             }
             let stamp = if has_stamps {
-                client
-                    .query_opt(
-                        &format!(
-                            "SELECT dataset_hash::text, embedder::text, dimension::integer, \
-                             facts::bigint, complete::boolean FROM {STAMPS} \
-                             WHERE table_name = $1"
-                        ),
-                        &[&self.spec.collection],
-                    )
-                    .map_err(fail)?
+                link.wait(link.client.query_opt(
+                    &format!(
+                        "SELECT dataset_hash::text, embedder::text, dimension::integer, \
+                         facts::bigint, complete::boolean FROM {STAMPS} \
+                         WHERE table_name = $1"
+                    ),
+                    &[&self.spec.collection],
+                ))
+                .map_err(fail)?
             } else {
                 None
             };
@@ -429,8 +764,11 @@ impl SearchEngine for PgvectorEngine {
                 dimension: usize::try_from(dimension).map_err(|_| corrupt())?,
                 facts: usize::try_from(facts).map_err(|_| corrupt())?,
             };
-            let count: i64 = client
-                .query_one(&format!("SELECT count(*) FROM {}", self.table()), &[])
+            let count: i64 = link
+                .wait(
+                    link.client
+                        .query_one(&format!("SELECT count(*) FROM {table}"), &[]),
+                )
                 .map_err(fail)?
                 .get(0);
             let loaded = usize::try_from(count).unwrap_or_default();
@@ -456,14 +794,20 @@ impl SearchEngine for PgvectorEngine {
         };
         self.run(|session| {
             session.dimension = None;
-            let client = connected(session);
-            let fail = |error: postgres::Error| {
-                self.fail(&format!("cannot create table {}", self.table()), &error)
+            let Link {
+                client,
+                runtime,
+                deadline,
+            } = connected(session);
+            let fail = |failure: Failure| {
+                self.fail(&format!("cannot create table {}", self.table()), &failure)
             };
             let table = self.table();
-            let mut transaction = client.transaction().map_err(fail)?;
-            transaction
-                .batch_execute(&format!(
+            let transaction = wait(runtime, *deadline, client.transaction()).map_err(fail)?;
+            wait(
+                runtime,
+                *deadline,
+                transaction.batch_execute(&format!(
                     "CREATE EXTENSION IF NOT EXISTS vector;
                      CREATE TABLE IF NOT EXISTS {STAMPS} (
                          table_name text PRIMARY KEY,
@@ -480,10 +824,13 @@ impl SearchEngine for PgvectorEngine {
                          tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
                      );
                      CREATE INDEX ON {table} USING gin (tsv);"
-                ))
-                .map_err(fail)?;
-            transaction
-                .execute(
+                )),
+            )
+            .map_err(fail)?;
+            wait(
+                runtime,
+                *deadline,
+                transaction.execute(
                     &format!(
                         "INSERT INTO {STAMPS} (table_name, dataset_hash, embedder, dimension, \
                          facts, complete) VALUES ($1, $2, $3, $4, $5, false) \
@@ -498,18 +845,22 @@ impl SearchEngine for PgvectorEngine {
                         &dimension,
                         &facts,
                     ],
-                )
-                .map_err(fail)?;
-            transaction.commit().map_err(fail)
+                ),
+            )
+            .map_err(fail)?;
+            wait(runtime, *deadline, transaction.commit()).map_err(fail)
         })
     }
 
     fn loaded_ids(&self) -> Result<HashSet<String>, Error> {
         self.run(|session| {
-            let client = connected(session);
-            let rows = client
-                .query(&format!("SELECT id::text FROM {}", self.table()), &[])
-                .map_err(|error| self.fail("cannot list the loaded ids", &error))?;
+            let link = connected(session);
+            let rows = link
+                .wait(
+                    link.client
+                        .query(&format!("SELECT id::text FROM {}", self.table()), &[]),
+                )
+                .map_err(|failure| self.fail("cannot list the loaded ids", &failure))?;
             Ok(rows.iter().map(|row| row.get(0)).collect())
         })
     }
@@ -540,19 +891,19 @@ impl SearchEngine for PgvectorEngine {
                     vectors.push(vector_literal(document.vector));
                 }
             }
-            connected(session)
-                .execute(
-                    &format!(
-                        "INSERT INTO {} (id, text, embedding) \
+            let link = connected(session);
+            link.wait(link.client.execute(
+                &format!(
+                    "INSERT INTO {} (id, text, embedding) \
                          SELECT id, text, embedding::vector \
                          FROM unnest($1::text[], $2::text[], $3::text[]) AS d(id, text, embedding) \
                          ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, \
                          embedding = EXCLUDED.embedding",
-                        self.table()
-                    ),
-                    &[&ids, &texts, &vectors],
-                )
-                .map_err(|error| self.fail(&format!("cannot store {} facts", ids.len()), &error))?;
+                    self.table()
+                ),
+                &[&ids, &texts, &vectors],
+            ))
+            .map_err(|failure| self.fail(&format!("cannot store {} facts", ids.len()), &failure))?;
             Ok(())
         })
     }
@@ -562,10 +913,15 @@ impl SearchEngine for PgvectorEngine {
     /// index build is exempt from the statement timeout: it takes minutes on large tables.
     fn complete(&self, stamp: &LoadStamp) -> Result<(), Error> {
         self.run(|session| {
-            let client = connected(session);
+            let Link {
+                client,
+                runtime,
+                deadline,
+            } = connected(session);
+            let deadline = *deadline;
             let table = self.table();
-            let fail = |error: postgres::Error| {
-                self.fail(&format!("cannot complete the load of {table}"), &error)
+            let fail = |failure: Failure| {
+                self.fail(&format!("cannot complete the load of {table}"), &failure)
             };
             let (Ok(dimension), Ok(facts)) =
                 (i32::try_from(stamp.dimension), i64::try_from(stamp.facts))
@@ -577,20 +933,26 @@ impl SearchEngine for PgvectorEngine {
                     stamp.facts
                 )));
             };
-            let mut transaction = client.transaction().map_err(fail)?;
-            let indexes = transaction
-                .query(
+            let transaction = wait(runtime, deadline, client.transaction()).map_err(fail)?;
+            let indexes = wait(
+                runtime,
+                deadline,
+                transaction.query(
                     "SELECT i.indexrelid::regclass::text FROM pg_index i \
                      JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam \
                      WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat')",
                     &[&table],
-                )
-                .map_err(fail)?;
+                ),
+            )
+            .map_err(fail)?;
             for index in &indexes {
                 let name: String = index.get(0);
-                transaction
-                    .batch_execute(&format!("DROP INDEX {name}"))
-                    .map_err(fail)?;
+                wait(
+                    runtime,
+                    deadline,
+                    transaction.batch_execute(&format!("DROP INDEX {name}")),
+                )
+                .map_err(fail)?;
             }
             if let VectorIndex::Hnsw {
                 m, ef_construction, ..
@@ -608,18 +970,40 @@ impl SearchEngine for PgvectorEngine {
                 } else {
                     format!(" WITH ({})", options.join(", "))
                 };
-                transaction
-                    .batch_execute(&format!(
-                        "SET LOCAL statement_timeout = 0;
-                         CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops){with};"
-                    ))
-                    .map_err(fail)?;
-            }
-            transaction
-                .batch_execute(&format!("ANALYZE {table}"))
+                // The build takes minutes on large tables: no statement timeout, but the
+                // server must keep answering a second connection.
+                wait(
+                    runtime,
+                    deadline,
+                    transaction.batch_execute("SET LOCAL statement_timeout = 0"),
+                )
                 .map_err(fail)?;
-            let updated = transaction
-                .execute(
+                self.while_answering(
+                    runtime,
+                    transaction.batch_execute(&format!(
+                        "CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops){with}"
+                    )),
+                )
+                .map_err(fail)?;
+                let milliseconds = self.spec.timeout.as_millis().clamp(1, i32::MAX as u128);
+                wait(
+                    runtime,
+                    deadline,
+                    transaction
+                        .batch_execute(&format!("SET LOCAL statement_timeout = {milliseconds}")),
+                )
+                .map_err(fail)?;
+            }
+            wait(
+                runtime,
+                deadline,
+                transaction.batch_execute(&format!("ANALYZE {table}")),
+            )
+            .map_err(fail)?;
+            let updated = wait(
+                runtime,
+                deadline,
+                transaction.execute(
                     &format!(
                         "UPDATE {STAMPS} SET complete = true, dataset_hash = $2, embedder = $3, \
                          dimension = $4, facts = $5 WHERE table_name = $1"
@@ -631,8 +1015,9 @@ impl SearchEngine for PgvectorEngine {
                         &dimension,
                         &facts,
                     ],
-                )
-                .map_err(fail)?;
+                ),
+            )
+            .map_err(fail)?;
             if updated == 0 {
                 return Err(Error::Backend(format!(
                     "{}: table {table} has no load stamp to complete\n    hint: run `hyde-eval \
@@ -640,40 +1025,54 @@ impl SearchEngine for PgvectorEngine {
                     self.prefix()
                 )));
             }
-            transaction.commit().map_err(fail)
+            wait(runtime, deadline, transaction.commit()).map_err(fail)
         })
     }
 
     fn drop_collection(&self) -> Result<bool, Error> {
         self.run(|session| {
             session.dimension = None;
-            let client = connected(session);
+            let Link {
+                client,
+                runtime,
+                deadline,
+            } = connected(session);
+            let deadline = *deadline;
             let table = self.table();
-            let fail = |error: postgres::Error| self.fail(&format!("cannot drop {table}"), &error);
-            let mut transaction = client.transaction().map_err(fail)?;
-            let row = transaction
-                .query_one(
+            let fail = |failure: Failure| self.fail(&format!("cannot drop {table}"), &failure);
+            let transaction = wait(runtime, deadline, client.transaction()).map_err(fail)?;
+            let row = wait(
+                runtime,
+                deadline,
+                transaction.query_one(
                     "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
                     &[&table, &STAMPS],
-                )
-                .map_err(fail)?;
+                ),
+            )
+            .map_err(fail)?;
             let (has_table, has_stamps): (bool, bool) = (row.get(0), row.get(1));
             if has_table {
-                transaction
-                    .batch_execute(&format!("DROP TABLE {table}"))
-                    .map_err(fail)?;
+                wait(
+                    runtime,
+                    deadline,
+                    transaction.batch_execute(&format!("DROP TABLE {table}")),
+                )
+                .map_err(fail)?;
             }
             let stamps = if has_stamps {
-                transaction
-                    .execute(
+                wait(
+                    runtime,
+                    deadline,
+                    transaction.execute(
                         &format!("DELETE FROM {STAMPS} WHERE table_name = $1"),
                         &[&self.spec.collection],
-                    )
-                    .map_err(fail)?
+                    ),
+                )
+                .map_err(fail)?
             } else {
                 0
             };
-            transaction.commit().map_err(fail)?;
+            wait(runtime, deadline, transaction.commit()).map_err(fail)?;
             Ok(has_table || stamps > 0)
         })
     }
@@ -701,32 +1100,50 @@ impl SearchEngine for PgvectorEngine {
                  ORDER BY q.ord, f.distance, f.id",
                 self.table()
             );
-            let fail = |error: postgres::Error| {
+            let fail = |failure: Failure| {
                 self.fail(
                     &format!("vector search of {} queries", vectors.len()),
-                    &error,
+                    &failure,
                 )
             };
+            let depth = limit;
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let client = connected(session);
+            let Link {
+                client,
+                runtime,
+                deadline,
+            } = connected(session);
+            let deadline = *deadline;
             let mut hits = Vec::with_capacity(vectors.len());
             for chunk in vectors.chunks(BATCH) {
                 let literals: Vec<String> =
                     chunk.iter().map(|vector| vector_literal(vector)).collect();
-                let rows = match ef_search {
-                    Some(ef_search) => {
-                        let mut transaction = client.transaction().map_err(fail)?;
+                let transaction = wait(runtime, deadline, client.transaction()).map_err(fail)?;
+                if let Some(ef_search) = ef_search {
+                    wait(
+                        runtime,
+                        deadline,
                         transaction
-                            .batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef_search}"))
-                            .map_err(fail)?;
-                        let rows = transaction
-                            .query(&sql, &[&literals, &limit])
-                            .map_err(fail)?;
-                        transaction.commit().map_err(fail)?;
-                        rows
-                    }
-                    None => client.query(&sql, &[&literals, &limit]).map_err(fail)?,
-                };
+                            .batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef_search}")),
+                    )
+                    .map_err(fail)?;
+                }
+                self.record_plan(
+                    runtime,
+                    deadline,
+                    &transaction,
+                    depth,
+                    &sql,
+                    &[&literals[..1].to_vec(), &limit],
+                )
+                .map_err(fail)?;
+                let rows = wait(
+                    runtime,
+                    deadline,
+                    transaction.query(&sql, &[&literals, &limit]),
+                )
+                .map_err(fail)?;
+                wait(runtime, deadline, transaction.commit()).map_err(fail)?;
                 let mut chunk_hits = vec![Vec::new(); chunk.len()];
                 for row in rows {
                     let ordinal: i64 = row.get(0);
@@ -747,12 +1164,22 @@ impl SearchEngine for PgvectorEngine {
         })
     }
 
+    fn index_report(&self) -> Result<String, Error> {
+        self.run(|session| {
+            let link = connected(session);
+            let indexes = self
+                .vector_indexes(link)
+                .map_err(|failure| self.fail("cannot read the table's indexes", &failure))?;
+            Ok(index_summary(&indexes, &self.plans_lock()))
+        })
+    }
+
     fn text_search(&self, texts: &[&str], limit: usize) -> Result<Vec<Vec<EngineHit>>, Error> {
         if texts.is_empty() || limit == 0 {
             return Ok(vec![Vec::new(); texts.len()]);
         }
         self.run(|session| {
-            let client = connected(session);
+            let link = connected(session);
             // The query is an OR of the text's English lexemes, each quoted for tsquery's
             // input syntax (quotes and backslashes doubled) so nothing in the text is parsed
             // as an operator. A text without lexemes (stop words only) matches nothing.
@@ -775,9 +1202,11 @@ impl SearchEngine for PgvectorEngine {
             for chunk in texts.chunks(BATCH) {
                 // PostgreSQL text cannot hold NUL.
                 let chunk: Vec<String> = chunk.iter().map(|text| without_nul(text)).collect();
-                let rows = client.query(&sql, &[&chunk, &limit]).map_err(|error| {
-                    self.fail(&format!("text search of {} queries", texts.len()), &error)
-                })?;
+                let rows = link
+                    .wait(link.client.query(&sql, &[&chunk, &limit]))
+                    .map_err(|failure| {
+                        self.fail(&format!("text search of {} queries", texts.len()), &failure)
+                    })?;
                 let mut chunk_hits = vec![Vec::new(); chunk.len()];
                 for row in rows {
                     let ordinal: i64 = row.get(0);
@@ -826,55 +1255,6 @@ fn vector_literal(vector: &[f32]) -> String {
     literal
 }
 
-/// Where passwords sit in a connection URL: in its user info
-/// (`postgresql://user:PASSWORD@host`) and its `password=` parameters.
-fn url_passwords(url: &str) -> Vec<std::ops::Range<usize>> {
-    let mut ranges = Vec::new();
-    let start = url.find("://").map_or(0, |at| at + 3);
-    let authority_end = url[start..]
-        .find(['/', '?'])
-        .map_or(url.len(), |at| start + at);
-    if let Some(at) = url[start..authority_end].rfind('@') {
-        if let Some(colon) = url[start..start + at].find(':') {
-            ranges.push(start + colon + 1..start + at);
-        }
-    }
-    if let Some(question) = url.find('?') {
-        let mut offset = question + 1;
-        for pair in url[question + 1..].split('&') {
-            if pair.starts_with("password=") {
-                ranges.push(offset + "password=".len()..offset + pair.len());
-            }
-            offset += pair.len() + 1;
-        }
-    }
-    ranges.retain(|range| !range.is_empty());
-    ranges
-}
-
-/// `url` as messages show it: its passwords, if it has any, replaced.
-fn redact_url(url: &str) -> String {
-    let mut redacted = String::with_capacity(url.len());
-    let mut copied = 0;
-    for range in url_passwords(url) {
-        redacted.push_str(&url[copied..range.start]);
-        redacted.push_str("<redacted>");
-        copied = range.end;
-    }
-    redacted.push_str(&url[copied..]);
-    redacted
-}
-
-/// `text` (a message from the client or the server) with the passwords of connection
-/// URL `url` replaced.
-fn scrub_url_password(url: &str, text: &str) -> String {
-    url_passwords(url)
-        .into_iter()
-        .fold(text.to_owned(), |text, range| {
-            text.replace(&url[range], "<redacted>")
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -903,26 +1283,48 @@ mod tests {
     }
 
     #[test]
-    fn passwords_in_urls_are_redacted() {
+    fn the_index_summary_says_per_depth_what_the_plans_scanned() {
+        let indexes = vec![(
+            "facts_embedding_idx".to_owned(),
+            "hnsw".to_owned(),
+            vec!["m=4".to_owned()],
+        )];
+        let plan = |index: Option<&str>, ef_search: Option<&str>| Plan {
+            index: index.map(str::to_owned),
+            ef_search: ef_search.map(str::to_owned),
+        };
+        // No search yet: the catalog alone, ef_construction at pgvector's default.
         assert_eq!(
-            redact_url("postgresql://hyde:s3cret@127.0.0.1:5432/db"),
-            "postgresql://hyde:<redacted>@127.0.0.1:5432/db"
+            index_summary(&indexes, &BTreeMap::new()),
+            "hnsw (m 4, ef_construction 64 (default))"
         );
+        let mut plans = BTreeMap::new();
+        plans.insert(10, plan(Some("facts_embedding_idx"), Some("40")));
+        plans.insert(100, plan(Some("facts_embedding_idx"), Some("40")));
         assert_eq!(
-            redact_url("postgresql://hyde@127.0.0.1/db?password=s3cret&sslmode=disable"),
-            "postgresql://hyde@127.0.0.1/db?password=<redacted>&sslmode=disable"
+            index_summary(&indexes, &plans),
+            "hnsw (m 4, ef_construction 64 (default), ef_search 40)"
         );
+        // The deeper search's plan scans the table.
+        plans.insert(100, plan(None, None));
         assert_eq!(
-            redact_url("postgresql://hyde@127.0.0.1:5432/db"),
-            "postgresql://hyde@127.0.0.1:5432/db"
+            index_summary(&indexes, &plans),
+            "hnsw (m 4, ef_construction 64 (default), ef_search 40) for searches of depth 10; \
+             exact scan, index not used (the table's hnsw (m 4, ef_construction 64 (default)) \
+             is not in PostgreSQL's plan) for searches of depth 100"
         );
+        let mut scans = BTreeMap::new();
+        scans.insert(10, plan(None, None));
+        scans.insert(100, plan(None, None));
+        assert_eq!(index_summary(&[], &scans), "exact scan (no vector index)");
+        let ivfflat = vec![(
+            "facts_ivf".to_owned(),
+            "ivfflat".to_owned(),
+            vec!["lists=100".to_owned()],
+        )];
         assert_eq!(
-            redact_url("postgres://u:p@h/db?password=x"),
-            "postgres://u:<redacted>@h/db?password=<redacted>"
-        );
-        assert_eq!(
-            scrub_url_password("postgresql://u:s3cret@h/db", "failed for u:s3cret"),
-            "failed for u:<redacted>"
+            index_summary(&ivfflat, &BTreeMap::new()),
+            "ivfflat (lists 100)"
         );
     }
 }

@@ -169,6 +169,9 @@ pub fn execute(
     rankings: RankingOutputs<'_>,
 ) -> Result<Execution, Error> {
     dataset.check_evaluable(settings.metrics.relevance_level)?;
+    if let Some(spec) = &settings.engine {
+        super::served::check_engine_serves(spec, &settings.configurations)?;
+    }
     let (embedder, generator) = settings.providers(
         &settings.configurations,
         DatasetInputs {
@@ -182,7 +185,7 @@ pub fn execute(
         .engine
         .as_ref()
         .map(|spec| {
-            let engine = crate::engine::connect(spec)?;
+            let engine = crate::engine::connect(spec, settings.progress)?;
             engine.state()?;
             Ok::<_, Error>(engine)
         })
@@ -335,8 +338,14 @@ fn engine_run(
         .iter()
         .zip(&exact.configurations)
         .zip(&output.ann)
-        .map(|((served, exact), tally)| {
+        .zip(&settings.configurations)
+        .map(|(((served, exact), tally), configuration)| {
             let plan = served.plan;
+            let search_depth = if plan.vector.is_some() {
+                crate::fusion::method(plan.fusion).search_depth(&configuration.params)
+            } else {
+                0
+            };
             let spec = crate::fusion::method(plan.fusion).spec();
             let mut signals = Map::new();
             let mut signal = |name: &str, source: &str| {
@@ -370,7 +379,12 @@ fn engine_run(
                 name: served.name.clone(),
                 signals,
                 vector_searches: tally.searches,
+                search_depth,
+                evaluated_depth: cutoffs.iter().copied().max().unwrap_or(0),
                 differing_searches: tally.differing,
+                differing_searches_at_evaluated_depth: tally.differing_at_evaluated_depth,
+                truncated_searches: tally.truncated,
+                shortest_truncated: tally.shortest_truncated,
                 ann_recall,
                 delta: metric_deltas(&served.macro_metrics, &exact.macro_metrics),
                 exact_macro: exact.macro_metrics.clone(),
@@ -381,7 +395,7 @@ fn engine_run(
         name: spec.name.clone(),
         kind: spec.kind.name().to_owned(),
         served_by: engine.describe(),
-        index: spec.index.to_string(),
+        index: engine.index_report()?,
         configurations,
     })
 }

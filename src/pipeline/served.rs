@@ -3,14 +3,17 @@
 //! back to corpus positions, and, where the engine ranks text, each query's text
 //! ranking for the methods that rank text. The exact in-process index answers the same
 //! searches beside it, so what the engine's approximate index costs is measured as the
-//! overlap of its top k with the exact top k (ANN recall@k), per configuration.
+//! overlap of its top k with the exact top k (ANN recall@k), per configuration, with
+//! the searches whose ranking differs beyond ties (at the evaluated depth and at the
+//! search depth) and those the engine cut short of the search depth.
 //!
 //! It checks, before anything is retrieved, that the engine holds this corpus embedded
 //! by this embedder ([`check_loaded`]). It never writes to the engine.
 
+use crate::configuration::Configuration;
 use crate::dataset::FactId;
 use crate::embed::ProviderIdentity;
-use crate::engine::{EngineHit, LoadStamp, LoadState, SearchEngine};
+use crate::engine::{EngineHit, EngineSpec, LoadStamp, LoadState, SearchEngine};
 use crate::error::Error;
 use crate::index::FactIndex;
 
@@ -35,10 +38,17 @@ pub struct AnnTally {
     pub recall_sums: Vec<f64>,
     /// Vector searches measured.
     pub searches: usize,
-    /// Searches whose engine ranking differs from the exact one beyond ties: some rank's
-    /// cosine differs from the exact cosine at that rank by more than [`TIE_TOLERANCE`]
-    /// (within the search depth).
+    /// Searches whose engine ranking differs from the exact one beyond ties within the
+    /// search depth: some rank's cosine differs from the exact cosine at that rank by
+    /// more than [`TIE_TOLERANCE`], or the engine returned fewer facts.
     pub differing: usize,
+    /// The same within the evaluated depth (the largest metric cut-off).
+    pub differing_at_evaluated_depth: usize,
+    /// Searches for which the engine returned fewer facts than the exact index holds
+    /// within the search depth (pgvector's HNSW scan returns at most `ef_search`).
+    pub truncated: usize,
+    /// The fewest facts a truncated search returned.
+    pub shortest_truncated: Option<usize>,
 }
 
 impl AnnTally {
@@ -47,13 +57,17 @@ impl AnnTally {
             recall_sums: vec![0.0; cutoffs],
             searches: 0,
             differing: 0,
+            differing_at_evaluated_depth: 0,
+            truncated: 0,
+            shortest_truncated: None,
         }
     }
 
-    /// Adds one search: the engine's hits and the exact ones, both best first. A hit
-    /// counts as found at k when its cosine is at least the exact k-th best less
-    /// [`TIE_TOLERANCE`] (ann-benchmarks' rule), so facts tied with the k-th in exact
-    /// arithmetic, which float rounding orders either way, count as found.
+    /// Adds one search: the engine's hits and the exact ones, both best first and cut at
+    /// the search depth. A hit counts as found at k when its cosine is at least the exact
+    /// k-th best less [`TIE_TOLERANCE`] (ann-benchmarks' rule), so facts tied with the
+    /// k-th in exact arithmetic, which float rounding orders either way, count as found.
+    /// The evaluated depth is the largest of `cutoffs`.
     pub fn add(
         &mut self,
         cutoffs: &[usize],
@@ -75,13 +89,29 @@ impl AnnTally {
             *sum += found as f64 / wanted as f64;
         }
         self.searches += 1;
-        let same = engine.len() == exact.len()
-            && engine
-                .iter()
-                .zip(exact)
-                .all(|((_, served), (_, expected))| (served - expected).abs() <= TIE_TOLERANCE);
-        if !same {
+        let same = |engine: &[(FactIndex, f64)], exact: &[(FactIndex, f64)]| {
+            engine.len() == exact.len()
+                && engine
+                    .iter()
+                    .zip(exact)
+                    .all(|((_, served), (_, expected))| (served - expected).abs() <= TIE_TOLERANCE)
+        };
+        if !same(engine, exact) {
             self.differing += 1;
+        }
+        let evaluated = cutoffs.iter().copied().max().unwrap_or(0);
+        if !same(
+            &engine[..evaluated.min(engine.len())],
+            &exact[..evaluated.min(exact.len())],
+        ) {
+            self.differing_at_evaluated_depth += 1;
+        }
+        if engine.len() < exact.len() {
+            self.truncated += 1;
+            self.shortest_truncated = Some(
+                self.shortest_truncated
+                    .map_or(engine.len(), |shortest| shortest.min(engine.len())),
+            );
         }
     }
 
@@ -98,6 +128,34 @@ impl AnnTally {
             })
             .collect()
     }
+}
+
+/// Refuses an engine for a run none of whose `configurations` searches vectors: the
+/// engine would serve nothing (its text ranking too is read only beside vector
+/// searches), and the run would be the in-process one under the engine's name.
+pub fn check_engine_serves(
+    spec: &EngineSpec,
+    configurations: &[Configuration],
+) -> Result<(), Error> {
+    if configurations
+        .iter()
+        .any(|configuration| configuration.plan().vector.is_some())
+    {
+        return Ok(());
+    }
+    let names: Vec<&str> = configurations
+        .iter()
+        .map(|configuration| configuration.name.as_str())
+        .collect();
+    Err(Error::Usage(format!(
+        "engine '{}': none of this run's configurations ({}) searches vectors, so the engine \
+         would serve nothing\n    hint: add a configuration that searches vectors (dense, \
+         hybrid, a HyDE preset) with --configurations, or run without --engine (and without \
+         the config file's engine = \"{}\")",
+        spec.name,
+        names.join(", "),
+        spec.name
+    )))
 }
 
 /// How a load stamp names an embedder: its kind and model (the dimension is stamped
@@ -229,6 +287,40 @@ mod tests {
         tally.add(&cutoffs, &exact, &exact);
         assert_eq!(tally.means(), vec![1.0, 0.75, 0.875]);
         assert_eq!((tally.searches, tally.differing), (2, 1));
+        // Fact 1 is missing from the top 4 (the evaluated depth), so it differs there too.
+        assert_eq!(tally.differing_at_evaluated_depth, 1);
+        assert_eq!((tally.truncated, tally.shortest_truncated), (0, None));
+    }
+
+    #[test]
+    fn a_difference_past_the_evaluated_depth_counts_only_at_the_full_depth() {
+        let cutoffs = [1, 2];
+        let mut tally = AnnTally::new(cutoffs.len());
+        // The top 2 agree; rank 3 differs (0.5 where the exact index has 0.7).
+        let exact = [(0, 0.9), (1, 0.8), (2, 0.7), (3, 0.6)];
+        let engine = [(0, 0.9), (1, 0.8), (4, 0.5), (3, 0.6)];
+        tally.add(&cutoffs, &engine, &exact);
+        assert_eq!(tally.differing, 1);
+        assert_eq!(tally.differing_at_evaluated_depth, 0);
+        assert_eq!(tally.truncated, 0);
+    }
+
+    #[test]
+    fn rankings_cut_short_of_the_search_depth_are_truncated() {
+        let cutoffs = [1, 2];
+        let mut tally = AnnTally::new(cutoffs.len());
+        let exact = [(0, 0.9), (1, 0.8), (2, 0.7), (3, 0.6)];
+        // As pgvector's HNSW scan with ef_search 3, then 1: the best facts, cut short.
+        tally.add(&cutoffs, &exact[..3], &exact);
+        tally.add(&cutoffs, &exact[..1], &exact);
+        tally.add(&cutoffs, &exact, &exact);
+        assert_eq!(tally.truncated, 2);
+        assert_eq!(tally.shortest_truncated, Some(1));
+        // Three facts hold the top 2 whole; one does not.
+        assert_eq!(tally.differing_at_evaluated_depth, 1);
+        assert_eq!(tally.differing, 2);
+        // Recall@2: 1, 1/2, 1 over three searches.
+        assert_eq!(tally.means(), vec![1.0, 2.5 / 3.0]);
     }
 
     #[test]

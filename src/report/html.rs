@@ -571,13 +571,32 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
         value
             .and_then(serde_json::Value::as_f64)
             .map_or("-".to_owned(), |value| {
-                if value.abs() < 5e-5 {
+                if value.abs() < crate::results::engine::MOVE_SHOWN {
                     "±0.0000".to_owned()
                 } else {
                     format!("{value:+.4}")
                 }
             })
     };
+    let evaluated = engine
+        .configurations
+        .iter()
+        .map(|configuration| configuration.evaluated_depth)
+        .max()
+        .unwrap_or(0);
+    let of_searches = |configuration: &crate::results::engine::EngineConfiguration,
+                       count: usize| {
+        if configuration.vector_searches > 0 {
+            format!("{count} / {}", configuration.vector_searches)
+        } else {
+            "-".to_owned()
+        }
+    };
+    let notes: Vec<String> = engine
+        .configurations
+        .iter()
+        .filter_map(|configuration| configuration.truncation_note(&[]))
+        .collect();
     Some(html! {
         h2 #engine { "Search engine" }
         p.muted {
@@ -589,7 +608,9 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
             thead { tr {
                 th { "configuration" } th { "signals" }
                 @for recall in &recalls { th { (recall.replace("ann_recall", "ANN recall")) } }
-                th { (headline) " engine" } th { (headline) " exact" } th { "Δ" } th { "searches differing beyond ties" }
+                th { (headline) " engine" } th { (headline) " exact" } th { "Δ" }
+                th { "differing beyond ties" @if evaluated > 0 { " @" (evaluated) } }
+                th { "differing beyond ties @search depth" } th { "truncated" }
             } }
             tbody {
                 @for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {
@@ -602,11 +623,14 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
                         td.num { (number(served.macro_metrics.get(headline))) }
                         td.num { (number(configuration.exact_macro.get(headline))) }
                         td.num { (signed(configuration.delta.get(headline))) }
-                        td.num { (configuration.differing_searches) " / " (configuration.vector_searches) }
+                        td.num { (of_searches(configuration, configuration.differing_searches_at_evaluated_depth)) }
+                        td.num { (of_searches(configuration, configuration.differing_searches)) }
+                        td.num { (of_searches(configuration, configuration.truncated_searches)) }
                     }
                 }
             }
         } }
+        @for note in &notes { p.muted { "Truncated: " (note) } }
     })
 }
 

@@ -600,42 +600,34 @@ fn hyde_section(results: &Results) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-/// The run's search engine beside the exact in-process index; `None` without an engine.
+/// The run's search engine beside the exact in-process index, with the terminal table's
+/// columns; `None` without an engine.
 fn engine_section(results: &Results, metrics: &[String]) -> Option<String> {
     let engine = results.engine.as_ref()?;
     let (metric, recall) = super::table::engine_headline(results, metrics)?;
+    let columns = super::table::engine_columns(results, metrics, &metric, &recall)?;
     let mut text = format!(
-        "Candidates served by engine `{}` ({}, {}), beside the exact in-process index:\n\n\
-         | configuration | {recall} | {shown} engine | {shown} exact | Δ |\n|---|---:|---:|---:|---:|\n",
-        engine.name,
-        engine.served_by,
-        engine.index,
-        shown = display(&metric)
+        "Candidates served by engine `{}` ({}, {}), beside the exact in-process index:\n\n|",
+        engine.name, engine.served_by, engine.index,
     );
-    for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {
-        let value = |value: Option<&serde_json::Value>| {
-            value
-                .and_then(serde_json::Value::as_f64)
-                .map_or("-".to_owned(), number)
-        };
-        let recall_text = if configuration.vector_searches > 0 {
-            value(configuration.ann_recall.get(&recall))
-        } else {
-            "-".to_owned()
-        };
-        let _ = writeln!(
-            text,
-            "| {} | {} | {} | {} | {} |",
-            configuration.name,
-            recall_text,
-            value(served.macro_metrics.get(&metric)),
-            value(configuration.exact_macro.get(&metric)),
-            configuration
-                .delta
-                .get(&metric)
-                .and_then(serde_json::Value::as_f64)
-                .map_or("-".to_owned(), signed)
-        );
+    for header in &columns.header {
+        let _ = write!(text, " {} |", cell(header));
+    }
+    text.push_str("\n|---|---|");
+    text.push_str(&"---:|".repeat(columns.header.len().saturating_sub(2)));
+    text.push('\n');
+    for row in &columns.rows {
+        text.push('|');
+        for value in row {
+            let _ = write!(text, " {} |", cell(value));
+        }
+        text.push('\n');
+    }
+    if !columns.notes.is_empty() {
+        text.push('\n');
+        for note in &columns.notes {
+            let _ = writeln!(text, "- Truncated: {}", cell(note));
+        }
     }
     Some(text)
 }

@@ -207,80 +207,148 @@ pub fn engine_headline(results: &Results, columns: &[String]) -> Option<(String,
     Some((metric, recall))
 }
 
-/// What the run's search engine served and what its index cost against the exact
-/// in-process index; `None` for runs without an engine.
-pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
+/// The engine section's columns, shared by the terminal table and the Markdown summary
+/// (the HTML report shows the same, with every ANN recall cut-off).
+pub struct EngineColumns {
+    pub header: Vec<String>,
+    /// One row per configuration, each cell's text (numbers right-aligned by the caller
+    /// from the third column on).
+    pub rows: Vec<Vec<String>>,
+    /// One line per configuration whose searches the engine truncated (see
+    /// [`crate::results::engine::EngineConfiguration::truncation_note`]).
+    pub notes: Vec<String>,
+}
+
+/// The engine section's header, rows and truncation notes (naming the moved metrics
+/// among `shown`) for `metric` and the ANN recall column `recall`; `None` for runs
+/// without an engine.
+pub fn engine_columns(
+    results: &Results,
+    shown: &[String],
+    metric: &str,
+    recall: &str,
+) -> Option<EngineColumns> {
     let engine = results.engine.as_ref()?;
-    let (metric, recall) = engine_headline(results, columns)?;
-    let mut table = new_table();
-    let headline = display(&metric);
-    table.set_header(vec![
+    let evaluated = engine
+        .configurations
+        .iter()
+        .map(|configuration| configuration.evaluated_depth)
+        .max()
+        .unwrap_or(0);
+    let evaluated = if evaluated > 0 {
+        format!(" @{evaluated}")
+    } else {
+        " (top k)".to_owned()
+    };
+    let headline = display(metric);
+    let header = vec![
         "configuration".to_owned(),
         "from the engine".to_owned(),
         recall.replace("ann_recall", "ANN R"),
         format!("{headline} engine"),
         format!("{headline} exact"),
         "Δ".to_owned(),
-        "searches differing beyond ties".to_owned(),
-    ]);
-    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+        format!("differing beyond ties{evaluated}"),
+        "differing beyond ties @search depth".to_owned(),
+        "truncated".to_owned(),
+    ];
     let number = |value: Option<&serde_json::Value>| {
         value
             .and_then(serde_json::Value::as_f64)
             .map_or("-".to_owned(), |value| format!("{value:.4}"))
     };
-    for (configuration, served) in engine.configurations.iter().zip(&results.configurations) {
-        let from_engine: Vec<&str> = configuration
-            .signals
-            .iter()
-            .filter(|(_, source)| source.as_str() == Some("engine"))
-            .map(|(signal, _)| signal.as_str())
-            .collect();
-        let searched = configuration.vector_searches > 0;
-        table.add_row(vec![
-            Cell::new(&configuration.name),
-            Cell::new(if from_engine.is_empty() {
-                "nothing (in-process)".to_owned()
-            } else {
-                from_engine.join(", ")
-            }),
-            right(if searched {
-                number(configuration.ann_recall.get(&recall))
-            } else {
-                "-".to_owned()
-            }),
-            right(number(served.macro_metrics.get(&metric))),
-            right(number(configuration.exact_macro.get(&metric))),
-            right(
+    let rows = engine
+        .configurations
+        .iter()
+        .zip(&results.configurations)
+        .map(|(configuration, served)| {
+            let from_engine: Vec<&str> = configuration
+                .signals
+                .iter()
+                .filter(|(_, source)| source.as_str() == Some("engine"))
+                .map(|(signal, _)| signal.as_str())
+                .collect();
+            let searched = configuration.vector_searches > 0;
+            let of_searches = |count: usize| {
+                if searched {
+                    format!("{count} of {}", configuration.vector_searches)
+                } else {
+                    "-".to_owned()
+                }
+            };
+            vec![
+                configuration.name.clone(),
+                if from_engine.is_empty() {
+                    "nothing (in-process)".to_owned()
+                } else {
+                    from_engine.join(", ")
+                },
+                if searched {
+                    number(configuration.ann_recall.get(recall))
+                } else {
+                    "-".to_owned()
+                },
+                number(served.macro_metrics.get(metric)),
+                number(configuration.exact_macro.get(metric)),
                 configuration
                     .delta
-                    .get(&metric)
+                    .get(metric)
                     .and_then(serde_json::Value::as_f64)
                     .map_or("-".to_owned(), |delta| {
-                        if delta.abs() < 5e-5 {
+                        if delta.abs() < crate::results::engine::MOVE_SHOWN {
                             "±0.0000".to_owned()
                         } else {
                             format!("{delta:+.4}")
                         }
                     }),
-            ),
-            right(if searched {
-                format!(
-                    "{} of {}",
-                    configuration.differing_searches, configuration.vector_searches
-                )
+                of_searches(configuration.differing_searches_at_evaluated_depth),
+                of_searches(configuration.differing_searches),
+                of_searches(configuration.truncated_searches),
+            ]
+        })
+        .collect();
+    let notes = engine
+        .configurations
+        .iter()
+        .filter_map(|configuration| configuration.truncation_note(shown))
+        .collect();
+    Some(EngineColumns {
+        header,
+        rows,
+        notes,
+    })
+}
+
+/// What the run's search engine served and what its index cost against the exact
+/// in-process index; `None` for runs without an engine.
+pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
+    let engine = results.engine.as_ref()?;
+    let (metric, recall) = engine_headline(results, columns)?;
+    let engine_columns = engine_columns(results, columns, &metric, &recall)?;
+    let mut table = new_table();
+    table.set_header(engine_columns.header);
+    for row in engine_columns.rows {
+        table.add_row(row.into_iter().enumerate().map(|(column, text)| {
+            let cell = Cell::new(text);
+            if column >= 2 {
+                cell.set_alignment(CellAlignment::Right)
             } else {
-                "-".to_owned()
-            }),
-        ]);
+                cell
+            }
+        }));
     }
-    Some(format!(
+    let mut text = format!(
         "engine '{}' ({}; {}) beside the exact in-process index on the same vectors:\n{}",
         engine.name,
         engine.served_by,
         engine.index,
         fit(&table)
-    ))
+    );
+    for note in engine_columns.notes {
+        text.push_str("\ntruncated: ");
+        text.push_str(&note);
+    }
+    Some(text)
 }
 
 /// HyDE accounting for configurations that use hypotheses; `None` when there are none.

@@ -16,7 +16,9 @@ pub struct EngineRun {
     pub kind: String,
     /// The server and collection (never a secret).
     pub served_by: String,
-    /// `hnsw (ef_search 40)`, `exact scan`, ...
+    /// What the vector searches ran on, as the engine reports it (its catalog, plans or
+    /// collection configuration, never the config file): `hnsw (m 4, ef_construction 8,
+    /// ef_search 40)`, `exact scan, index not used (...)`, `exact scan (no vector index)`.
     pub index: String,
     pub configurations: Vec<EngineConfiguration>,
 }
@@ -30,8 +32,25 @@ pub struct EngineConfiguration {
     pub signals: Map<String, Value>,
     /// Vector searches measured (0 for a configuration that searches no vectors).
     pub vector_searches: usize,
-    /// Searches whose engine top list differs from the exact one (facts or order).
+    /// Facts asked of the engine per vector search (the configuration's search depth).
+    #[serde(default)]
+    pub search_depth: usize,
+    /// The largest metric cut-off: the depth the metrics read.
+    #[serde(default)]
+    pub evaluated_depth: usize,
+    /// Searches whose engine ranking differs from the exact one beyond ties (a cosine
+    /// at some rank off by more than 1e-6, or fewer facts) within the search depth.
     pub differing_searches: usize,
+    /// The same within the evaluated depth.
+    #[serde(default)]
+    pub differing_searches_at_evaluated_depth: usize,
+    /// Searches the engine returned fewer facts for than the search depth (and the
+    /// corpus) hold: truncated, as pgvector's HNSW scan is at `ef_search`.
+    #[serde(default)]
+    pub truncated_searches: usize,
+    /// The fewest facts a truncated search returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortest_truncated: Option<usize>,
     /// Mean |engine top k ∩ exact top k| / |exact top k| over the vector searches, per
     /// metric cut-off (`ann_recall@10`).
     pub ann_recall: Map<String, Value>,
@@ -39,6 +58,62 @@ pub struct EngineConfiguration {
     pub exact_macro: Map<String, Value>,
     /// The engine's macro metrics minus the exact index's.
     pub delta: Map<String, Value>,
+}
+
+/// Differences in a shown metric smaller than this are no move (they print as ±0.0000).
+pub const MOVE_SHOWN: f64 = 5e-5;
+
+impl EngineConfiguration {
+    /// The metrics among `shown` (every metric when empty) whose engine value differs
+    /// from the exact index's by at least [`MOVE_SHOWN`], with the difference, in the
+    /// results' metric order.
+    pub fn moved_metrics(&self, shown: &[String]) -> Vec<(&str, f64)> {
+        self.delta
+            .iter()
+            .filter(|(name, _)| shown.is_empty() || shown.contains(name))
+            .filter_map(|(name, delta)| {
+                delta
+                    .as_f64()
+                    .filter(|delta| delta.abs() >= MOVE_SHOWN)
+                    .map(|delta| (name.as_str(), delta))
+            })
+            .collect()
+    }
+
+    /// `dense: 3 of 90 vector searches truncated below the search depth 100 (as few as
+    /// 1 fact); metrics that moved: ndcg@10 -0.0123, ...` (among `shown`, every metric
+    /// when empty): `None` when no search was truncated.
+    pub fn truncation_note(&self, shown: &[String]) -> Option<String> {
+        if self.truncated_searches == 0 {
+            return None;
+        }
+        let moved = self.moved_metrics(shown);
+        let moved = if moved.is_empty() {
+            "no metric moved".to_owned()
+        } else {
+            format!(
+                "metrics that moved: {}",
+                moved
+                    .iter()
+                    .map(|(name, delta)| format!("{name} {delta:+.4}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let shortest = self
+            .shortest_truncated
+            .map(|facts| {
+                format!(
+                    " (as few as {facts} fact{})",
+                    if facts == 1 { "" } else { "s" }
+                )
+            })
+            .unwrap_or_default();
+        Some(format!(
+            "{}: {} of {} vector searches truncated below the search depth {}{shortest}; {moved}",
+            self.name, self.truncated_searches, self.vector_searches, self.search_depth
+        ))
+    }
 }
 
 /// Engine minus exact, metric by metric (null where either is null).

@@ -1,6 +1,8 @@
 //! A throwaway Chroma server for the engine tests: `chroma run` from the venv that
 //! `scripts/install_chroma.sh` makes (`${HYDE_EVAL_CACHE:-$HOME/.cache/hyde-eval}/chroma-venv`),
 //! its data in a temporary directory, on 127.0.0.1 at a free port; killed on drop.
+//! Without the venv [`Chroma::start`] fails the test, so the tests that need it are
+//! `#[ignore]`d and `.ci/run` runs them by name.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -16,18 +18,19 @@ pub struct Chroma {
 }
 
 impl Chroma {
-    /// Starts a server, or None (after printing why) when Chroma is not installed.
-    pub fn start() -> Option<Chroma> {
+    /// Starts a server; panics when Chroma is not installed.
+    pub fn start() -> Chroma {
         let cache = std::env::var_os("HYDE_EVAL_CACHE")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
                 PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/hyde-eval")
             });
         let binary = cache.join("chroma-venv/bin/chroma");
-        if !binary.is_file() {
-            println!("SKIPPED: chroma not installed (scripts/install_chroma.sh)");
-            return None;
-        }
+        assert!(
+            binary.is_file(),
+            "Chroma is not installed at {}: run scripts/install_chroma.sh",
+            binary.display()
+        );
         let directory = tempfile::tempdir().unwrap();
         let port = free_port();
         let log = directory.path().join("chroma.log");
@@ -50,7 +53,7 @@ impl Chroma {
             _directory: directory,
         };
         chroma.wait_until_ready();
-        Some(chroma)
+        chroma
     }
 
     fn wait_until_ready(&mut self) {

@@ -3,13 +3,16 @@
 //! same directory), stopped and deleted on drop.
 //!
 //! The binaries come from `scripts/install_pgvector.sh` (PyPI's pgserver wheel, in
-//! `${HYDE_EVAL_CACHE:-$HOME/.cache/hyde-eval}/pgvector/pginstall`). PostgreSQL refuses to
+//! `${HYDE_EVAL_CACHE:-$HOME/.cache/hyde-eval}/pgvector/pginstall`); without them
+//! [`Postgres::start`] fails the test, so the tests that need a server are `#[ignore]`d
+//! and `.ci/run` runs them by name. PostgreSQL refuses to
 //! run as root, so as root the server runs in a user namespace as `nobody` (`unshare
 //! --user --map-user=65534`): the temporary directory, owned by root outside, is owned by
 //! the server inside, and the server has no privileges outside.
 //!
 //! Roles: `hyde`, the superuser, logs in without a password (trust); `hyde_pw` must give
 //! [`PASSWORD_ROLE_PASSWORD`] (SCRAM), for the credentials tests.
+#![allow(dead_code)] // each test binary uses its own subset
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -122,12 +125,15 @@ pub fn free_port() -> u16 {
 }
 
 impl Postgres {
-    /// A fresh server, or None (with the SKIPPED line printed) when the install is missing.
-    pub fn start() -> Option<Postgres> {
-        let Some(bin) = install() else {
-            println!("SKIPPED: PostgreSQL + pgvector not installed (scripts/install_pgvector.sh)");
-            return None;
-        };
+    /// A fresh server; panics when the install is missing.
+    pub fn start() -> Postgres {
+        let bin = install().unwrap_or_else(|| {
+            panic!(
+                "PostgreSQL + pgvector is not installed: run scripts/install_pgvector.sh \
+                 (HYDE_EVAL_CACHE={:?})",
+                std::env::var("HYDE_EVAL_CACHE").unwrap_or_default()
+            )
+        });
         let slot = Slot::take();
         let directory = tempfile::Builder::new()
             .prefix("hyde-eval-pg-")
@@ -194,7 +200,7 @@ impl Postgres {
                      GRANT ALL ON SCHEMA public TO hyde_pw;"
                 ))
                 .expect("cannot create the password role");
-            return Some(server);
+            return server;
         }
         panic!("postgres did not start on any of 5 ports");
     }
@@ -230,6 +236,24 @@ impl Postgres {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Postgres {
+    /// The pid of the backend serving `application_name`, from the server's activity view.
+    pub fn backend_pid(&self, application_name: &str) -> i32 {
+        self.client()
+            .query_one(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
+                &[&application_name],
+            )
+            .expect("no backend with that application_name")
+            .get(0)
+    }
+
+    /// The postmaster's pid.
+    pub fn postmaster_pid(&self) -> u32 {
+        self.child.id()
     }
 }
 
