@@ -80,7 +80,6 @@ impl RunSpool {
     /// write its report fails before it starts.
     pub fn create(output_dir: &Path, run_name: &str, policy: Policy) -> Result<RunSpool, Error> {
         check_destination(output_dir, run_name, policy)?;
-        std::fs::create_dir_all(output_dir).map_err(write_error(output_dir))?;
         Ok(RunSpool {
             scratch: Scratch::create(output_dir)?,
         })

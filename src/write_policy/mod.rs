@@ -330,12 +330,11 @@ fn write_files_with(
         check_inside(directory, path)?;
         check_file(path, policy, earlier)?;
     }
-    create_directory(directory)?;
+    let scratch = Scratch::create(directory)?;
     {
         let _lock = DirectoryLock::acquire(directory)?;
         scratch::remove_stale(directory);
     }
-    let scratch = Scratch::create(directory)?;
     let mut written = Vec::with_capacity(files.len());
     for (index, (path, content)) in files.into_iter().enumerate() {
         let temporary = scratch.path().join(index.to_string());
@@ -410,7 +409,6 @@ pub fn append(path: &Path, text: &str) -> Result<(), Error> {
     };
     check()?;
     let directory = parent_of(path);
-    create_directory(directory)?;
     let scratch = Scratch::create(directory)?;
     let temporary = scratch.path().join("appended");
     let _lock = DirectoryLock::acquire(directory)?;
@@ -653,12 +651,11 @@ impl DirectoryBuild {
         kind: DirectoryKind,
     ) -> Result<DirectoryBuild, Error> {
         check_directory(output_dir, name, policy, kind)?;
-        create_directory(output_dir)?;
+        let scratch = Scratch::create(output_dir)?;
         {
             let _lock = DirectoryLock::acquire(output_dir)?;
             scratch::remove_stale(output_dir);
         }
-        let scratch = Scratch::create(output_dir)?;
         let build = DirectoryBuild {
             output_dir: output_dir.to_path_buf(),
             name: name.to_owned(),

@@ -8,6 +8,10 @@
 //! was killed outright is removed by the next write into the same directory
 //! ([`remove_stale`]), which recognises it by that marker and the owner's absence, never
 //! by its name: a user's directory that merely looks like one is left alone.
+//!
+//! Directories a scratch directory's creation had to make for it (an output directory
+//! that did not exist yet) are removed with it when they are still empty, so a command
+//! that fails leaves no trace behind.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,13 +120,16 @@ fn process_exists(pid: u32) -> bool {
 pub struct Scratch {
     directory: PathBuf,
     _registered: Temporary,
+    /// The directories made for it, outermost first.
+    made: Vec<PathBuf>,
 }
 
 impl Scratch {
-    /// Makes a new scratch directory in `parent` (which must exist), its marker written
-    /// first.
+    /// Makes a new scratch directory in `parent` (made, with its missing parents, when
+    /// absent), its marker written first.
     pub fn create(parent: &Path) -> Result<Scratch, Error> {
         static CREATED: AtomicU64 = AtomicU64::new(0);
+        let made = make_directories(parent)?;
         let owner = Owner::current();
         loop {
             let directory = parent.join(format!(
@@ -137,15 +144,17 @@ impl Scratch {
                 // never reused: the next number is tried.
                 Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(source) => {
+                    remove_if_empty(&made);
                     return Err(Error::Write {
                         path: directory,
                         source,
-                    })
+                    });
                 }
             }
             let scratch = Scratch {
                 directory,
                 _registered: registered,
+                made,
             };
             let marker = scratch.directory.join(MARKER);
             std::fs::write(&marker, owner.marker_text()).map_err(|source| Error::Write {
@@ -165,6 +174,40 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.directory);
+        remove_if_empty(&self.made);
+    }
+}
+
+/// Makes `directory` and its missing parents; returns those it made, outermost first.
+fn make_directories(directory: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut missing = Vec::new();
+    let mut current = Some(directory);
+    while let Some(path) = current.filter(|path| !path.as_os_str().is_empty()) {
+        if std::fs::symlink_metadata(path).is_ok() {
+            break;
+        }
+        missing.push(path.to_path_buf());
+        current = path.parent();
+    }
+    missing.reverse();
+    for (made, path) in missing.iter().enumerate() {
+        if let Err(source) = std::fs::create_dir(path) {
+            if source.kind() != std::io::ErrorKind::AlreadyExists {
+                remove_if_empty(&missing[..made]);
+                return Err(Error::Write {
+                    path: path.clone(),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(missing)
+}
+
+/// Removes the directories of `made` (outermost first) that are empty, innermost first.
+fn remove_if_empty(made: &[PathBuf]) {
+    for directory in made.iter().rev() {
+        let _ = std::fs::remove_dir(directory);
     }
 }
 
@@ -261,6 +304,19 @@ mod tests {
         assert!(lookalike.join("data").exists());
         assert!(live.join("data").exists());
         assert!(foreign.join("data").exists());
+    }
+
+    #[test]
+    fn directories_made_for_a_scratch_directory_go_with_it_unless_used() {
+        let parent = tempfile::tempdir().unwrap();
+        let deep = parent.path().join("a/b/c");
+        drop(Scratch::create(&deep).unwrap());
+        assert!(!parent.path().join("a").exists(), "nothing left behind");
+        let scratch = Scratch::create(&deep).unwrap();
+        std::fs::write(parent.path().join("a/b/output.txt"), "kept").unwrap();
+        drop(scratch);
+        assert!(!deep.exists());
+        assert!(parent.path().join("a/b/output.txt").is_file());
     }
 
     #[test]
