@@ -1,11 +1,14 @@
 //! `run --shard I/N` and `merge`, through the binary: N shards merged give the results,
 //! run files, tables and gate verdict of one unsharded run of the same inputs; shards
-//! that do not belong together are refused with exit code 2 and say why.
+//! that do not belong together, and shard files or run files that are not what the
+//! shards wrote (an edited value, a missing or duplicated record, a cut, edited or
+//! swapped run file, a wrong query slice), are refused with exit code 2 and say why.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -399,4 +402,377 @@ fn a_shard_is_named_i_of_n_and_is_not_gated() {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("hyde-eval merge"), "{stderr}");
     }
+}
+
+/// Three shards of devmem, written once per test process into the target directory;
+/// each test below edits a copy ([`edited_shards`]).
+fn devmem_shards() -> &'static [PathBuf] {
+    static SHARDS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    SHARDS.get_or_init(|| {
+        let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shard-merge-checks");
+        let _ = std::fs::remove_dir_all(&directory);
+        shards(&["--dataset", "datasets/devmem"], &directory, "dev", 3)
+    })
+}
+
+/// Copies `from` (a directory) to `to`, recursively.
+fn copy_directory(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_directory(&path, &target);
+        } else {
+            std::fs::copy(&path, target).unwrap();
+        }
+    }
+}
+
+/// A copy of the devmem shards in `work`; returns the copies' directories.
+fn edited_shards(work: &Path) -> Vec<PathBuf> {
+    devmem_shards()
+        .iter()
+        .map(|shard| {
+            let copy = work.join(shard.file_name().unwrap());
+            copy_directory(shard, &copy);
+            copy
+        })
+        .collect()
+}
+
+/// Rewrites the shard file of the shard directory `shard` with `edit` applied.
+fn edit_shard_file(shard: &Path, edit: impl FnOnce(&mut Value)) {
+    let path = shard.join("shard.json");
+    let mut value = json(&path);
+    edit(&mut value);
+    std::fs::write(&path, serde_json::to_vec(&value).unwrap()).unwrap();
+}
+
+/// `merge` of `shards` into `work/merged`, which must exit with code 2; returns stderr.
+fn merge_refused(shards: &[PathBuf], work: &Path, extra: &[&str]) -> String {
+    let output = common::command()
+        .arg("merge")
+        .arg("--quiet")
+        .args(shards)
+        .arg("--output-dir")
+        .arg(work.join("merged"))
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        !work.join("merged").exists(),
+        "a refused merge writes nothing"
+    );
+    stderr
+}
+
+/// The configuration whose records the tests below edit, its index in the shard file,
+/// and the record of shard 2 they edit (its fourth query, q011).
+const CONFIGURATION: &str = "bm25";
+const CONFIGURATION_INDEX: usize = 1;
+const RECORD: usize = 3;
+
+/// The record the tests edit, as shard 2 wrote it.
+fn edited_record(shard: &Path) -> Value {
+    let shard_file = json(&shard.join("shard.json"));
+    let configuration = &shard_file["results"]["configurations"][CONFIGURATION_INDEX];
+    assert_eq!(configuration["name"], CONFIGURATION);
+    configuration["per_query"][RECORD].clone()
+}
+
+/// The number (1-based) of the first line of `query` in the run file `path`.
+fn first_line_of(path: &Path, query: &str) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let prefix = format!("{query} ");
+    text.lines()
+        .position(|line| line.starts_with(&prefix))
+        .unwrap()
+        + 1
+}
+
+#[test]
+fn a_per_query_value_edited_in_a_shard_file_is_refused_naming_shard_and_query() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    let record = edited_record(&shards[1]);
+    let query = record["query"].as_str().unwrap().to_owned();
+    let recorded = record["metrics"]["ndcg@10"].clone();
+    assert_ne!(recorded, Value::from(0.9));
+    edit_shard_file(&shards[1], |shard| {
+        shard["results"]["configurations"][CONFIGURATION_INDEX]["per_query"][RECORD]["metrics"]
+            ["ndcg@10"] = Value::from(0.9);
+    });
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    let run_file = shards[1].join("runs/bm25.run");
+    let expected = format!(
+        "{}: configuration bm25, query {query}: ndcg@10 is 0.9 in the shard file, but its run file gives {recorded} (run file {}:{})",
+        text(&shards[1].join("shard.json")),
+        text(&run_file),
+        first_line_of(&run_file, &query)
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+}
+
+#[test]
+fn a_query_record_deleted_from_a_shard_file_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    let query = edited_record(&shards[1])["query"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    edit_shard_file(&shards[1], |shard| {
+        shard["results"]["configurations"][CONFIGURATION_INDEX]["per_query"]
+            .as_array_mut()
+            .unwrap()
+            .remove(RECORD);
+    });
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    let expected = format!(
+        "{}: configuration bm25, query {query}: the shard file has no record of it, but it has relevant facts",
+        text(&shards[1].join("shard.json"))
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+}
+
+#[test]
+fn a_query_record_duplicated_in_a_shard_file_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    let record = edited_record(&shards[1]);
+    let query = record["query"].as_str().unwrap().to_owned();
+    edit_shard_file(&shards[1], |shard| {
+        shard["results"]["configurations"][CONFIGURATION_INDEX]["per_query"]
+            .as_array_mut()
+            .unwrap()
+            .insert(RECORD + 1, record);
+    });
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    let expected = format!(
+        "{}: configuration bm25, query {query}: the shard file holds two records of it",
+        text(&shards[1].join("shard.json"))
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+}
+
+#[test]
+fn a_run_file_cut_mid_line_is_refused_naming_the_line_and_query() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    let query = edited_record(&shards[1])["query"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run_file = shards[1].join("runs/bm25.run");
+    let line = first_line_of(&run_file, &query);
+    // Cut 12 bytes into the query's first line: `q011 Q0 f1` is left of it.
+    let text_before = std::fs::read_to_string(&run_file).unwrap();
+    let offset: usize = text_before
+        .lines()
+        .take(line - 1)
+        .map(|line| line.len() + 1)
+        .sum();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&run_file)
+        .unwrap();
+    file.set_len(offset as u64 + 12).unwrap();
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    let expected = format!(
+        "{}:{line}: query {query}: the line is cut short (the file ends inside it); this is not the run file shard 2/3 wrote: {} records its digest as",
+        text(&run_file),
+        text(&shards[1].join("shard.json"))
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+}
+
+#[test]
+fn a_run_file_cut_at_a_line_end_or_edited_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    let query = edited_record(&shards[1])["query"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run_file = shards[1].join("runs/bm25.run");
+    let line = first_line_of(&run_file, &query);
+    // Whole lines up to the query's first: its ranking and every later one are gone.
+    let text_before = std::fs::read_to_string(&run_file).unwrap();
+    let kept: String = text_before
+        .lines()
+        .take(line - 1)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(&run_file, &kept).unwrap();
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    // The first query whose record the file no longer gives is the cut one; its ranking
+    // is now empty, so it has no line.
+    let expected = format!("{}: query {query}: returned is ", text(&run_file));
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "in the shard file, but its run file gives 0; this is not the run file shard 2/3 wrote"
+        ),
+        "{stderr}"
+    );
+
+    // A score changed where no metric sees it: the digest alone tells.
+    let mut lines: Vec<String> = text_before.lines().map(str::to_owned).collect();
+    let mut fields: Vec<&str> = lines[0].split(' ').collect();
+    let score = format!("{}1", fields[4]);
+    fields[4] = &score;
+    lines[0] = fields.join(" ");
+    std::fs::write(&run_file, lines.join("\n") + "\n").unwrap();
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    let expected = format!(
+        "{}: this is not the run file shard 2/3 wrote: {} records its digest as xxh3-128:",
+        text(&run_file),
+        text(&shards[1].join("shard.json"))
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+}
+
+#[test]
+fn run_files_swapped_between_shards_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    let (first, second) = (
+        shards[0].join("runs/bm25.run"),
+        shards[1].join("runs/bm25.run"),
+    );
+    let swap = work.path().join("swap");
+    std::fs::rename(&first, &swap).unwrap();
+    std::fs::rename(&second, &first).unwrap();
+    std::fs::rename(&swap, &second).unwrap();
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    // devmem's second query, q002, is shard 2's first.
+    let expected = format!(
+        "{}:1: query q002: a line of shard 2/3's query in shard 1/3's run file; this is not the run file shard 1/3 wrote: {} records its digest as",
+        text(&first),
+        text(&shards[0].join("shard.json"))
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+}
+
+#[test]
+fn a_query_slice_that_is_not_the_shards_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    // q001 is shard 1's.
+    edit_shard_file(&shards[1], |shard| {
+        shard["query_slice"][2] = Value::from("q001");
+    });
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    let expected = format!(
+        "{}: query_slice: query q001 is not one of shard 2/3's queries of this dataset (it is shard 1/3's)",
+        text(&shards[1].join("shard.json"))
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+
+    // The query details must list the same queries: q008 (shard 2's) given twice.
+    let shards = edited_shards(&work.path().join("details"));
+    edit_shard_file(&shards[1], |shard| {
+        let queries = shard["results"]["queries"].as_array_mut().unwrap();
+        queries[3] = queries[2].clone();
+    });
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    assert!(
+        stderr.contains("results.queries: query q008 is listed twice"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn hyde_accounting_that_does_not_fit_the_shards_queries_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    edit_shard_file(&shards[1], |shard| {
+        let hyde = &mut shard["results"]["configurations"][4]["hyde"];
+        assert_eq!(hyde["eligible_queries"], 30);
+        hyde["eligible_queries"] = Value::from(31);
+    });
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    let expected = format!(
+        "{}: configuration hyde-3a: hyde: eligible_queries is 31, more than the shard's 30 queries",
+        text(&shards[1].join("shard.json"))
+    );
+    assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+
+    // Fewer used hypotheses than the records say were used.
+    edit_shard_file(&shards[1], |shard| {
+        let hyde = &mut shard["results"]["configurations"][4]["hyde"];
+        hyde["eligible_queries"] = Value::from(30);
+        hyde["hypotheses_used"] = Value::from(29);
+        hyde["fallback_no_hypothesis"] = Value::from(1);
+    });
+    let stderr = merge_refused(&shards, work.path(), &[]);
+    assert!(
+        stderr.contains("hypotheses_used is 29, but 30 of its 30 per-query records used one"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn merge_reads_the_dataset_the_shards_ran_and_checks_its_hash() {
+    let work = tempfile::tempdir().unwrap();
+    let shards = edited_shards(work.path());
+    let tiny = common::tiny_copy(work.path(), "tiny");
+    let stderr = merge_refused(&shards, work.path(), &["--dataset", &text(&tiny)]);
+    assert!(
+        stderr.contains(&format!("{}: content hash sha256:", text(&tiny))),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("is not the hash of the dataset the shards ran"),
+        "{stderr}"
+    );
+
+    // The recorded path is relative to where the shards ran: elsewhere, --dataset.
+    let output = common::command()
+        .current_dir(work.path())
+        .arg("merge")
+        .arg("--quiet")
+        .args(&shards)
+        .arg("--output-dir")
+        .arg(work.path().join("merged"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("datasets/devmem: no such dataset directory (the dataset"),
+        "{stderr}"
+    );
+    let output = common::command()
+        .current_dir(work.path())
+        .arg("merge")
+        .arg("--quiet")
+        .args(&shards)
+        .arg("--output-dir")
+        .arg(work.path().join("merged"))
+        .arg("--dataset")
+        .arg(common::repo_path("datasets/devmem"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn shards_of_a_run_with_a_run_depth_merge_into_the_unsharded_run() {
+    // The shards write whole rankings (merge recomputes every metric from them) and
+    // merge cuts the merged run files to 3 lines per query, as the run does.
+    check_merge_equals_run(
+        &["--dataset", "datasets/devmem", "--run-depth", "3"],
+        &[],
+        3,
+        0,
+    );
 }

@@ -1,5 +1,5 @@
-//! Options of `merge`: the shard directories to combine, where the report goes, and the
-//! regression gate's and summary's options (as `run` has them).
+//! Options of `merge`: the shard directories to combine, where the dataset is, where the
+//! report goes, and the regression gate's and summary's options (as `run` has them).
 
 use std::path::PathBuf;
 
@@ -16,9 +16,11 @@ Examples:
       the regression gate, with run's exit codes (1 = regression)
 
 Shards merge only when they ran the same dataset files, metric settings, configurations
-and hyde-eval binary with the same N, and when every index 1..N is given once;
-otherwise merge stops with exit code 2 and names the files and what differs. See
-docs/sharding.md.";
+and hyde-eval binary with the same N, and when every index 1..N is given once. The
+metrics are recomputed from the shards' run files and the dataset's qrels; a run file
+that is not the one its shard wrote, a query slice that is not shard I/N's, or a
+per-query record that disagrees with the recomputation stops merge with exit code 2,
+naming the file, the query and the line. See docs/sharding.md.";
 
 /// `hyde-eval merge`.
 #[derive(Debug, Args)]
@@ -27,6 +29,11 @@ pub struct MergeArgs {
     /// one for each I
     #[arg(value_name = "SHARD", required = true)]
     pub shards: Vec<PathBuf>,
+
+    /// The dataset the shards ran, read with the format and options they recorded
+    /// [default: the path the shards recorded, relative to where they ran]
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
 
     /// Name of the report directory [default: the shards' run name]
     #[arg(long, value_name = "NAME")]

@@ -45,8 +45,8 @@ pub struct RunCommand {
     /// <output-dir>/<run-name>-shard-I-of-N, for `hyde-eval merge`; not gated
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
-    /// Write at most N lines per query into each run file (metrics still use --depth)
-    /// [default: the whole ranking]
+    /// Write at most N lines per query into each run file (metrics still use --depth;
+    /// with --shard, into the merged run files) [default: the whole ranking]
     #[arg(long, value_name = "N")]
     pub run_depth: Option<usize>,
     /// Write the report without run files (runs/)

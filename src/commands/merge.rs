@@ -1,15 +1,21 @@
 //! `hyde-eval merge`: the shards of a run (`run --shard I/N`) combined into the results
 //! document, run files and report one `run` writes, then gated as `run` gates. The
-//! shards are checked to belong together first (see `results::shard`); the merging
-//! itself is `results::merge`'s.
+//! shards are checked to belong together (see `results::shard`), the dataset they ran
+//! is read and checked against their content hash, and their query slices, run files
+//! and per-query records are checked against it while the records are recomputed
+//! (`results::recompute`); the merging itself is `results::merge`'s.
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use crate::cli::MergeArgs;
+use crate::cli::{FormatOptions, MergeArgs};
+use crate::dataset::Dataset;
 use crate::error::{Error, Problem};
-use crate::report::files::{check_output_name, write_report, ReportFile, ReportParts, Timings};
+use crate::report::files::{
+    check_output_name, judged_qrels, write_report, ReportFile, ReportParts, Timings,
+};
 use crate::results::merge::{merge as merge_shards, merge_run_files};
+use crate::results::recompute::{check_slices, recompute, ShardInput};
 use crate::results::shard::{check_shards, ShardResults};
 use crate::settings::{self, ConfigFile};
 
@@ -64,8 +70,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
         .map(|configuration| configuration.name.clone())
         .collect();
     for directory in &directories {
-        let needed = ["timings.json".to_owned(), "qrels.trec".to_owned()]
-            .into_iter()
+        let needed = std::iter::once("timings.json".to_owned())
             .chain(configurations.iter().map(|name| format!("runs/{name}.run")));
         for relative in needed {
             let path = directory.join(&relative);
@@ -81,10 +86,18 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
         .iter()
         .map(|directory| read_json::<Timings>(&directory.join("timings.json"), "timings.json"))
         .collect::<Result<Vec<_>, _>>()?;
-    let qrels = crate::input::read(&directories[0].join("qrels.trec"))?;
 
+    let dataset = load_shards_dataset(&shards, args)?;
+    crate::progress::stage(
+        !args.quiet,
+        "recomputing the metrics from the shards' run files",
+    );
+    check_slices(&shards, &dataset)?;
+    let digests = recompute(&shards, &dataset)?;
+    let run_depth = shards[0].1.run_depth;
     let (_, shards): (Vec<PathBuf>, Vec<ShardResults>) = shards.into_iter().unzip();
-    let results = merge_shards(&shards, &run_name)?;
+    let results = merge_shards(&shards, digests, &dataset, &run_name);
+    let qrels = judged_qrels(&dataset, results.evaluation.settings.relevance_level);
     let queries: Vec<_> = results
         .queries
         .iter()
@@ -109,7 +122,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
                             })
                         })
                         .collect::<std::io::Result<Vec<_>>>()?;
-                    merge_run_files(sources, queries, writer)
+                    merge_run_files(sources, queries, run_depth, writer)
                 }));
                 (name.clone(), content)
             })
@@ -132,4 +145,51 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
         html: args.html,
         quiet: args.quiet,
     })
+}
+
+/// The dataset the shards ran: at `--dataset`, else where the first shard read it, with
+/// the format and options it recorded; refused (exit code 2) unless its content hash is
+/// the one every shard records.
+fn load_shards_dataset(shards: &[ShardInput], args: &MergeArgs) -> Result<Dataset, Error> {
+    let (shard_path, shard) = &shards[0];
+    let source = &shard.dataset_source;
+    let path = args.dataset.clone().unwrap_or_else(|| source.path.clone());
+    let hint = "pass the dataset directory the shards ran with --dataset DIR (a path the shards recorded is relative to where they ran)";
+    if !path.is_dir() {
+        let whose = match &args.dataset {
+            Some(_) => "--dataset".to_owned(),
+            None => format!("the dataset {} names", shard_path.display()),
+        };
+        return Err(Error::problem(
+            Problem::new(&path, None, format!("no such dataset directory ({whose})"))
+                .with_hint(hint),
+        ));
+    }
+    crate::progress::stage(!args.quiet, &format!("loading {}", path.display()));
+    let dataset = load_dataset(
+        &path,
+        source.format,
+        &FormatOptions {
+            split: source.split.clone(),
+            docs: source.docs.clone(),
+            queries: source.queries.clone(),
+            qrels: source.qrels.clone(),
+        },
+    )?;
+    let recorded = &shard.results.dataset.content_hash;
+    if dataset.content_hash != *recorded {
+        return Err(Error::problem(
+            Problem::new(
+                &path,
+                None,
+                format!(
+                    "content hash {} is not the hash of the dataset the shards ran ({recorded}, in {})",
+                    dataset.content_hash,
+                    shard_path.display()
+                ),
+            )
+            .with_hint(hint),
+        ));
+    }
+    Ok(dataset)
 }

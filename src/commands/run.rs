@@ -14,7 +14,9 @@ use crate::report::files::{
 use crate::report::html::HtmlOptions;
 use crate::report::json::json_bytes;
 use crate::report::{render, Document, Format};
-use crate::results::shard::{Shard, ShardResults};
+use crate::results::shard::{
+    file_digest, BuildInfo, DatasetSource, RunFileDigest, Shard, ShardResults,
+};
 use crate::results::stored::StoredResults;
 use crate::results::Results;
 use crate::settings::{self};
@@ -295,10 +297,12 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     let name = shard.directory_name(&settings.run.run_name);
     let policy = Policy::new(settings.force);
     let run_files = RunSpool::create(&settings.output_dir, &name, policy)?;
+    // Whole rankings, whatever --run-depth says: merge recomputes every metric from
+    // them, and cuts the merged run files to the depth.
     let outputs = RankingOutputs {
         keep: false,
         run_files: Some(run_files.directory()),
-        run_depth: settings.run_depth,
+        run_depth: None,
     };
     let Execution {
         results, output, ..
@@ -318,7 +322,39 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
     parts.policy = policy;
     let evaluated = results.evaluation.evaluated_queries;
     let queries = results.queries.len();
-    let shard_results = ShardResults::new(shard, results, &dataset, settings.table_metrics);
+    let source = &command.run.source;
+    let shard_results = ShardResults {
+        shard,
+        build: BuildInfo::current(),
+        table_metrics: settings.table_metrics,
+        dataset_source: DatasetSource {
+            path: settings::dataset_path(&command.run.options(), &file),
+            format: source.dataset_format,
+            split: source.options.split.clone(),
+            docs: source.options.docs.clone(),
+            queries: source.options.queries.clone(),
+            qrels: source.options.qrels.clone(),
+        },
+        query_slice: results
+            .queries
+            .iter()
+            .map(|query| query.id.clone())
+            .collect(),
+        run_depth: settings.run_depth,
+        run_files: output
+            .configurations
+            .iter()
+            .map(|output| {
+                let configuration = output.configuration.name.clone();
+                let digest = file_digest(&run_files.run_file(&configuration))?;
+                Ok(RunFileDigest {
+                    configuration,
+                    digest,
+                })
+            })
+            .collect::<Result<_, Error>>()?,
+        results,
+    };
     let directory = write_shard(&settings.output_dir, &name, &shard_results, parts)?;
     if command.gate.format == OutputFormat::Table {
         print_line(&format!(

@@ -12,7 +12,7 @@ use crate::error::{Error, Problem};
 use crate::write_policy::{self, DirectoryBuild, DirectoryKind, Policy};
 
 /// The input formats `run`, `dataset import`, `stats` and `validate` understand.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// hyde-eval's own layout (facts.jsonl, queries.jsonl, qrels.tsv)

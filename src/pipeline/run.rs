@@ -489,17 +489,7 @@ pub fn build_results(
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::current(),
         run_name: run_name.to_owned(),
-        dataset: DatasetSummary {
-            name: dataset.manifest.name.clone(),
-            description: dataset.manifest.description.clone(),
-            content_hash: dataset.content_hash.clone(),
-            files: dataset.files.clone(),
-            now: dataset.manifest.now.to_rfc3339(),
-            facts: dataset.facts.len(),
-            queries: dataset.queries.len(),
-            judgments: dataset.judgment_count(),
-            queries_with_hypotheses: dataset.hypotheses.len(),
-        },
+        dataset: DatasetSummary::of(dataset),
         evaluation: EvaluationSummary {
             settings: settings.clone(),
             metrics: names,

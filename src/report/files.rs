@@ -494,7 +494,7 @@ impl Timings {
 
 /// The qrels of `dataset`'s queries with a relevant fact at `relevance_level` (only
 /// those, so trec_eval averages over the same queries), as TREC text.
-fn judged_qrels(dataset: &Dataset, relevance_level: Grade) -> Vec<u8> {
+pub fn judged_qrels(dataset: &Dataset, relevance_level: Grade) -> Vec<u8> {
     let judged: Vec<QueryId> = dataset
         .queries
         .iter()

@@ -1,105 +1,75 @@
 //! Merging the shards of a run (see [`super::shard`]) into the results document and run
-//! files the unsharded run writes. Per-query parts (records, query details, queries
-//! without relevant facts, expectation failures, facts) are put back in dataset order;
-//! what summarizes them is recomputed from them in that order (macro means summed query
-//! by query as the digest sums them, so the floats come out bit for bit) or summed
-//! (counts, HyDE accounting, expectation counts per scenario); backend spend is summed,
-//! its latency percentiles are the largest shard's.
+//! files the unsharded run writes. Every per-query record, and what summarizes them
+//! (means, counts, expectation checks, queries without relevant facts), comes from the
+//! recomputation over the shards' run files ([`super::recompute`]), which reduces the
+//! whole dataset's rankings as the unsharded run does; the queries, facts and dataset
+//! summary come from the dataset. From the shards come only what they checked to agree
+//! on (settings, providers, configuration definitions) and what a run file cannot give:
+//! HyDE accounting and backend spend (summed; latency percentiles are the largest
+//! shard's) and the hypotheses a generator wrote.
 //!
-//! Pure over the shards, except [`merge_run_files`], which streams run files.
+//! Pure over its inputs, except [`merge_run_files`], which streams run files.
 
-use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
 use super::accounting::{BackendAccounting, GenerationTotals, RunBackendAccounting};
+use super::digest::Digest;
 use super::shard::ShardResults;
 use super::{
-    hyde_figures::GenerationTime, metric_map, AdaptiveFloorSummary, ConfigurationResult, Counts,
-    EvaluationSummary, HydeSummary, PerQueryResult, Results,
+    details, hyde_figures::GenerationTime, metric_map, AdaptiveFloorSummary, ConfigurationResult,
+    Counts, DatasetSummary, EvaluationSummary, HydeSummary, Results,
 };
-use crate::dataset::QueryId;
-use crate::error::Error;
-use crate::expectations::{ExpectationSummary, ScenarioCount};
+use crate::dataset::{Dataset, QueryId};
 
 /// The results document of the complete, checked set of `shards` (in index order; see
-/// [`super::shard::check_shards`]), named `run_name`.
-pub fn merge(shards: &[ShardResults], run_name: &str) -> Result<Results, Error> {
+/// [`super::shard::check_shards`]) of a run of `dataset`, named `run_name`, from the
+/// recomputed records of each configuration (`digests`, in configuration order; see
+/// [`super::recompute::recompute`]).
+pub fn merge(
+    shards: &[ShardResults],
+    digests: Vec<Digest>,
+    dataset: &Dataset,
+    run_name: &str,
+) -> Results {
     let first = &shards[0].results;
     let count = shards.len();
-    let total = first.dataset.queries;
-    for (index, shard) in shards.iter().enumerate() {
-        let expected = (total + count - 1 - index) / count;
-        if shard.results.queries.len() != expected {
-            return Err(Error::Usage(format!(
-                "shard {} holds {} queries, but shard {index_1} of {count} of a dataset of {total} queries has {expected}",
-                shard.shard,
-                shard.results.queries.len(),
-                index_1 = index + 1
-            )));
+    let settings = &first.evaluation.settings;
+    let names = settings.metric_names();
+    let mut queries = details::query_details(dataset, &dataset.queries);
+    if first.generator.kind != "recorded" {
+        // The hypotheses the generator wrote for each query (its shard's, checked to
+        // list the same queries).
+        for (position, query) in queries.iter_mut().enumerate() {
+            query.hypotheses = shards[position % count].results.queries[position / count]
+                .hypotheses
+                .clone();
         }
     }
-    let queries: Vec<_> = (0..total)
-        .map(|position| shards[position % count].results.queries[position / count].clone())
-        .collect();
-    let positions: HashMap<&QueryId, usize> = queries
-        .iter()
+    let evaluated_queries = digests.first().map_or(0, |digest| digest.per_query.len());
+    let queries_without_relevant = digests
+        .first()
+        .map_or_else(Vec::new, |digest| digest.without_relevant.clone());
+    let configurations = digests
+        .into_iter()
         .enumerate()
-        .map(|(position, query)| (&query.id, position))
-        .collect();
-    let position_of = |query: &QueryId| {
-        positions.get(query).copied().ok_or_else(|| {
-            Error::Usage(format!(
-                "a shard holds a record of query {query}, which no shard lists among its queries"
-            ))
+        .map(|(index, digest)| {
+            let parts: Vec<&ConfigurationResult> = shards
+                .iter()
+                .map(|shard| &shard.results.configurations[index])
+                .collect();
+            merge_configuration(&first.configurations[index], &parts, &names, digest)
         })
-    };
-
-    let mut configurations = Vec::with_capacity(first.configurations.len());
-    for (index, configuration) in first.configurations.iter().enumerate() {
-        let parts: Vec<&ConfigurationResult> = shards
-            .iter()
-            .map(|shard| &shard.results.configurations[index])
-            .collect();
-        configurations.push(merge_configuration(
-            configuration,
-            &parts,
-            &first.evaluation.metrics,
-            &shards[0].scenarios,
-            &position_of,
-        )?);
-    }
-
-    let mut without_relevant = Vec::new();
-    for shard in shards {
-        for query in &shard.results.evaluation.queries_without_relevant {
-            without_relevant.push((position_of(query)?, query.clone()));
-        }
-    }
-    without_relevant.sort_by_key(|(position, _)| *position);
-
-    let mut facts: Vec<_> = shards
-        .iter()
-        .flat_map(|shard| shard.fact_positions.iter().zip(&shard.results.facts))
         .collect();
-    facts.sort_by_key(|(position, _)| **position);
-    facts.dedup_by_key(|(position, _)| **position);
-
     let mut merged = Results {
         schema_version: first.schema_version,
         tool: first.tool.clone(),
         run_name: run_name.to_owned(),
-        dataset: first.dataset.clone(),
+        dataset: DatasetSummary::of(dataset),
         evaluation: EvaluationSummary {
-            settings: first.evaluation.settings.clone(),
-            metrics: first.evaluation.metrics.clone(),
-            evaluated_queries: shards
-                .iter()
-                .map(|shard| shard.results.evaluation.evaluated_queries)
-                .sum(),
-            queries_without_relevant: without_relevant
-                .into_iter()
-                .map(|(_, query)| query)
-                .collect(),
+            settings: settings.clone(),
+            metrics: names,
+            evaluated_queries,
+            queries_without_relevant,
         },
         embedder: first.embedder.clone(),
         generator: first.generator.clone(),
@@ -109,51 +79,30 @@ pub fn merge(shards: &[ShardResults], run_name: &str) -> Result<Results, Error> 
         configurations,
         backend: sum_options(shards.iter().map(|shard| &shard.results.backend), add_run),
         queries,
-        facts: facts.into_iter().map(|(_, fact)| fact.clone()).collect(),
+        facts: Vec::new(),
     };
+    merged.facts = details::fact_details(dataset, &merged);
     // Over the merged records, in dataset order, as an unsharded run computes it.
     super::by_tag::add_tag_breakdowns(&mut merged);
     super::hyde_figures::add_improvements(&mut merged);
-    Ok(merged)
+    merged
 }
 
-/// One configuration of the merged document from its part in each shard.
+/// One configuration of the merged document: its definition (`configuration`, equal in
+/// every shard), its recomputed records (`digest`) and its part in each shard (`parts`)
+/// for what only a shard knows.
 fn merge_configuration(
     configuration: &ConfigurationResult,
     parts: &[&ConfigurationResult],
     metrics: &[String],
-    scenarios: &[String],
-    position_of: &dyn Fn(&QueryId) -> Result<usize, Error>,
-) -> Result<ConfigurationResult, Error> {
-    let mut records: Vec<(usize, &PerQueryResult)> = Vec::new();
-    for part in parts {
-        for record in &part.per_query {
-            records.push((position_of(&record.query)?, record));
-        }
-    }
-    records.sort_by_key(|(position, _)| *position);
-    let per_query: Vec<PerQueryResult> = records
-        .into_iter()
-        .map(|(_, record)| record.clone())
-        .collect();
-    // Summed query by query in dataset order, as the digest of an unsharded run does.
-    let mut means = vec![0.0; metrics.len()];
-    for record in &per_query {
-        for (mean, value) in means.iter_mut().zip(record.metrics.values()) {
-            *mean += value;
-        }
-    }
-    if !per_query.is_empty() {
-        for mean in &mut means {
-            *mean /= per_query.len() as f64;
-        }
-    }
-    let sum = |field: fn(&Counts) -> usize| parts.iter().map(|part| field(&part.counts)).sum();
+    digest: Digest,
+) -> ConfigurationResult {
+    let per_query = digest.per_query;
     let counts = Counts {
-        queries: sum(|counts| counts.queries),
-        evaluated: sum(|counts| counts.evaluated),
-        empty_rankings: sum(|counts| counts.empty_rankings),
-        abstained_without_relevant: sum(|counts| counts.abstained_without_relevant),
+        queries: digest.queries,
+        evaluated: per_query.len(),
+        empty_rankings: per_query.iter().filter(|query| query.returned == 0).count(),
+        abstained_without_relevant: digest.abstained_without_relevant,
     };
     let hyde = configuration.hyde.as_ref().map(|_| {
         let sum = |field: fn(&HydeSummary) -> usize| {
@@ -161,14 +110,14 @@ fn merge_configuration(
                 .iter()
                 .filter_map(|part| part.hyde.as_ref())
                 .map(field)
-                .sum()
+                .fold(0usize, usize::saturating_add)
         };
         let sum_u64 = |field: fn(&HydeSummary) -> u64| {
             parts
                 .iter()
                 .filter_map(|part| part.hyde.as_ref())
                 .map(field)
-                .sum()
+                .fold(0u64, u64::saturating_add)
         };
         let eligible_queries = sum(|hyde| hyde.eligible_queries);
         let hypotheses_generated = sum_u64(|hyde| hyde.hypotheses_generated);
@@ -188,7 +137,7 @@ fn merge_configuration(
             hypotheses_from_cache,
             hypotheses_recorded,
             cache_hit_rate: HydeSummary::hit_rate(
-                hypotheses_from_cache + hypotheses_recorded,
+                hypotheses_from_cache.saturating_add(hypotheses_recorded),
                 hypotheses_generated,
             ),
             generation_time: GenerationTime::of(
@@ -203,64 +152,23 @@ fn merge_configuration(
             improvement: None,
         }
     });
-    Ok(ConfigurationResult {
-        macro_metrics: metric_map(metrics, &means),
+    ConfigurationResult {
+        name: configuration.name.clone(),
+        preset: configuration.preset,
+        description: configuration.preset.description().to_owned(),
+        source: configuration.preset.source().to_owned(),
+        plan: configuration.plan,
+        params: configuration.params.clone(),
+        macro_metrics: metric_map(metrics, &digest.means),
+        // Over the merged records (`add_tag_breakdowns`).
+        by_tag: Vec::new(),
         counts,
         hyde,
         adaptive_floor: AdaptiveFloorSummary::of(&configuration.params, &per_query),
-        expectations: merge_expectations(parts, scenarios, position_of)?,
+        expectations: digest.expectations,
         backend: sum_options(parts.iter().map(|part| &part.backend), add_configuration),
         per_query,
-        ..configuration.clone()
-    })
-}
-
-/// The expectations of one configuration: counts summed per scenario in the dataset's
-/// first-seen order, failures in dataset order; `None` when no shard checked any.
-fn merge_expectations(
-    parts: &[&ConfigurationResult],
-    scenarios: &[String],
-    position_of: &dyn Fn(&QueryId) -> Result<usize, Error>,
-) -> Result<Option<ExpectationSummary>, Error> {
-    let summaries: Vec<&ExpectationSummary> = parts
-        .iter()
-        .filter_map(|part| part.expectations.as_ref())
-        .collect();
-    if summaries.is_empty() {
-        return Ok(None);
     }
-    let mut failures = Vec::new();
-    for summary in &summaries {
-        for failure in &summary.failures {
-            failures.push((position_of(&failure.query)?, failure));
-        }
-    }
-    // Stable: a query's failures keep their order.
-    failures.sort_by_key(|(position, _)| *position);
-    let by_scenario = scenarios
-        .iter()
-        .filter_map(|scenario| {
-            let counts: Vec<&ScenarioCount> = summaries
-                .iter()
-                .flat_map(|summary| &summary.by_scenario)
-                .filter(|count| count.scenario == *scenario)
-                .collect();
-            (!counts.is_empty()).then(|| ScenarioCount {
-                scenario: scenario.clone(),
-                checked: counts.iter().map(|count| count.checked).sum(),
-                passed: counts.iter().map(|count| count.passed).sum(),
-            })
-        })
-        .collect();
-    Ok(Some(ExpectationSummary {
-        checked: summaries.iter().map(|summary| summary.checked).sum(),
-        passed: summaries.iter().map(|summary| summary.passed).sum(),
-        by_scenario,
-        failures: failures
-            .into_iter()
-            .map(|(_, failure)| failure.clone())
-            .collect(),
-    }))
 }
 
 /// The sum (by `add`) of the values present; `None` when none is.
@@ -332,12 +240,14 @@ fn add_generation(total: &mut GenerationTotals, part: &GenerationTotals) {
 }
 
 /// Writes into `out` the TREC run file of the whole run from the run files of its
-/// shards (`sources`, in index order): the lines of the query at dataset position `p`
-/// (of `queries`, in dataset order) come from shard `p mod N`, which wrote its queries'
-/// lines in dataset order. A line no query claims is an error.
+/// shards (`sources`, in index order), at most `depth` lines per query when given: the
+/// lines of the query at dataset position `p` (of `queries`, in dataset order) come
+/// from shard `p mod N`, which wrote its queries' whole rankings in dataset order. A
+/// line no query claims is an error.
 pub fn merge_run_files(
     mut sources: Vec<Box<dyn BufRead + '_>>,
     queries: &[QueryId],
+    depth: Option<usize>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let count = sources.len();
@@ -353,6 +263,7 @@ pub fn merge_run_files(
     };
     for (position, query) in queries.iter().enumerate() {
         let source = position % count;
+        let mut written = 0;
         loop {
             next(source, &mut pending)?;
             match &pending[source] {
@@ -361,7 +272,12 @@ pub fn merge_run_files(
                         .strip_prefix(query.0.as_str())
                         .is_some_and(|rest| rest.starts_with(' ')) =>
                 {
-                    out.write_all(line.as_bytes())?;
+                    // A run file's lines are its ranking best first: the first `depth`
+                    // are the run file `run --run-depth` writes.
+                    if depth.is_none_or(|depth| written < depth) {
+                        out.write_all(line.as_bytes())?;
+                        written += 1;
+                    }
                     pending[source] = None;
                 }
                 _ => break,
@@ -398,15 +314,30 @@ mod tests {
         merge_run_files(
             vec![Box::new(first.as_bytes()), Box::new(second.as_bytes())],
             &queries,
+            None,
             &mut out,
         )
         .unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), format!("{first}{second}"));
+        // At depth 1, each query's first line.
+        let mut out = Vec::new();
+        merge_run_files(
+            vec![Box::new(first.as_bytes()), Box::new(second.as_bytes())],
+            &queries,
+            Some(1),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "q1 Q0 f1 1 2 t\nq3 Q0 f3 1 1 t\nq10 Q0 f4 1 1 t\n"
+        );
 
         let stray = "q9 Q0 f4 1 1 t\n";
         let error = merge_run_files(
             vec![Box::new(first.as_bytes()), Box::new(stray.as_bytes())],
             &queries,
+            None,
             &mut Vec::new(),
         )
         .unwrap_err();

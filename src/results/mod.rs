@@ -5,8 +5,9 @@
 //! `digest` reduces the rankings streaming out of the pipeline to its per-query records,
 //! `by_tag` breaks the macro averages down by query tag, `stored` is the read model of a
 //! file on disk, `external` builds it from runs of any system scored against qrels,
-//! `shard` and `merge` split a run across machines and put it back together, and
-//! `report` renders it.
+//! `shard`, `recompute` and `merge` split a run across machines and put it back
+//! together (checking each shard against the dataset and its run files), and `report`
+//! renders it.
 
 pub mod accounting;
 pub mod by_tag;
@@ -17,6 +18,7 @@ pub mod external;
 pub mod hyde_figures;
 pub mod merge;
 pub mod per_query;
+pub mod recompute;
 pub mod scored;
 pub mod shard;
 pub mod stored;
@@ -25,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use crate::configuration::{Params, Plan, Preset};
-use crate::dataset::{FactId, QueryId};
+use crate::dataset::{Dataset, FactId, QueryId};
 use crate::embed::ProviderIdentity;
 use crate::expectations::ExpectationSummary;
 use crate::generate::GeneratorIdentity;
@@ -99,6 +101,23 @@ pub struct DatasetSummary {
     pub queries: usize,
     pub judgments: usize,
     pub queries_with_hypotheses: usize,
+}
+
+impl DatasetSummary {
+    /// The summary of `dataset`.
+    pub fn of(dataset: &Dataset) -> DatasetSummary {
+        DatasetSummary {
+            name: dataset.manifest.name.clone(),
+            description: dataset.manifest.description.clone(),
+            content_hash: dataset.content_hash.clone(),
+            files: dataset.files.clone(),
+            now: dataset.manifest.now.to_rfc3339(),
+            facts: dataset.facts.len(),
+            queries: dataset.queries.len(),
+            judgments: dataset.judgment_count(),
+            queries_with_hypotheses: dataset.hypotheses.len(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

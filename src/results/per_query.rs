@@ -102,6 +102,11 @@ impl MetricValues {
             .filter(|value| !value.is_nan())
     }
 
+    /// The metric names, in order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
     /// The values in metric order.
     pub fn values(&self) -> &[f64] {
         &self.values

@@ -1,13 +1,14 @@
 //! Sharded runs: which queries a shard evaluates ([`Shard`]), the build that ran it
 //! ([`BuildInfo`]), and the shard file (`shard.json`, [`ShardResults`]) that
 //! `run --shard I/N` writes and `merge` reads: the shard's results document, what
-//! merging needs beyond it (the dataset-wide scenario order, the dataset positions of
-//! the facts it names) and what must agree between the shards of one run
-//! ([`check_shards`]). Merging the documents themselves is [`super::merge`]'s.
+//! merging needs beyond it (where the dataset is, the shard's exact query slice, the
+//! digest of each run file it wrote, the depth of the merged run files) and what must
+//! agree between the shards of one run ([`check_shards`]). What `merge` checks against
+//! the dataset and the run files is [`super::recompute`]'s; merging the documents
+//! themselves is [`super::merge`]'s.
 //!
 //! It reads shard files but writes none (the report directory writer does).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Results;
-use crate::dataset::{Dataset, Query};
+use crate::dataset::import::Format;
+use crate::dataset::{Query, QueryId};
 use crate::error::{Error, Problem};
 
 /// The shard file inside a shard directory.
@@ -91,10 +93,52 @@ fn binary_hash() -> Option<String> {
     let file = std::fs::File::open(std::env::current_exe().ok()?).ok()?;
     // SAFETY: the map is read once, here; an executable is not rewritten while it runs.
     let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    Some(format!(
-        "xxh3-128:{:032x}",
-        xxhash_rust::xxh3::xxh3_128(&map)
-    ))
+    Some(digest_of(&map))
+}
+
+/// The digest shard files record of a file's bytes: `xxh3-128:` and 32 hex digits.
+pub fn digest_of(bytes: &[u8]) -> String {
+    format!("xxh3-128:{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// The digest ([`digest_of`]) of the file at `path`, read through a memory map.
+pub fn file_digest(path: &Path) -> Result<String, Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    if file.metadata().map_err(read_error)?.len() == 0 {
+        return Ok(digest_of(&[]));
+    }
+    // SAFETY: the map is read once, here, right after this process wrote the file.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(read_error)?;
+    Ok(digest_of(&map))
+}
+
+/// Where a shard read its dataset and how (`run`'s `--dataset`, `--dataset-format` and
+/// the format's options): `merge` reads the dataset there, or at `merge --dataset`, and
+/// checks its content hash against the one every shard records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DatasetSource {
+    /// The dataset directory as the shard's run resolved it; a relative path is relative
+    /// to the directory the shard ran in.
+    pub path: PathBuf,
+    pub format: Format,
+    /// BEIR: the qrels split.
+    pub split: String,
+    /// TREC: the documents, topics and qrels files in the directory.
+    pub docs: PathBuf,
+    pub queries: PathBuf,
+    pub qrels: Option<PathBuf>,
+}
+
+/// The digest of a run file a shard wrote (`runs/<configuration>.run`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFileDigest {
+    pub configuration: String,
+    /// [`digest_of`] the file's bytes.
+    pub digest: String,
 }
 
 /// What `run --shard` writes into `shard.json`.
@@ -104,56 +148,22 @@ pub struct ShardResults {
     pub build: BuildInfo,
     /// The metric columns of the terminal table the run resolved.
     pub table_metrics: Vec<String>,
-    /// The dataset's expectation scenarios in first-seen query order (over every query,
-    /// not only this shard's), the order of each configuration's `by_scenario`.
-    pub scenarios: Vec<String>,
-    /// The dataset position of each of `results.facts`.
-    pub fact_positions: Vec<usize>,
+    /// Where the dataset was read.
+    pub dataset_source: DatasetSource,
+    /// The ids of the shard's queries, in dataset order.
+    pub query_slice: Vec<QueryId>,
+    /// Lines per query of the merged run files (`run --run-depth`; `null`: whole
+    /// rankings). The shard's own run files hold every ranking whole, so that `merge`
+    /// can recompute every metric from them.
+    pub run_depth: Option<usize>,
+    /// The digest of each run file the shard wrote, in configuration order.
+    pub run_files: Vec<RunFileDigest>,
     /// The shard's results document: every per-query part holds this shard's queries
     /// only; the dataset summary is the whole dataset's.
     pub results: Results,
 }
 
 impl ShardResults {
-    /// The shard file of `results`, the document of `shard`'s queries of `dataset`.
-    pub fn new(
-        shard: Shard,
-        results: Results,
-        dataset: &Dataset,
-        table_metrics: Vec<String>,
-    ) -> ShardResults {
-        let mut scenarios: Vec<String> = Vec::new();
-        for query in dataset
-            .queries
-            .iter()
-            .filter(|query| !query.expectations.is_empty())
-        {
-            let scenario = query.scenario.as_deref().unwrap_or("(none)");
-            if !scenarios.iter().any(|known| known == scenario) {
-                scenarios.push(scenario.to_owned());
-            }
-        }
-        let positions: HashMap<_, _> = dataset
-            .facts
-            .iter()
-            .enumerate()
-            .map(|(position, fact)| (&fact.id, position))
-            .collect();
-        let fact_positions = results
-            .facts
-            .iter()
-            .map(|fact| positions[&fact.id])
-            .collect();
-        ShardResults {
-            shard,
-            build: BuildInfo::current(),
-            table_metrics,
-            scenarios,
-            fact_positions,
-            results,
-        }
-    }
-
     /// Reads the shard file at `path`, or in the shard directory `path`. Returns the
     /// file's path with it.
     pub fn load(path: &Path) -> Result<(PathBuf, ShardResults), Error> {
@@ -200,6 +210,10 @@ impl ShardResults {
             ),
             ("build".to_owned(), json(&self.build)),
             ("shard count N".to_owned(), Value::from(self.shard.count)),
+            (
+                "run file depth (--run-depth)".to_owned(),
+                json(&self.run_depth),
+            ),
             (
                 "metric settings".to_owned(),
                 json(&(&results.evaluation.settings, &results.evaluation.metrics)),
