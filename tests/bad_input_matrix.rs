@@ -327,3 +327,79 @@ fn a_dataset_without_now_measures_ages_from_its_latest_fact_and_says_so() {
         "dataset.toml sets no `now`; fact ages are measured from the latest fact timestamp, 2026-02-01T00:00:00+00:00",
     );
 }
+
+/// Asserts exit code 2 and that stderr holds every one of `parts`.
+fn assert_refused(output: &Output, parts: &[&str]) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    for part in parts {
+        assert!(text.contains(part), "expected {part:?} in:\n{text}");
+    }
+}
+
+/// Writes `text` to `work/name` and returns its path as text.
+fn write_file(work: &Path, name: &str, text: &str) -> String {
+    let path = work.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Qrels in which no judgment reaches the relevance level score nothing: `eval` and
+/// `compare --qrels` refuse them as `run` does, and a gate on them is an input error (2),
+/// never a regression (1) or a pass (0).
+#[test]
+fn qrels_without_a_relevant_judgment_are_refused_by_eval_and_compare() {
+    let work = tempfile::tempdir().unwrap();
+    let zeros = write_file(work.path(), "zeros.qrels", "q1 0 d1 0\nq1 0 d2 0\n");
+    let graded = write_file(work.path(), "graded.qrels", "q1 0 d1 1\nq2 0 d2 2\n");
+    let a = write_file(work.path(), "a.run", "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n");
+    let b = write_file(work.path(), "b.run", "q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n");
+    let nothing = "no query has a judgment of grade 1 or more, so there is nothing to score (2 judgments, 1 queries)";
+    let zeros_problem = format!("{zeros}: {nothing}");
+    assert_refused(&hyde_eval(&["eval", &zeros, &a]), &[&zeros_problem]);
+    // Gated, the same qrels are an input error before any check.
+    assert_refused(
+        &hyde_eval(&["eval", &zeros, &a, "--min", "ndcg@10=0.5"]),
+        &[&zeros_problem],
+    );
+    assert_refused(
+        &hyde_eval(&["eval", &zeros, &a, "--baseline", &b]),
+        &[&zeros_problem],
+    );
+    let output_dir = work.path().join("out");
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            "--qrels",
+            &zeros,
+            &a,
+            &b,
+            "--output-dir",
+            output_dir.to_str().unwrap(),
+        ]),
+        &[&zeros_problem],
+    );
+    assert!(!output_dir.exists(), "nothing is written");
+    // A relevance level above every grade.
+    assert_refused(
+        &hyde_eval(&["eval", "-l", "99", &graded, &a]),
+        &["no query has a judgment of grade 99 or more, so there is nothing to score (2 judgments, 2 queries)"],
+    );
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            "--qrels",
+            &graded,
+            &a,
+            &b,
+            "--relevance-level",
+            "3",
+            "--output-dir",
+            output_dir.to_str().unwrap(),
+        ]),
+        &["no query has a judgment of grade 3 or more"],
+    );
+    // At the default level the graded qrels are evaluated.
+    let output = hyde_eval(&["eval", &graded, &a]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

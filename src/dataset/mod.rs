@@ -227,19 +227,35 @@ impl Dataset {
         if evaluable {
             return Ok(());
         }
-        Err(Error::problem(
-            Problem::new(
-                &self.root,
-                None,
-                format!(
-                    "no query has a judgment of grade {relevance_level} or more, so there is nothing to score ({} judgments, {} queries)",
-                    self.judgment_count(),
-                    self.queries.len()
-                ),
-            )
-            .with_hint("judge at least one relevant fact per query, or lower --relevance-level"),
+        Err(nothing_to_score(
+            &self.root,
+            relevance_level,
+            (self.judgment_count(), self.queries.len()),
+            "judge at least one relevant fact per query, or lower --relevance-level",
         ))
     }
+}
+
+/// The refusal of judgments (at `path`, `counts` = (judgments, queries)) in which no
+/// query has a judgment of grade `relevance_level` or more: every metric would be a
+/// mean over no queries, and a gate on them would check nothing. `run`, `eval` and
+/// `compare --qrels` refuse such judgments alike.
+pub fn nothing_to_score(
+    path: &Path,
+    relevance_level: Grade,
+    (judgments, queries): (usize, usize),
+    hint: &str,
+) -> Error {
+    Error::problem(
+        Problem::new(
+            path,
+            None,
+            format!(
+                "no query has a judgment of grade {relevance_level} or more, so there is nothing to score ({judgments} judgments, {queries} queries)"
+            ),
+        )
+        .with_hint(hint),
+    )
 }
 
 /// Accumulates the bytes of every file read, for the dataset's content hash.

@@ -70,6 +70,26 @@ impl<'a> QrelsData<'a> {
     pub fn grades(&self, query: &QueryJudgments<'a>) -> &[(&'a str, Grade)] {
         &self.parts[query.part][query.range.clone()]
     }
+
+    /// Refuses qrels (read from `path`) in which no judgment has a grade of
+    /// `relevance_level` or more, as `run` refuses such a dataset.
+    pub fn check_scorable(&self, path: &Path, relevance_level: Grade) -> Result<(), Error> {
+        let scorable = self.queries.iter().any(|query| {
+            self.grades(query)
+                .iter()
+                .any(|&(_, grade)| grade >= relevance_level)
+        });
+        if scorable {
+            return Ok(());
+        }
+        let judgments = self.queries.iter().map(|query| query.range.len()).sum();
+        Err(crate::dataset::nothing_to_score(
+            path,
+            relevance_level,
+            (judgments, self.queries.len()),
+            "judge at least one document relevant, or lower -l",
+        ))
+    }
 }
 
 /// One query's results in file order: (docno, score).
