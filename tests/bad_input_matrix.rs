@@ -403,3 +403,76 @@ fn qrels_without_a_relevant_judgment_are_refused_by_eval_and_compare() {
     let output = hyde_eval(&["eval", &graded, &a]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+/// An empty target list (an empty value, as an unset CI variable gives, or an empty
+/// table in the config file) is a usage error in every command with a gate, never a gate
+/// that does not run or checks everything at zero tolerance unasked.
+#[test]
+fn empty_gate_target_lists_are_usage_errors() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let dataset = dataset.to_str().unwrap();
+    let baseline = work.path().join("base.json");
+    let output = hyde_eval(&[
+        "baseline",
+        "update",
+        "--quiet",
+        "--dataset",
+        dataset,
+        "--output",
+        baseline.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let baseline = baseline.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--quiet", "--no-report", "--dataset", dataset];
+        args.extend_from_slice(extra);
+        hyde_eval(&args)
+    };
+    let empty_min = "--min \"\" names no metric, so the gate would check nothing";
+    assert_refused(&run(&["--min", ""]), &[empty_min]);
+    assert_refused(&run(&["--min", " , "]), &["--min \" , \" names no metric"]);
+    assert_refused(
+        &run(&["--baseline", baseline, "--max-drop", ""]),
+        &["--max-drop \"\" names no metric, so the gate would check nothing"],
+    );
+    // An unset CI variable, as a shell expands it.
+    let output = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "exec \"$0\" run --quiet --no-report --dataset \"$1\" --min \"$HYDE_EVAL_TEST_MIN\"",
+            env!("CARGO_BIN_EXE_hyde-eval"),
+            dataset,
+        ])
+        .env_remove("HYDE_EVAL_TEST_MIN")
+        .output()
+        .unwrap();
+    assert_refused(&output, &[empty_min]);
+
+    let qrels = write_file(work.path(), "q.qrels", "q1 0 d1 1\n");
+    let a = write_file(work.path(), "a.run", "q1 Q0 d1 1 2.0 a\n");
+    assert_refused(&hyde_eval(&["eval", &qrels, &a, "--min", ""]), &[empty_min]);
+    assert_refused(
+        &hyde_eval(&["eval", &qrels, &a, "--baseline", &a, "--max-drop", ""]),
+        &["--max-drop \"\" names no metric"],
+    );
+    assert_refused(
+        &hyde_eval(&["merge", work.path().to_str().unwrap(), "--min", ""]),
+        &[empty_min],
+    );
+
+    for (key, example) in [("min", "0.8"), ("max_drop", "0.01")] {
+        let config = write_file(
+            work.path(),
+            "hyde-eval.toml",
+            &format!("[gate]\nbaseline = {baseline:?}\n{key} = {{}}\n"),
+        );
+        assert_refused(
+            &run(&["--config", &config]),
+            &[
+                &format!("{config}: [gate] {key} is an empty table: it names no metric, so the gate would check nothing"),
+                &format!("hint: name a metric, e.g. {key} = {{ \"ndcg@10\" = {example} }}, or remove {key}"),
+            ],
+        );
+    }
+}
