@@ -476,3 +476,113 @@ fn empty_gate_target_lists_are_usage_errors() {
         );
     }
 }
+
+/// Fusion weights that score nothing (all zero), invert a run (negative) or are not
+/// numbers are refused wherever weights are read, and so is a fused score that would
+/// not be finite.
+#[test]
+fn fusion_weights_that_score_nothing_and_infinite_fused_scores_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let a = write_file(work.path(), "a.run", "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n");
+    let b = write_file(work.path(), "b.run", "q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n");
+    let fuse = |extra: &[&str]| {
+        let mut args = vec!["fuse", "--method", "wsum"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[&a, &b]);
+        hyde_eval(&args)
+    };
+    assert_refused(
+        &fuse(&["--weights=0,0"]),
+        &["--weights: wsum weights are all zero, which scores every document 0"],
+    );
+    assert_refused(
+        &fuse(&["--weights=-1,1"]),
+        &["--weights: wsum weights must be finite and >= 0, got -1"],
+    );
+    assert_refused(
+        &fuse(&["--weights=inf,1"]),
+        &["wsum weights must be finite and >= 0, got inf"],
+    );
+    let output = fuse(&["--weights=0,1"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "q1 Q0 d2 1 1 wsum\nq1 Q0 d1 2 0 wsum\n",
+        "one run's weight alone ranks by that run"
+    );
+
+    // Finite scores whose sum overflows: 1e308 + 1e308.
+    let big = write_file(
+        work.path(),
+        "big.run",
+        "q1 Q0 d1 1 1e308 x\nq1 Q0 d2 2 1 x\n",
+    );
+    let fused = work.path().join("fused.run");
+    assert_refused(
+        &hyde_eval(&[
+            "fuse",
+            "--method",
+            "combsum",
+            "--norm",
+            "none",
+            &big,
+            &big,
+            "-o",
+            fused.to_str().unwrap(),
+        ]),
+        &["query q1: the fused score of document d1 would be inf: the runs' scores overflow under combsum with --norm none"],
+    );
+    assert!(!fused.exists(), "no run file with an infinite score");
+
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--quiet", "--no-report"];
+        args.extend_from_slice(extra);
+        hyde_eval(&args)
+    };
+    assert_refused(
+        &run(&[
+            "--configurations",
+            "hybrid",
+            "--set",
+            "hybrid.hybrid_vector_weight=0",
+            "--set",
+            "hybrid.hybrid_text_weight=0",
+        ]),
+        &["configuration hybrid: hybrid_vector_weight and hybrid_text_weight are both zero, which scores every fact 0"],
+    );
+    assert_refused(
+        &run(&[
+            "--configurations",
+            "bm25-dense-wsum",
+            "--set",
+            "bm25-dense-wsum.fusion_vector_weight=1e300",
+        ]),
+        &["configuration bm25-dense-wsum: fusion_vector_weight must be at most 1e100 (weights are relative; a larger one could make a fused score infinite), got 1e300"],
+    );
+    let config = write_file(
+        work.path(),
+        "hyde-eval.toml",
+        "configurations = [\"zero\"]\n[configuration.zero]\npreset = \"bm25-dense-wsum\"\nfusion_vector_weight = 0.0\nfusion_text_weight = 0.0\n",
+    );
+    assert_refused(
+        &run(&["--config", &config]),
+        &["configuration zero: fusion_vector_weight and fusion_text_weight are both zero"],
+    );
+    // A sweep point with both hybrid weights zero.
+    let output_dir = work.path().join("sweeps");
+    assert_refused(
+        &hyde_eval(&[
+            "sweep",
+            "--quiet",
+            "--configurations",
+            "hybrid",
+            "--set",
+            "hybrid.hybrid_text_weight=0",
+            "--param",
+            "hybrid_vector_weight=0:1:0.5",
+            "--output-dir",
+            output_dir.to_str().unwrap(),
+        ]),
+        &["configuration hybrid: hybrid_vector_weight and hybrid_text_weight are both zero"],
+    );
+}

@@ -75,10 +75,15 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
                 })
             })
             .collect();
-        for (position, (document, score)) in fuse_lists(&lists, &fusion, args.depth)
-            .into_iter()
-            .enumerate()
-        {
+        let fused = fuse_lists(&lists, &fusion, args.depth);
+        if let Some((document, score)) = fused.iter().find(|(_, score)| !score.is_finite()) {
+            return Err(Error::Usage(format!(
+                "query {query}: the fused score of document {document} would be {score}: the runs' scores overflow under {} with --norm {} (a run file holds finite scores only); rescale the runs' scores or choose another --norm",
+                args.method.name(),
+                fusion.normalization.name()
+            )));
+        }
+        for (position, (document, score)) in fused.into_iter().enumerate() {
             writeln!(text, "{query} Q0 {document} {} {score} {tag}", position + 1)
                 .expect("writing to a String cannot fail");
         }
