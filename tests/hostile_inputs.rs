@@ -671,3 +671,71 @@ fn judgments_that_score_nothing_are_refused() {
         &["huge.qrels:1: grade \"+2\" is not an integer"],
     );
 }
+
+/// A baseline value outside its metric's range (every metric is a fraction) was edited
+/// in or is not hyde-eval's: refused, named by file, configuration (and query) and
+/// metric, before the run.
+#[test]
+fn baseline_values_outside_their_metrics_range_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let baseline = record_baseline(work.path(), &dataset, "base.json", &[]);
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&baseline).unwrap()).unwrap();
+    let keyword = value["configurations"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|configuration| configuration["name"] == "keyword")
+        .unwrap();
+    keyword["macro"]["ndcg@2"] = serde_json::json!(1.7);
+    keyword["per_query"][0]["metrics"]["mrr"] = serde_json::json!(-0.1);
+    let query = keyword["per_query"][0]["query"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let edited = work.path().join("edited.json");
+    std::fs::write(&edited, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    let edited_path = path_str(&edited);
+    let output = gate(&dataset, &edited, &[]);
+    assert_refused(
+        &output,
+        &[
+            &format!("{edited_path}: configuration \"keyword\": ndcg@2 = 1.7 is outside [0, 1]"),
+            &format!(
+                "{edited_path}: configuration \"keyword\", query {query}: mrr = -0.1 is outside [0, 1]"
+            ),
+        ],
+    );
+    assert!(stdout(&output).is_empty(), "refused before the run");
+    // Compared, the file is refused the same way.
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            path_str(&baseline),
+            edited_path,
+            "--output-dir",
+            path_str(&work.path().join("out")),
+        ]),
+        &["ndcg@2 = 1.7 is outside [0, 1]"],
+    );
+    // A value a unit in the last place above 1 is float rounding, not an edit.
+    let keyword = value["configurations"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|configuration| configuration["name"] == "keyword")
+        .unwrap();
+    keyword["macro"]["ndcg@2"] = serde_json::json!(1.0000000000000002);
+    keyword["per_query"][0]["metrics"]["mrr"] = serde_json::json!(0.0);
+    std::fs::write(&edited, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    let output = hyde_eval(&[
+        "baseline",
+        "update",
+        "--from",
+        edited_path,
+        "--output",
+        path_str(&work.path().join("accepted.json")),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
