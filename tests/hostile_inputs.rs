@@ -739,3 +739,39 @@ fn baseline_values_outside_their_metrics_range_are_refused() {
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+/// RFC 4180: text after a closing quote, or a quote inside an unquoted field, is
+/// malformed (the CSV reader would take it as text); refused with line and column.
+#[test]
+fn csv_fields_with_text_after_a_closing_quote_are_refused_with_line_and_column() {
+    let work = tempfile::tempdir().unwrap();
+    let directory = work.path().join("csv");
+    std::fs::create_dir_all(&directory).unwrap();
+    std::fs::write(
+        directory.join("facts.csv"),
+        "id,content\nf1,\"hello\"world\nf2,redis \"eviction\"\nf3, \"quoted after a space\"\n",
+    )
+    .unwrap();
+    std::fs::write(directory.join("queries.csv"), "id,text\nq1,hello\n").unwrap();
+    std::fs::write(
+        directory.join("qrels.csv"),
+        "query_id,fact_id,grade\nq1,f1,1\n",
+    )
+    .unwrap();
+    let output = hyde_eval(&[
+        "dataset",
+        "validate",
+        "--dataset-format",
+        "csv",
+        path_str(&directory),
+    ]);
+    assert_refused(
+        &output,
+        &[
+            "facts.csv:2: text follows the closing quote of a quoted field; only a comma or the line's end may (column 11)",
+            "facts.csv:3: a quote inside a field that does not start with a quote (column 10)",
+            "facts.csv:4: a quote inside a field that does not start with a quote (column 5)",
+            "hint: a field that holds a quote is quoted whole",
+        ],
+    );
+}
