@@ -775,3 +775,216 @@ fn csv_fields_with_text_after_a_closing_quote_are_refused_with_line_and_column()
         ],
     );
 }
+
+/// Names written into TREC run files (run names, configuration names, `fuse --tag`) are
+/// TREC tokens: whitespace would split them into two fields, so the file would not
+/// read back.
+#[test]
+fn names_that_are_no_trec_tokens_are_refused_before_anything_is_written() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    assert_refused(
+        &hyde_eval(&[
+            "run",
+            "--quiet",
+            "--run-name",
+            "my run",
+            "--output-dir",
+            path_str(&out),
+        ]),
+        &["run name \"my run\" must be a TREC token (no whitespace or control characters): it holds whitespace, which would split it into two fields"],
+    );
+    let config = work.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "configurations = [\"my bm25\"]\n[configuration.\"my bm25\"]\npreset = \"bm25\"\n",
+    )
+    .unwrap();
+    assert_refused(
+        &hyde_eval(&[
+            "run",
+            "--quiet",
+            "--config",
+            path_str(&config),
+            "--output-dir",
+            path_str(&out),
+        ]),
+        &["configuration name \"my bm25\" must be a TREC token (no whitespace or control characters): it holds whitespace"],
+    );
+    assert!(!out.exists(), "nothing written");
+
+    let a = work.path().join("a.run");
+    std::fs::write(&a, "q1 Q0 d1 1 2.0 a\n").unwrap();
+    let fused = work.path().join("fused.run");
+    for (tag, problem) in [
+        ("my tag", "it holds whitespace"),
+        ("tag\u{1}", "it holds a control character (U+0001)"),
+        ("", "it is empty"),
+    ] {
+        assert_refused(
+            &hyde_eval(&[
+                "fuse",
+                "--method",
+                "rrf",
+                "--tag",
+                tag,
+                path_str(&a),
+                path_str(&a),
+                "-o",
+                path_str(&fused),
+            ]),
+            &[&format!("--tag {tag:?} must be a TREC token (no whitespace or control characters): {problem}")],
+        );
+    }
+    assert!(!fused.exists());
+}
+
+/// Ids with control characters (NUL included) are refused at load in every dataset
+/// format that can hold them and in the TREC files `eval`, `fuse` and `compare` read,
+/// with file and line; so is a query id a run file would read as a comment.
+#[test]
+fn ids_with_control_characters_are_refused_at_load_with_file_and_line() {
+    let work = tempfile::tempdir().unwrap();
+    let validate = |format: &str, directory: &Path| {
+        hyde_eval(&[
+            "dataset",
+            "validate",
+            "--dataset-format",
+            format,
+            path_str(directory),
+        ])
+    };
+    let native = tiny_copy(work.path(), "native");
+    std::fs::write(
+        native.join("facts.jsonl"),
+        "{\"id\": \"f1\", \"content\": \"Redis eviction relies on ttl\"}\n{\"id\": \"f\\u00002\", \"content\": \"Postgres stores user rows\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        native.join("queries.jsonl"),
+        "{\"id\": \"q1\", \"text\": \"how does redis evict keys\"}\n{\"id\": \"#q2\", \"text\": \"where are user rows stored\"}\n",
+    )
+    .unwrap();
+    assert_refused(
+        &validate("native", &native),
+        &[
+            "facts.jsonl:2: fact id \"f\\02\" holds a control character (U+0000), which TREC run and qrels files cannot represent",
+            "queries.jsonl:2: query id \"#q2\" starts with #, which would make its TREC run lines comments",
+        ],
+    );
+
+    let chatcli = work.path().join("chatcli");
+    std::fs::create_dir_all(&chatcli).unwrap();
+    for entry in std::fs::read_dir(common::repo_path("fixtures/datasets/tiny-chatcli")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), chatcli.join(entry.file_name())).unwrap();
+    }
+    let memory = std::fs::read_to_string(chatcli.join("memory_index.json")).unwrap();
+    std::fs::write(
+        chatcli.join("memory_index.json"),
+        memory.replace("\"id\": \"f2\"", "\"id\": \"f\\u001b2\""),
+    )
+    .unwrap();
+    assert_refused(
+        &validate("native", &chatcli),
+        &["memory_index.json:3: fact id \"f\\u{1b}2\" holds a control character (U+001B)"],
+    );
+
+    let csv = work.path().join("csv");
+    std::fs::create_dir_all(&csv).unwrap();
+    std::fs::write(
+        csv.join("facts.csv"),
+        "id,content\nf1,redis\nf\u{7f}2,postgres\n",
+    )
+    .unwrap();
+    std::fs::write(csv.join("queries.csv"), "id,text\nq1,redis\n").unwrap();
+    std::fs::write(csv.join("qrels.csv"), "query_id,fact_id,grade\nq1,f1,1\n").unwrap();
+    assert_refused(
+        &validate("csv", &csv),
+        &["facts.csv:3: fact id \"f\\u{7f}2\" holds a control character (U+007F)"],
+    );
+
+    let beir = work.path().join("beir");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    std::fs::write(
+        beir.join("corpus.jsonl"),
+        "{\"_id\": \"d1\", \"text\": \"redis eviction\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("queries.jsonl"),
+        "{\"_id\": \"1\", \"text\": \"redis\"}\n{\"_id\": \"2\\u0085\", \"text\": \"postgres\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\n1\td1\t1\n",
+    )
+    .unwrap();
+    assert_refused(
+        &validate("beir", &beir),
+        &["queries.jsonl:2: query id \"2\\u{85}\""],
+    );
+
+    let trec = work.path().join("trec");
+    std::fs::create_dir_all(&trec).unwrap();
+    std::fs::write(
+        trec.join("docs.tsv"),
+        "d1\tredis eviction\nd\u{0}2\tpostgres rows\n",
+    )
+    .unwrap();
+    std::fs::write(trec.join("queries.tsv"), "1\tredis\n").unwrap();
+    std::fs::write(trec.join("qrels"), "1 0 d1 1\n").unwrap();
+    assert_refused(
+        &validate("trec", &trec),
+        &["docs.tsv:2: fact id \"d\\02\" holds a control character (U+0000)"],
+    );
+
+    // TREC files read by eval, fuse and compare.
+    let qrels = work.path().join("q.qrels");
+    std::fs::write(&qrels, "q1 0 d1 1\n").unwrap();
+    let good = work.path().join("good.run");
+    std::fs::write(&good, "q1 Q0 d1 1 2.0 a\n").unwrap();
+    let nul = work.path().join("nul.run");
+    std::fs::write(&nul, "q1 Q0 d1 1 2.0 a\nq1 Q0 d\u{0}2 2 1.0 a\n").unwrap();
+    let docno = "nul.run:2: docno \"d\\02\" holds a control character (U+0000), which TREC files cannot hold";
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&qrels), path_str(&nul)]),
+        &[docno],
+    );
+    assert_refused(
+        &hyde_eval(&["fuse", "--method", "rrf", path_str(&good), path_str(&nul)]),
+        &[docno],
+    );
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            "--qrels",
+            path_str(&qrels),
+            path_str(&good),
+            path_str(&nul),
+            "--output-dir",
+            path_str(&work.path().join("out")),
+        ]),
+        &[docno],
+    );
+    let bad_qrels = work.path().join("bad.qrels");
+    std::fs::write(&bad_qrels, "q1 0 d1 1\nq\u{1}2 0 d1 1\n").unwrap();
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&bad_qrels), path_str(&good)]),
+        &["bad.qrels:2: query id \"q\\u{1}2\" holds a control character (U+0001)"],
+    );
+    // A long line (past the 64-byte fast path) and a tag outside ASCII.
+    let long = work.path().join("long.run");
+    let padding = "x".repeat(80);
+    std::fs::write(&long, format!("q1 Q0 d1 1 2.0 {padding}\u{85}\n")).unwrap();
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&qrels), path_str(&long)]),
+        &["long.run:1: tag \"", "holds a control character (U+0085)"],
+    );
+    // A control character in a comment line is no id: accepted.
+    let commented = work.path().join("commented.run");
+    std::fs::write(&commented, "# made by \u{1}tool\nq1 Q0 d1 1 2.0 a\n").unwrap();
+    let output = hyde_eval(&["eval", path_str(&qrels), path_str(&commented)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

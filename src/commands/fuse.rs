@@ -53,6 +53,9 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
         .check(args.runs.len())
         .map_err(|message| Error::Usage(format!("--weights: {message}")))?;
 
+    let tag = args.tag.as_deref().unwrap_or(args.method.name());
+    crate::trec::check_token("--tag", tag)?;
+
     let runs: Vec<QueryLists> = args
         .runs
         .iter()
@@ -62,7 +65,6 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
     queries.sort();
     queries.dedup();
 
-    let tag = args.tag.as_deref().unwrap_or(args.method.name());
     let mut text = String::new();
     for query in queries {
         let lists: Vec<Vec<(&str, f64)>> = runs

@@ -307,6 +307,7 @@ pub fn resolve(
         .or_else(|| file.run_name.clone())
         .unwrap_or_else(|| manifest.name.clone());
     check_output_name("run name", &run_name)?;
+    crate::trec::check_token("run name", &run_name)?;
     if args.run_depth == Some(0) {
         return Err(Error::Usage(
             "--run-depth must be at least 1 (--no-runs writes no run files)".into(),
