@@ -988,3 +988,69 @@ fn ids_with_control_characters_are_refused_at_load_with_file_and_line() {
     let output = hyde_eval(&["eval", path_str(&qrels), path_str(&commented)]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+/// Runs hyde-eval with stdout and stderr on a pipe whose reader is gone (as
+/// `hyde-eval ... 2>&1 | head -1` leaves them once head has exited), and returns its exit
+/// code.
+fn exit_code_with_a_closed_pipe(args: &[&str]) -> Option<i32> {
+    let mut descriptors = [0; 2];
+    // SAFETY: `descriptors` has room for the two descriptors pipe() writes.
+    assert_eq!(unsafe { libc::pipe(descriptors.as_mut_ptr()) }, 0);
+    // SAFETY: both are open descriptors this test owns; each is owned once.
+    let (reader, writer) = unsafe {
+        use std::os::fd::FromRawFd;
+        (
+            std::os::fd::OwnedFd::from_raw_fd(descriptors[0]),
+            std::os::fd::OwnedFd::from_raw_fd(descriptors[1]),
+        )
+    };
+    drop(reader);
+    let status = common::command()
+        .args(args)
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    status.code()
+}
+
+/// A reader that went away is no reason to change the exit code: the error of a bad
+/// input still exits with 2, a failed gate with 1 and a success with 0, never 101 (the
+/// code of a panic, which std's `eprintln!` raises on a closed pipe).
+#[test]
+fn a_closed_stderr_keeps_each_commands_exit_code() {
+    let work = tempfile::tempdir().unwrap();
+    let qrels = work.path().join("q.qrels");
+    std::fs::write(&qrels, "q1 0 d1 1\nq1 0 d2 1\n").unwrap();
+    let run = work.path().join("a.run");
+    std::fs::write(&run, "q1 Q0 d1 1 2.0 a\nq2 Q0 d1 1 1.0 a\n").unwrap();
+    let (qrels, run) = (path_str(&qrels), path_str(&run));
+    assert_eq!(
+        exit_code_with_a_closed_pipe(&["eval", qrels, path_str(&work.path().join("missing.run"))]),
+        Some(2)
+    );
+    // Notes on stderr, the table on stdout, the gate's summary on stderr, then exit 1.
+    assert_eq!(
+        exit_code_with_a_closed_pipe(&["eval", qrels, run, "--min", "ndcg@10=0.99"]),
+        Some(1)
+    );
+    assert_eq!(exit_code_with_a_closed_pipe(&["configurations"]), Some(0));
+    // Stage lines of a run, then its table.
+    assert_eq!(
+        exit_code_with_a_closed_pipe(&["run", "--no-report", "--configurations", "bm25"]),
+        Some(0)
+    );
+
+    // stderr closed outright.
+    let mut command = common::command();
+    command.args(["eval", qrels, "missing.run"]);
+    // SAFETY: close() is async-signal-safe, and the child closes only its own stderr.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::close(2);
+            Ok(())
+        });
+    }
+    assert_eq!(command.output().unwrap().status.code(), Some(2));
+}
