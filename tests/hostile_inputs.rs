@@ -1054,3 +1054,50 @@ fn a_closed_stderr_keeps_each_commands_exit_code() {
     }
     assert_eq!(command.output().unwrap().status.code(), Some(2));
 }
+
+/// `dataset synth` refuses sizes it cannot number, or whose judging would not end in
+/// reasonable time, before anything is written (no capacity-overflow panic, no endless
+/// run). (The memory check is a unit test in `src/dataset/synth.rs`: what is available
+/// differs between machines.)
+#[test]
+fn dataset_synth_refuses_absurd_sizes_before_writing() {
+    let work = tempfile::tempdir().unwrap();
+    let output_dir = work.path().join("synth");
+    let synth = |extra: &[&str]| {
+        let mut args = vec!["dataset", "synth", "--output", path_str(&output_dir)];
+        args.extend_from_slice(extra);
+        hyde_eval(&args)
+    };
+    assert_refused(
+        &synth(&[
+            "--facts",
+            "10",
+            "--queries",
+            "2",
+            "--topics",
+            "18446744073709551615",
+        ]),
+        &["dataset synth: --topics 18446744073709551615 is more than 4294967295"],
+    );
+    assert_refused(
+        &synth(&[
+            "--facts",
+            "10",
+            "--queries",
+            "2",
+            "--vocabulary",
+            "18446744073709551615",
+        ]),
+        &["dataset synth: --vocabulary 18446744073709551615 is more than 4294967295"],
+    );
+    assert_refused(
+        &synth(&["--facts", "4294967296", "--queries", "1"]),
+        &["dataset synth: --facts 4294967296 is more than 4294967295"],
+    );
+    // 2,000 facts in 4 topics: 500 facts to judge per query.
+    assert_refused(
+        &synth(&["--facts", "2000", "--queries", "2000001"]),
+        &["dataset synth: judging 2000001 queries against about 500 facts of their topic each would regenerate 1000000500 facts (at most 1000000000, about an hour); give more --topics or fewer --queries"],
+    );
+    assert!(!output_dir.exists(), "nothing written");
+}
