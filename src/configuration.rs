@@ -23,6 +23,12 @@ pub struct Weights {
 /// Larger values are refused rather than left to overflow or exhaust memory.
 pub const MAX_RESULTS: usize = crate::dataset::manifest::MAX_CUTOFF;
 
+/// The largest weight of a list fusion (`fusion_vector_weight`, `fusion_text_weight`):
+/// the weighted sum multiplies scores as the normalization leaves them (raw BM25 scores
+/// under `none`, up to 1e9 under `max` for negative cosines), and products of weights up
+/// to this bound with those stay far from overflowing.
+pub const MAX_LIST_WEIGHT: f64 = 1e100;
+
 /// The most hypotheses or hypothesis keywords a configuration may ask for per query.
 pub const MAX_PER_QUERY_ITEMS: usize = 1_000;
 
@@ -404,6 +410,12 @@ impl Params {
                 return fail(name, format!("must be finite and >= 0, got {value}"));
             }
         }
+        if self.hybrid_vector_weight == 0.0 && self.hybrid_text_weight == 0.0 {
+            return fail(
+                "hybrid_vector_weight and hybrid_text_weight",
+                "are both zero, which scores every fact 0; at least one signal needs weight".into(),
+            );
+        }
         // A fused hybrid score is at most the sum of its weights: keep it finite.
         if !(self.hybrid_vector_weight + self.hybrid_text_weight).is_finite() {
             return fail(
@@ -419,6 +431,19 @@ impl Params {
                 if !value.is_finite() || value < 0.0 {
                     return fail(name, format!("must be finite and >= 0, got {value}"));
                 }
+                if value > MAX_LIST_WEIGHT {
+                    return fail(
+                        name,
+                        format!("must be at most {MAX_LIST_WEIGHT:e} (weights are relative; a larger one could make a fused score infinite), got {value:e}"),
+                    );
+                }
+            }
+            if lists.vector_weight == 0.0 && lists.text_weight == 0.0 {
+                return fail(
+                    "fusion_vector_weight and fusion_text_weight",
+                    "are both zero, which scores every fact 0; at least one list needs weight"
+                        .into(),
+                );
             }
             if !(lists.vector_weight + lists.text_weight).is_finite() {
                 return fail(

@@ -81,6 +81,11 @@ fn parse_metric_values(
     accept: impl Fn(f64) -> bool,
     requirement: &str,
 ) -> Result<Vec<(String, f64)>, Error> {
+    if text.split(',').all(|part| part.trim().is_empty()) {
+        return Err(Error::Usage(format!(
+            "{flag} {text:?} names no metric, so the gate would check nothing (an unset CI variable gives an empty value); give METRIC={value_name},..., e.g. {example}, or leave {flag} out"
+        )));
+    }
     text.split(',')
         .filter(|part| !part.trim().is_empty())
         .map(|part| {

@@ -4,6 +4,21 @@
 
 use std::process::ExitCode;
 
+/// std's `eprintln!`, as the library shadows it: one write per line through
+/// `hyde_eval::console`, and a closed stderr is no panic (which would exit with 101).
+macro_rules! eprintln {
+    ($($argument:tt)*) => {
+        hyde_eval::console::stderr_line(format_args!($($argument)*))
+    };
+}
+
+/// std's `println!`, as the library shadows it: a closed stdout is no panic.
+macro_rules! println {
+    ($($argument:tt)*) => {
+        hyde_eval::console::stdout_line(format_args!($($argument)*))
+    };
+}
+
 use clap::Parser;
 use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, EngineAction, ModelsAction};
 use hyde_eval::commands;

@@ -112,13 +112,11 @@ fn print_heartbeat() {
     ));
 }
 
-/// Writes a whole line to stderr in one write: `eprintln!` writes a line's pieces one
-/// after the other, so a heartbeat under way when the command ends (the process exits
-/// with the heartbeat's thread still running) could leave half a line in the log.
+/// Writes a whole line to stderr in one write (a heartbeat under way when the command
+/// ends, its thread still running, leaves no half line in the log). Progress is best
+/// effort: a closed stderr does not stop the command.
 fn print_line(line: &str) {
-    use std::io::Write;
-    // Progress is best effort: a closed stderr does not stop the command.
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    crate::console::stderr_text(line);
 }
 
 /// `250/500 (50%), 4.1 s in stage, about 4.1 s left`, or the elapsed time alone when

@@ -327,3 +327,262 @@ fn a_dataset_without_now_measures_ages_from_its_latest_fact_and_says_so() {
         "dataset.toml sets no `now`; fact ages are measured from the latest fact timestamp, 2026-02-01T00:00:00+00:00",
     );
 }
+
+/// Asserts exit code 2 and that stderr holds every one of `parts`.
+fn assert_refused(output: &Output, parts: &[&str]) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    for part in parts {
+        assert!(text.contains(part), "expected {part:?} in:\n{text}");
+    }
+}
+
+/// Writes `text` to `work/name` and returns its path as text.
+fn write_file(work: &Path, name: &str, text: &str) -> String {
+    let path = work.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Qrels in which no judgment reaches the relevance level score nothing: `eval` and
+/// `compare --qrels` refuse them as `run` does, and a gate on them is an input error (2),
+/// never a regression (1) or a pass (0).
+#[test]
+fn qrels_without_a_relevant_judgment_are_refused_by_eval_and_compare() {
+    let work = tempfile::tempdir().unwrap();
+    let zeros = write_file(work.path(), "zeros.qrels", "q1 0 d1 0\nq1 0 d2 0\n");
+    let graded = write_file(work.path(), "graded.qrels", "q1 0 d1 1\nq2 0 d2 2\n");
+    let a = write_file(work.path(), "a.run", "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n");
+    let b = write_file(work.path(), "b.run", "q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n");
+    let nothing = "no query has a judgment of grade 1 or more, so there is nothing to score (2 judgments, 1 queries)";
+    let zeros_problem = format!("{zeros}: {nothing}");
+    assert_refused(&hyde_eval(&["eval", &zeros, &a]), &[&zeros_problem]);
+    // Gated, the same qrels are an input error before any check.
+    assert_refused(
+        &hyde_eval(&["eval", &zeros, &a, "--min", "ndcg@10=0.5"]),
+        &[&zeros_problem],
+    );
+    assert_refused(
+        &hyde_eval(&["eval", &zeros, &a, "--baseline", &b]),
+        &[&zeros_problem],
+    );
+    let output_dir = work.path().join("out");
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            "--qrels",
+            &zeros,
+            &a,
+            &b,
+            "--output-dir",
+            output_dir.to_str().unwrap(),
+        ]),
+        &[&zeros_problem],
+    );
+    assert!(!output_dir.exists(), "nothing is written");
+    // A relevance level above every grade.
+    assert_refused(
+        &hyde_eval(&["eval", "-l", "99", &graded, &a]),
+        &["no query has a judgment of grade 99 or more, so there is nothing to score (2 judgments, 2 queries)"],
+    );
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            "--qrels",
+            &graded,
+            &a,
+            &b,
+            "--relevance-level",
+            "3",
+            "--output-dir",
+            output_dir.to_str().unwrap(),
+        ]),
+        &["no query has a judgment of grade 3 or more"],
+    );
+    // At the default level the graded qrels are evaluated.
+    let output = hyde_eval(&["eval", &graded, &a]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+/// An empty target list (an empty value, as an unset CI variable gives, or an empty
+/// table in the config file) is a usage error in every command with a gate, never a gate
+/// that does not run or checks everything at zero tolerance unasked.
+#[test]
+fn empty_gate_target_lists_are_usage_errors() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let dataset = dataset.to_str().unwrap();
+    let baseline = work.path().join("base.json");
+    let output = hyde_eval(&[
+        "baseline",
+        "update",
+        "--quiet",
+        "--dataset",
+        dataset,
+        "--output",
+        baseline.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let baseline = baseline.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--quiet", "--no-report", "--dataset", dataset];
+        args.extend_from_slice(extra);
+        hyde_eval(&args)
+    };
+    let empty_min = "--min \"\" names no metric, so the gate would check nothing";
+    assert_refused(&run(&["--min", ""]), &[empty_min]);
+    assert_refused(&run(&["--min", " , "]), &["--min \" , \" names no metric"]);
+    assert_refused(
+        &run(&["--baseline", baseline, "--max-drop", ""]),
+        &["--max-drop \"\" names no metric, so the gate would check nothing"],
+    );
+    // An unset CI variable, as a shell expands it.
+    let output = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "exec \"$0\" run --quiet --no-report --dataset \"$1\" --min \"$HYDE_EVAL_TEST_MIN\"",
+            env!("CARGO_BIN_EXE_hyde-eval"),
+            dataset,
+        ])
+        .env_remove("HYDE_EVAL_TEST_MIN")
+        .output()
+        .unwrap();
+    assert_refused(&output, &[empty_min]);
+
+    let qrels = write_file(work.path(), "q.qrels", "q1 0 d1 1\n");
+    let a = write_file(work.path(), "a.run", "q1 Q0 d1 1 2.0 a\n");
+    assert_refused(&hyde_eval(&["eval", &qrels, &a, "--min", ""]), &[empty_min]);
+    assert_refused(
+        &hyde_eval(&["eval", &qrels, &a, "--baseline", &a, "--max-drop", ""]),
+        &["--max-drop \"\" names no metric"],
+    );
+    assert_refused(
+        &hyde_eval(&["merge", work.path().to_str().unwrap(), "--min", ""]),
+        &[empty_min],
+    );
+
+    for (key, example) in [("min", "0.8"), ("max_drop", "0.01")] {
+        let config = write_file(
+            work.path(),
+            "hyde-eval.toml",
+            &format!("[gate]\nbaseline = {baseline:?}\n{key} = {{}}\n"),
+        );
+        assert_refused(
+            &run(&["--config", &config]),
+            &[
+                &format!("{config}: [gate] {key} is an empty table: it names no metric, so the gate would check nothing"),
+                &format!("hint: name a metric, e.g. {key} = {{ \"ndcg@10\" = {example} }}, or remove {key}"),
+            ],
+        );
+    }
+}
+
+/// Fusion weights that score nothing (all zero), invert a run (negative) or are not
+/// numbers are refused wherever weights are read, and so is a fused score that would
+/// not be finite.
+#[test]
+fn fusion_weights_that_score_nothing_and_infinite_fused_scores_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let a = write_file(work.path(), "a.run", "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n");
+    let b = write_file(work.path(), "b.run", "q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n");
+    let fuse = |extra: &[&str]| {
+        let mut args = vec!["fuse", "--method", "wsum"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[&a, &b]);
+        hyde_eval(&args)
+    };
+    assert_refused(
+        &fuse(&["--weights=0,0"]),
+        &["--weights: wsum weights are all zero, which scores every document 0"],
+    );
+    assert_refused(
+        &fuse(&["--weights=-1,1"]),
+        &["--weights: wsum weights must be finite and >= 0, got -1"],
+    );
+    assert_refused(
+        &fuse(&["--weights=inf,1"]),
+        &["wsum weights must be finite and >= 0, got inf"],
+    );
+    let output = fuse(&["--weights=0,1"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "q1 Q0 d2 1 1 wsum\nq1 Q0 d1 2 0 wsum\n",
+        "one run's weight alone ranks by that run"
+    );
+
+    // Finite scores whose sum overflows: 1e308 + 1e308.
+    let big = write_file(
+        work.path(),
+        "big.run",
+        "q1 Q0 d1 1 1e308 x\nq1 Q0 d2 2 1 x\n",
+    );
+    let fused = work.path().join("fused.run");
+    assert_refused(
+        &hyde_eval(&[
+            "fuse",
+            "--method",
+            "combsum",
+            "--norm",
+            "none",
+            &big,
+            &big,
+            "-o",
+            fused.to_str().unwrap(),
+        ]),
+        &["query q1: the fused score of document d1 would be inf: the runs' scores overflow under combsum with --norm none"],
+    );
+    assert!(!fused.exists(), "no run file with an infinite score");
+
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--quiet", "--no-report"];
+        args.extend_from_slice(extra);
+        hyde_eval(&args)
+    };
+    assert_refused(
+        &run(&[
+            "--configurations",
+            "hybrid",
+            "--set",
+            "hybrid.hybrid_vector_weight=0",
+            "--set",
+            "hybrid.hybrid_text_weight=0",
+        ]),
+        &["configuration hybrid: hybrid_vector_weight and hybrid_text_weight are both zero, which scores every fact 0"],
+    );
+    assert_refused(
+        &run(&[
+            "--configurations",
+            "bm25-dense-wsum",
+            "--set",
+            "bm25-dense-wsum.fusion_vector_weight=1e300",
+        ]),
+        &["configuration bm25-dense-wsum: fusion_vector_weight must be at most 1e100 (weights are relative; a larger one could make a fused score infinite), got 1e300"],
+    );
+    let config = write_file(
+        work.path(),
+        "hyde-eval.toml",
+        "configurations = [\"zero\"]\n[configuration.zero]\npreset = \"bm25-dense-wsum\"\nfusion_vector_weight = 0.0\nfusion_text_weight = 0.0\n",
+    );
+    assert_refused(
+        &run(&["--config", &config]),
+        &["configuration zero: fusion_vector_weight and fusion_text_weight are both zero"],
+    );
+    // A sweep point with both hybrid weights zero.
+    let output_dir = work.path().join("sweeps");
+    assert_refused(
+        &hyde_eval(&[
+            "sweep",
+            "--quiet",
+            "--configurations",
+            "hybrid",
+            "--set",
+            "hybrid.hybrid_text_weight=0",
+            "--param",
+            "hybrid_vector_weight=0:1:0.5",
+            "--output-dir",
+            output_dir.to_str().unwrap(),
+        ]),
+        &["configuration hybrid: hybrid_vector_weight and hybrid_text_weight are both zero"],
+    );
+}

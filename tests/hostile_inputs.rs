@@ -693,3 +693,433 @@ fn judgments_that_score_nothing_are_refused() {
         &["huge.qrels:1: grade \"+2\" is not an integer"],
     );
 }
+
+/// A baseline value outside its metric's range (every metric is a fraction) was edited
+/// in or is not hyde-eval's: refused, named by file, configuration (and query) and
+/// metric, before the run.
+#[test]
+fn baseline_values_outside_their_metrics_range_are_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let dataset = tiny_copy(work.path(), "tiny");
+    let baseline = record_baseline(work.path(), &dataset, "base.json", &[]);
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&baseline).unwrap()).unwrap();
+    let keyword = value["configurations"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|configuration| configuration["name"] == "keyword")
+        .unwrap();
+    keyword["macro"]["ndcg@2"] = serde_json::json!(1.7);
+    keyword["per_query"][0]["metrics"]["mrr"] = serde_json::json!(-0.1);
+    let query = keyword["per_query"][0]["query"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let edited = work.path().join("edited.json");
+    std::fs::write(&edited, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    let edited_path = path_str(&edited);
+    let output = gate(&dataset, &edited, &[]);
+    assert_refused(
+        &output,
+        &[
+            &format!("{edited_path}: configuration \"keyword\": ndcg@2 = 1.7 is outside [0, 1]"),
+            &format!(
+                "{edited_path}: configuration \"keyword\", query {query}: mrr = -0.1 is outside [0, 1]"
+            ),
+        ],
+    );
+    assert!(stdout(&output).is_empty(), "refused before the run");
+    // Compared, the file is refused the same way.
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            path_str(&baseline),
+            edited_path,
+            "--output-dir",
+            path_str(&work.path().join("out")),
+        ]),
+        &["ndcg@2 = 1.7 is outside [0, 1]"],
+    );
+    // A value a unit in the last place above 1 is float rounding, not an edit.
+    let keyword = value["configurations"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|configuration| configuration["name"] == "keyword")
+        .unwrap();
+    keyword["macro"]["ndcg@2"] = serde_json::json!(1.0000000000000002);
+    keyword["per_query"][0]["metrics"]["mrr"] = serde_json::json!(0.0);
+    std::fs::write(&edited, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    let output = hyde_eval(&[
+        "baseline",
+        "update",
+        "--from",
+        edited_path,
+        "--output",
+        path_str(&work.path().join("accepted.json")),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+/// RFC 4180: text after a closing quote, or a quote inside an unquoted field, is
+/// malformed (the CSV reader would take it as text); refused with line and column.
+#[test]
+fn csv_fields_with_text_after_a_closing_quote_are_refused_with_line_and_column() {
+    let work = tempfile::tempdir().unwrap();
+    let directory = work.path().join("csv");
+    std::fs::create_dir_all(&directory).unwrap();
+    std::fs::write(
+        directory.join("facts.csv"),
+        "id,content\nf1,\"hello\"world\nf2,redis \"eviction\"\nf3, \"quoted after a space\"\n",
+    )
+    .unwrap();
+    std::fs::write(directory.join("queries.csv"), "id,text\nq1,hello\n").unwrap();
+    std::fs::write(
+        directory.join("qrels.csv"),
+        "query_id,fact_id,grade\nq1,f1,1\n",
+    )
+    .unwrap();
+    let output = hyde_eval(&[
+        "dataset",
+        "validate",
+        "--dataset-format",
+        "csv",
+        path_str(&directory),
+    ]);
+    assert_refused(
+        &output,
+        &[
+            "facts.csv:2: text follows the closing quote of a quoted field; only a comma or the line's end may (column 11)",
+            "facts.csv:3: a quote inside a field that does not start with a quote (column 10)",
+            "facts.csv:4: a quote inside a field that does not start with a quote (column 5)",
+            "hint: a field that holds a quote is quoted whole",
+        ],
+    );
+}
+
+/// Names written into TREC run files (run names, configuration names, `fuse --tag`) are
+/// TREC tokens: whitespace would split them into two fields, so the file would not
+/// read back.
+#[test]
+fn names_that_are_no_trec_tokens_are_refused_before_anything_is_written() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    assert_refused(
+        &hyde_eval(&[
+            "run",
+            "--quiet",
+            "--run-name",
+            "my run",
+            "--output-dir",
+            path_str(&out),
+        ]),
+        &["run name \"my run\" must be a TREC token (no whitespace or control characters): it holds whitespace, which would split it into two fields"],
+    );
+    let config = work.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "configurations = [\"my bm25\"]\n[configuration.\"my bm25\"]\npreset = \"bm25\"\n",
+    )
+    .unwrap();
+    assert_refused(
+        &hyde_eval(&[
+            "run",
+            "--quiet",
+            "--config",
+            path_str(&config),
+            "--output-dir",
+            path_str(&out),
+        ]),
+        &["configuration name \"my bm25\" must be a TREC token (no whitespace or control characters): it holds whitespace"],
+    );
+    assert!(!out.exists(), "nothing written");
+
+    let a = work.path().join("a.run");
+    std::fs::write(&a, "q1 Q0 d1 1 2.0 a\n").unwrap();
+    let fused = work.path().join("fused.run");
+    for (tag, problem) in [
+        ("my tag", "it holds whitespace"),
+        ("tag\u{1}", "it holds a control character (U+0001)"),
+        ("", "it is empty"),
+    ] {
+        assert_refused(
+            &hyde_eval(&[
+                "fuse",
+                "--method",
+                "rrf",
+                "--tag",
+                tag,
+                path_str(&a),
+                path_str(&a),
+                "-o",
+                path_str(&fused),
+            ]),
+            &[&format!("--tag {tag:?} must be a TREC token (no whitespace or control characters): {problem}")],
+        );
+    }
+    assert!(!fused.exists());
+}
+
+/// Ids with control characters (NUL included) are refused at load in every dataset
+/// format that can hold them and in the TREC files `eval`, `fuse` and `compare` read,
+/// with file and line; so is a query id a run file would read as a comment.
+#[test]
+fn ids_with_control_characters_are_refused_at_load_with_file_and_line() {
+    let work = tempfile::tempdir().unwrap();
+    let validate = |format: &str, directory: &Path| {
+        hyde_eval(&[
+            "dataset",
+            "validate",
+            "--dataset-format",
+            format,
+            path_str(directory),
+        ])
+    };
+    let native = tiny_copy(work.path(), "native");
+    std::fs::write(
+        native.join("facts.jsonl"),
+        "{\"id\": \"f1\", \"content\": \"Redis eviction relies on ttl\"}\n{\"id\": \"f\\u00002\", \"content\": \"Postgres stores user rows\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        native.join("queries.jsonl"),
+        "{\"id\": \"q1\", \"text\": \"how does redis evict keys\"}\n{\"id\": \"#q2\", \"text\": \"where are user rows stored\"}\n",
+    )
+    .unwrap();
+    assert_refused(
+        &validate("native", &native),
+        &[
+            "facts.jsonl:2: fact id \"f\\02\" holds a control character (U+0000), which TREC run and qrels files cannot represent",
+            "queries.jsonl:2: query id \"#q2\" starts with #, which would make its TREC run lines comments",
+        ],
+    );
+
+    let chatcli = work.path().join("chatcli");
+    std::fs::create_dir_all(&chatcli).unwrap();
+    for entry in std::fs::read_dir(common::repo_path("fixtures/datasets/tiny-chatcli")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), chatcli.join(entry.file_name())).unwrap();
+    }
+    let memory = std::fs::read_to_string(chatcli.join("memory_index.json")).unwrap();
+    std::fs::write(
+        chatcli.join("memory_index.json"),
+        memory.replace("\"id\": \"f2\"", "\"id\": \"f\\u001b2\""),
+    )
+    .unwrap();
+    assert_refused(
+        &validate("native", &chatcli),
+        &["memory_index.json:3: fact id \"f\\u{1b}2\" holds a control character (U+001B)"],
+    );
+
+    let csv = work.path().join("csv");
+    std::fs::create_dir_all(&csv).unwrap();
+    std::fs::write(
+        csv.join("facts.csv"),
+        "id,content\nf1,redis\nf\u{7f}2,postgres\n",
+    )
+    .unwrap();
+    std::fs::write(csv.join("queries.csv"), "id,text\nq1,redis\n").unwrap();
+    std::fs::write(csv.join("qrels.csv"), "query_id,fact_id,grade\nq1,f1,1\n").unwrap();
+    assert_refused(
+        &validate("csv", &csv),
+        &["facts.csv:3: fact id \"f\\u{7f}2\" holds a control character (U+007F)"],
+    );
+
+    let beir = work.path().join("beir");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    std::fs::write(
+        beir.join("corpus.jsonl"),
+        "{\"_id\": \"d1\", \"text\": \"redis eviction\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("queries.jsonl"),
+        "{\"_id\": \"1\", \"text\": \"redis\"}\n{\"_id\": \"2\\u0085\", \"text\": \"postgres\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\n1\td1\t1\n",
+    )
+    .unwrap();
+    assert_refused(
+        &validate("beir", &beir),
+        &["queries.jsonl:2: query id \"2\\u{85}\""],
+    );
+
+    let trec = work.path().join("trec");
+    std::fs::create_dir_all(&trec).unwrap();
+    std::fs::write(
+        trec.join("docs.tsv"),
+        "d1\tredis eviction\nd\u{0}2\tpostgres rows\n",
+    )
+    .unwrap();
+    std::fs::write(trec.join("queries.tsv"), "1\tredis\n").unwrap();
+    std::fs::write(trec.join("qrels"), "1 0 d1 1\n").unwrap();
+    assert_refused(
+        &validate("trec", &trec),
+        &["docs.tsv:2: fact id \"d\\02\" holds a control character (U+0000)"],
+    );
+
+    // TREC files read by eval, fuse and compare.
+    let qrels = work.path().join("q.qrels");
+    std::fs::write(&qrels, "q1 0 d1 1\n").unwrap();
+    let good = work.path().join("good.run");
+    std::fs::write(&good, "q1 Q0 d1 1 2.0 a\n").unwrap();
+    let nul = work.path().join("nul.run");
+    std::fs::write(&nul, "q1 Q0 d1 1 2.0 a\nq1 Q0 d\u{0}2 2 1.0 a\n").unwrap();
+    let docno = "nul.run:2: docno \"d\\02\" holds a control character (U+0000), which TREC files cannot hold";
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&qrels), path_str(&nul)]),
+        &[docno],
+    );
+    assert_refused(
+        &hyde_eval(&["fuse", "--method", "rrf", path_str(&good), path_str(&nul)]),
+        &[docno],
+    );
+    assert_refused(
+        &hyde_eval(&[
+            "compare",
+            "--qrels",
+            path_str(&qrels),
+            path_str(&good),
+            path_str(&nul),
+            "--output-dir",
+            path_str(&work.path().join("out")),
+        ]),
+        &[docno],
+    );
+    let bad_qrels = work.path().join("bad.qrels");
+    std::fs::write(&bad_qrels, "q1 0 d1 1\nq\u{1}2 0 d1 1\n").unwrap();
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&bad_qrels), path_str(&good)]),
+        &["bad.qrels:2: query id \"q\\u{1}2\" holds a control character (U+0001)"],
+    );
+    // A long line (past the 64-byte fast path) and a tag outside ASCII.
+    let long = work.path().join("long.run");
+    let padding = "x".repeat(80);
+    std::fs::write(&long, format!("q1 Q0 d1 1 2.0 {padding}\u{85}\n")).unwrap();
+    assert_refused(
+        &hyde_eval(&["eval", path_str(&qrels), path_str(&long)]),
+        &["long.run:1: tag \"", "holds a control character (U+0085)"],
+    );
+    // A control character in a comment line is no id: accepted.
+    let commented = work.path().join("commented.run");
+    std::fs::write(&commented, "# made by \u{1}tool\nq1 Q0 d1 1 2.0 a\n").unwrap();
+    let output = hyde_eval(&["eval", path_str(&qrels), path_str(&commented)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+/// Runs hyde-eval with stdout and stderr on a pipe whose reader is gone (as
+/// `hyde-eval ... 2>&1 | head -1` leaves them once head has exited), and returns its exit
+/// code.
+fn exit_code_with_a_closed_pipe(args: &[&str]) -> Option<i32> {
+    let mut descriptors = [0; 2];
+    // SAFETY: `descriptors` has room for the two descriptors pipe() writes.
+    assert_eq!(unsafe { libc::pipe(descriptors.as_mut_ptr()) }, 0);
+    // SAFETY: both are open descriptors this test owns; each is owned once.
+    let (reader, writer) = unsafe {
+        use std::os::fd::FromRawFd;
+        (
+            std::os::fd::OwnedFd::from_raw_fd(descriptors[0]),
+            std::os::fd::OwnedFd::from_raw_fd(descriptors[1]),
+        )
+    };
+    drop(reader);
+    let status = common::command()
+        .args(args)
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    status.code()
+}
+
+/// A reader that went away is no reason to change the exit code: the error of a bad
+/// input still exits with 2, a failed gate with 1 and a success with 0, never 101 (the
+/// code of a panic, which std's `eprintln!` raises on a closed pipe).
+#[test]
+fn a_closed_stderr_keeps_each_commands_exit_code() {
+    let work = tempfile::tempdir().unwrap();
+    let qrels = work.path().join("q.qrels");
+    std::fs::write(&qrels, "q1 0 d1 1\nq1 0 d2 1\n").unwrap();
+    let run = work.path().join("a.run");
+    std::fs::write(&run, "q1 Q0 d1 1 2.0 a\nq2 Q0 d1 1 1.0 a\n").unwrap();
+    let (qrels, run) = (path_str(&qrels), path_str(&run));
+    assert_eq!(
+        exit_code_with_a_closed_pipe(&["eval", qrels, path_str(&work.path().join("missing.run"))]),
+        Some(2)
+    );
+    // Notes on stderr, the table on stdout, the gate's summary on stderr, then exit 1.
+    assert_eq!(
+        exit_code_with_a_closed_pipe(&["eval", qrels, run, "--min", "ndcg@10=0.99"]),
+        Some(1)
+    );
+    assert_eq!(exit_code_with_a_closed_pipe(&["configurations"]), Some(0));
+    // Stage lines of a run, then its table.
+    assert_eq!(
+        exit_code_with_a_closed_pipe(&["run", "--no-report", "--configurations", "bm25"]),
+        Some(0)
+    );
+
+    // stderr closed outright.
+    let mut command = common::command();
+    command.args(["eval", qrels, "missing.run"]);
+    // SAFETY: close() is async-signal-safe, and the child closes only its own stderr.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::close(2);
+            Ok(())
+        });
+    }
+    assert_eq!(command.output().unwrap().status.code(), Some(2));
+}
+
+/// `dataset synth` refuses sizes it cannot number, or whose judging would not end in
+/// reasonable time, before anything is written (no capacity-overflow panic, no endless
+/// run). (The memory check is a unit test in `src/dataset/synth.rs`: what is available
+/// differs between machines.)
+#[test]
+fn dataset_synth_refuses_absurd_sizes_before_writing() {
+    let work = tempfile::tempdir().unwrap();
+    let output_dir = work.path().join("synth");
+    let synth = |extra: &[&str]| {
+        let mut args = vec!["dataset", "synth", "--output", path_str(&output_dir)];
+        args.extend_from_slice(extra);
+        hyde_eval(&args)
+    };
+    assert_refused(
+        &synth(&[
+            "--facts",
+            "10",
+            "--queries",
+            "2",
+            "--topics",
+            "18446744073709551615",
+        ]),
+        &["dataset synth: --topics 18446744073709551615 is more than 4294967295"],
+    );
+    assert_refused(
+        &synth(&[
+            "--facts",
+            "10",
+            "--queries",
+            "2",
+            "--vocabulary",
+            "18446744073709551615",
+        ]),
+        &["dataset synth: --vocabulary 18446744073709551615 is more than 4294967295"],
+    );
+    assert_refused(
+        &synth(&["--facts", "4294967296", "--queries", "1"]),
+        &["dataset synth: --facts 4294967296 is more than 4294967295"],
+    );
+    // 2,000 facts in 4 topics: 500 facts to judge per query.
+    assert_refused(
+        &synth(&["--facts", "2000", "--queries", "2000001"]),
+        &["dataset synth: judging 2000001 queries against about 500 facts of their topic each would regenerate 1000000500 facts (at most 1000000000, about an hour); give more --topics or fewer --queries"],
+    );
+    assert!(!output_dir.exists(), "nothing written");
+}

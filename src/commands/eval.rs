@@ -67,6 +67,7 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         let qrels_bytes = read_qrels(&args.qrels)?;
         let qrels = parse::as_text(&args.qrels, &qrels_bytes)
             .and_then(|text| parse::parse_qrels(&args.qrels, text))?;
+        qrels.check_scorable(&args.qrels, args.relevance_level)?;
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
             let bytes = read_run(path)?;
@@ -208,7 +209,7 @@ fn gate(args: &crate::cli::EvalArgs, gate_settings: Option<GateSettings>) -> Res
         semantics: Semantics::Trec,
     };
     let depth = args.max_results.unwrap_or(usize::MAX);
-    let judgments = load_judgments(&args.qrels)?;
+    let judgments = load_judgments(&args.qrels, args.relevance_level)?;
     let mut current = Vec::new();
     for path in &args.runs {
         let label = run_label(path);
@@ -264,9 +265,11 @@ pub(super) fn run_label(path: &std::path::Path) -> String {
 }
 
 /// The qrels at `path` (TREC, BEIR TSV, ranx JSON or ir_measures records) as the
-/// judgments external runs are scored against.
+/// judgments external runs are scored against; refused when no judgment reaches
+/// `relevance_level`.
 pub(super) fn load_judgments(
     path: &std::path::Path,
+    relevance_level: crate::dataset::Grade,
 ) -> Result<crate::results::external::Judgments, Error> {
     let bytes = read_qrels(path)?;
     let text = crate::trec::parse::as_text(path, &bytes)?;
@@ -275,6 +278,18 @@ pub(super) fn load_judgments(
         return Err(Error::problem(
             Problem::new(path, None, "no judgments")
                 .with_hint("a qrels file has one `qid iteration docno grade` line per judgment"),
+        ));
+    }
+    if !qrels
+        .values()
+        .flatten()
+        .any(|judgment| judgment.grade >= relevance_level)
+    {
+        return Err(crate::dataset::nothing_to_score(
+            path,
+            relevance_level,
+            (qrels.values().map(Vec::len).sum(), qrels.len()),
+            "judge at least one document relevant, or lower --relevance-level",
         ));
     }
     Ok(crate::results::external::Judgments::new(

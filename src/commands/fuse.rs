@@ -53,6 +53,9 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
         .check(args.runs.len())
         .map_err(|message| Error::Usage(format!("--weights: {message}")))?;
 
+    let tag = args.tag.as_deref().unwrap_or(args.method.name());
+    crate::trec::check_token("--tag", tag)?;
+
     let runs: Vec<QueryLists> = args
         .runs
         .iter()
@@ -62,7 +65,6 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
     queries.sort();
     queries.dedup();
 
-    let tag = args.tag.as_deref().unwrap_or(args.method.name());
     let mut text = String::new();
     for query in queries {
         let lists: Vec<Vec<(&str, f64)>> = runs
@@ -75,10 +77,15 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
                 })
             })
             .collect();
-        for (position, (document, score)) in fuse_lists(&lists, &fusion, args.depth)
-            .into_iter()
-            .enumerate()
-        {
+        let fused = fuse_lists(&lists, &fusion, args.depth);
+        if let Some((document, score)) = fused.iter().find(|(_, score)| !score.is_finite()) {
+            return Err(Error::Usage(format!(
+                "query {query}: the fused score of document {document} would be {score}: the runs' scores overflow under {} with --norm {} (a run file holds finite scores only); rescale the runs' scores or choose another --norm",
+                args.method.name(),
+                fusion.normalization.name()
+            )));
+        }
+        for (position, (document, score)) in fused.into_iter().enumerate() {
             writeln!(text, "{query} Q0 {document} {} {score} {tag}", position + 1)
                 .expect("writing to a String cannot fail");
         }

@@ -52,6 +52,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
         }
     };
     check_output_name("run name", &run_name)?;
+    crate::trec::check_token("run name", &run_name)?;
     let output_dir = args
         .output_dir
         .clone()

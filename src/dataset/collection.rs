@@ -237,7 +237,8 @@ pub fn clamp_negative_grades(judgments: &mut [RawJudgment], notes: &mut Vec<Stri
     }
 }
 
-/// Keeps only the queries that have judgments, noting how many were left out.
+/// Keeps only the queries that have judgments (and those with a malformed id, for
+/// `into_dataset` to refuse), noting how many were left out.
 pub fn keep_judged_queries(collection: &mut Collection, why: &str) {
     let judged: HashSet<&str> = collection
         .judgments
@@ -245,9 +246,10 @@ pub fn keep_judged_queries(collection: &mut Collection, why: &str) {
         .map(|judgment| judgment.query.as_str())
         .collect();
     let before = collection.queries.len();
-    collection
-        .queries
-        .retain(|(query, _)| judged.contains(query.id.0.as_str()));
+    // A query whose id is malformed stays, to be refused with its line.
+    collection.queries.retain(|(query, _)| {
+        judged.contains(query.id.0.as_str()) || check_id("query", &query.id.0).is_err()
+    });
     let left_out = before - collection.queries.len();
     if left_out > 0 {
         collection.notes.push(format!(

@@ -45,22 +45,24 @@ fn read_table(
     let path = collection.root.join(name);
     let bytes = collection.read(Path::new(name))?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    // A CSV reader takes a quote that is never closed as running to the end of the
-    // file, which would turn every later row into one field.
-    if let Some(opened) = unterminated_quote(bytes) {
-        let line = bytes[..opened]
-            .iter()
-            .filter(|&&byte| byte == b'\n')
-            .count()
-            + 1;
-        return Err(Error::problem(
-            Problem::new(
-                &path,
-                Some(line),
-                "a quoted field opens on this line and is never closed, so the rest of the file would be read as one field",
-            )
-            .with_hint("close the quote; a quote inside a quoted field is written twice (\"\")"),
-        ));
+    // The CSV reader is lenient where RFC 4180 is not: it takes a quote that is never
+    // closed as running to the end of the file (every later row one field), and reads
+    // `"hello"world` and `x"y` as text. Each is refused where it is.
+    let defects = quote_defects(bytes);
+    if !defects.is_empty() {
+        let mut quoting = Problems::default();
+        for (offset, defect) in defects {
+            let (line, column) = line_and_column(bytes, offset);
+            quoting.push(
+                Problem::new(
+                    &path,
+                    Some(line),
+                    format!("{} (column {column})", defect.message()),
+                )
+                .with_hint(defect.hint()),
+            );
+        }
+        quoting.into_result()?;
     }
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
@@ -148,34 +150,95 @@ fn read_table(
     Ok(Table { path, rows })
 }
 
-/// The byte offset of a quote that opens a field and is never closed, if there is one.
-/// A quote opens a field only as the field's first byte (as the CSV reader takes it);
-/// inside a quoted field, `""` is an escaped quote.
-fn unterminated_quote(bytes: &[u8]) -> Option<usize> {
+/// A quoting defect of a CSV file, as RFC 4180 defines the format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QuoteDefect {
+    /// A quote opens a field and is never closed.
+    Unclosed,
+    /// Text follows the quote that closes a quoted field (`"hello"world`).
+    TextAfterClosingQuote,
+    /// A quote inside a field that does not start with one (`x"y`, ` "x"`).
+    QuoteInUnquotedField,
+}
+
+impl QuoteDefect {
+    fn message(self) -> &'static str {
+        match self {
+            QuoteDefect::Unclosed => "a quoted field opens on this line and is never closed, so the rest of the file would be read as one field",
+            QuoteDefect::TextAfterClosingQuote => "text follows the closing quote of a quoted field; only a comma or the line's end may",
+            QuoteDefect::QuoteInUnquotedField => "a quote inside a field that does not start with a quote",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            QuoteDefect::Unclosed => "close the quote; a quote inside a quoted field is written twice (\"\")",
+            QuoteDefect::TextAfterClosingQuote | QuoteDefect::QuoteInUnquotedField => {
+                "a field that holds a quote is quoted whole, with no space before its opening quote, and each quote inside it is written twice: \"say \"\"hello\"\" world\""
+            }
+        }
+    }
+}
+
+/// The quoting defects of CSV `bytes`, each at its byte offset (an unclosed quote at the
+/// quote that opens it). A quote opens a field only as the field's first byte (as the CSV
+/// reader takes it); inside a quoted field, `""` is an escaped quote.
+fn quote_defects(bytes: &[u8]) -> Vec<(usize, QuoteDefect)> {
     enum State {
         FieldStart,
         Unquoted,
-        Quoted { opened: usize },
-        QuoteInQuoted { opened: usize },
+        Quoted {
+            opened: usize,
+        },
+        QuoteInQuoted {
+            opened: usize,
+        },
+        /// The rest of a field already reported.
+        Reported,
     }
+    let mut defects = Vec::new();
     let mut state = State::FieldStart;
     for (offset, &byte) in bytes.iter().enumerate() {
         let separator = matches!(byte, b',' | b'\n' | b'\r');
+        let quote = byte == b'"';
         state = match state {
-            State::FieldStart if byte == b'"' => State::Quoted { opened: offset },
-            State::FieldStart | State::Unquoted if separator => State::FieldStart,
+            State::FieldStart if quote => State::Quoted { opened: offset },
+            State::FieldStart | State::Unquoted | State::Reported if separator => State::FieldStart,
+            State::Unquoted if quote => {
+                defects.push((offset, QuoteDefect::QuoteInUnquotedField));
+                State::Reported
+            }
             State::FieldStart | State::Unquoted => State::Unquoted,
-            State::Quoted { opened } if byte != b'"' => State::Quoted { opened },
+            State::Reported => State::Reported,
+            State::Quoted { opened } if !quote => State::Quoted { opened },
             State::Quoted { opened } => State::QuoteInQuoted { opened },
-            State::QuoteInQuoted { opened } if byte == b'"' => State::Quoted { opened },
+            State::QuoteInQuoted { opened } if quote => State::Quoted { opened },
             State::QuoteInQuoted { .. } if separator => State::FieldStart,
-            State::QuoteInQuoted { .. } => State::Unquoted,
+            State::QuoteInQuoted { .. } => {
+                defects.push((offset, QuoteDefect::TextAfterClosingQuote));
+                State::Reported
+            }
         };
     }
-    match state {
-        State::Quoted { opened } => Some(opened),
-        _ => None,
+    if let State::Quoted { opened } = state {
+        defects.push((opened, QuoteDefect::Unclosed));
     }
+    defects
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `bytes`.
+fn line_and_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let line_start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |newline| newline + 1);
+    let line = bytes[..line_start]
+        .iter()
+        .filter(|&&byte| byte == b'\n')
+        .count()
+        + 1;
+    let column = String::from_utf8_lossy(&bytes[line_start..offset])
+        .chars()
+        .count()
+        + 1;
+    (line, column)
 }
 
 fn tags(row: &HashMap<String, String>) -> Vec<String> {
@@ -317,16 +380,31 @@ mod tests {
     use crate::dataset::QueryId;
 
     #[test]
-    fn an_unclosed_quote_is_found_where_it_opens() {
-        assert_eq!(unterminated_quote(b"a,b\n1,\"x\"\"y\"\n"), None);
-        assert_eq!(unterminated_quote(b"a,b\n1,\"two\nlines\"\n"), None);
+    fn quoting_defects_are_found_where_they_are() {
+        use QuoteDefect::*;
+        assert_eq!(quote_defects(b"a,b\n1,\"x\"\"y\"\n"), []);
+        assert_eq!(quote_defects(b"a,b\n1,\"two\nlines\"\r\n"), []);
+        assert_eq!(quote_defects(b"a,b\n1,\"x\"\"\n2,y\n"), [(6, Unclosed)]);
+        assert_eq!(quote_defects(b"a,b\n\"open,1\n"), [(4, Unclosed)]);
+        // `"hello"world`: the w, byte 13, follows the closing quote; one report a field.
         assert_eq!(
-            unterminated_quote(b"a,b\n1,x\"y\n"),
-            None,
-            "a quote inside a field is a character"
+            quote_defects(b"a,b\n1,\"hello\"world\"x\"\n"),
+            [(13, TextAfterClosingQuote)]
         );
-        assert_eq!(unterminated_quote(b"a,b\n1,\"x\"\"\n2,y\n"), Some(6));
-        assert_eq!(unterminated_quote(b"a,b\n\"open,1\n"), Some(4));
+        // A quote inside an unquoted field, and after a space before a quoted field.
+        assert_eq!(
+            quote_defects(b"a,b\nx\"y, \"z\"\n"),
+            [(5, QuoteInUnquotedField), (9, QuoteInUnquotedField)]
+        );
+    }
+
+    #[test]
+    fn columns_count_characters_from_the_line_start() {
+        let bytes = "id,content\nf1,\"h\u{e9}llo\"w\n".as_bytes();
+        // The w is the 11th character of line 2 (é is one character, two bytes).
+        let offset = bytes.iter().position(|&byte| byte == b'w').unwrap();
+        assert_eq!(line_and_column(bytes, offset), (2, 11));
+        assert_eq!(line_and_column(bytes, 0), (1, 1));
     }
 
     #[test]

@@ -227,19 +227,35 @@ impl Dataset {
         if evaluable {
             return Ok(());
         }
-        Err(Error::problem(
-            Problem::new(
-                &self.root,
-                None,
-                format!(
-                    "no query has a judgment of grade {relevance_level} or more, so there is nothing to score ({} judgments, {} queries)",
-                    self.judgment_count(),
-                    self.queries.len()
-                ),
-            )
-            .with_hint("judge at least one relevant fact per query, or lower --relevance-level"),
+        Err(nothing_to_score(
+            &self.root,
+            relevance_level,
+            (self.judgment_count(), self.queries.len()),
+            "judge at least one relevant fact per query, or lower --relevance-level",
         ))
     }
+}
+
+/// The refusal of judgments (at `path`, `counts` = (judgments, queries)) in which no
+/// query has a judgment of grade `relevance_level` or more: every metric would be a
+/// mean over no queries, and a gate on them would check nothing. `run`, `eval` and
+/// `compare --qrels` refuse such judgments alike.
+pub fn nothing_to_score(
+    path: &Path,
+    relevance_level: Grade,
+    (judgments, queries): (usize, usize),
+    hint: &str,
+) -> Error {
+    Error::problem(
+        Problem::new(
+            path,
+            None,
+            format!(
+                "no query has a judgment of grade {relevance_level} or more, so there is nothing to score ({judgments} judgments, {queries} queries)"
+            ),
+        )
+        .with_hint(hint),
+    )
 }
 
 /// Accumulates the bytes of every file read, for the dataset's content hash.
@@ -300,7 +316,9 @@ pub fn parse_grade(text: &str) -> Result<Grade, String> {
     })
 }
 
-/// Checks an identifier: non-empty, no whitespace (TREC run files split on whitespace).
+/// Checks an identifier: non-empty, no whitespace (TREC run files split on whitespace),
+/// no control character (NUL included: no TREC reader takes it back as text), and no
+/// query id starting with `#` (a run line starting with it is a comment).
 fn check_id(kind: &str, id: &str) -> Result<(), String> {
     if id.is_empty() {
         return Err(format!("{kind} id is empty"));
@@ -310,5 +328,36 @@ fn check_id(kind: &str, id: &str) -> Result<(), String> {
             "{kind} id {id:?} contains whitespace, which TREC run and qrels files cannot represent"
         ));
     }
+    if let Some(control) = id.chars().find(|character| character.is_control()) {
+        return Err(format!(
+            "{kind} id {id:?} holds a control character (U+{:04X}), which TREC run and qrels files cannot represent",
+            u32::from(control)
+        ));
+    }
+    if kind == "query" && id.starts_with('#') {
+        return Err(format!(
+            "query id {id:?} starts with #, which would make its TREC run lines comments"
+        ));
+    }
     Ok(())
+}
+
+/// Why `text` cannot be one field of a TREC run or qrels line, if it cannot: it is
+/// empty, holds whitespace (which would split it into two fields) or holds a control
+/// character (NUL included).
+pub fn trec_token_problem(text: &str) -> Option<String> {
+    if text.is_empty() {
+        Some("it is empty".into())
+    } else if text.chars().any(char::is_whitespace) {
+        Some("it holds whitespace, which would split it into two fields".into())
+    } else {
+        text.chars()
+            .find(|character| character.is_control())
+            .map(|control| {
+                format!(
+                    "it holds a control character (U+{:04X})",
+                    u32::from(control)
+                )
+            })
+    }
 }

@@ -271,6 +271,67 @@ fn fact_id(fact: usize) -> String {
     format!("f{fact:07}")
 }
 
+/// The most of each size: facts and topics are numbered with 32 bits, and every item's
+/// random stream within 48.
+pub const MAX_SIZE: usize = u32::MAX as usize;
+
+/// The most facts that judging may regenerate (about 3 µs each): judging a query reads
+/// every fact of its target's topic, queries x facts / topics in all.
+pub const MAX_JUDGING_WORK: u128 = 1_000_000_000;
+
+/// Bytes held while generating, per vocabulary word, fact, topic and query (measured:
+/// 540 bytes a query, 10 a fact, 8 a word), with a margin.
+const BYTES_PER_WORD: u128 = 8;
+const BYTES_PER_FACT: u128 = 12;
+const BYTES_PER_TOPIC: u128 = 32;
+const BYTES_PER_QUERY: u128 = 600;
+
+/// Refuses, before anything is written, sizes past [`MAX_SIZE`], judging that would
+/// take more than [`MAX_JUDGING_WORK`], and sizes whose generation needs more memory
+/// than `available` (bytes, when known).
+fn check_sizes(options: &SynthOptions, available: Option<u64>) -> Result<(), Error> {
+    for (flag, value) in [
+        ("--facts", options.facts),
+        ("--queries", options.queries),
+        ("--topics", options.topics),
+        ("--vocabulary", options.vocabulary),
+    ] {
+        if value > MAX_SIZE {
+            return Err(Error::Usage(format!(
+                "dataset synth: {flag} {value} is more than {MAX_SIZE}"
+            )));
+        }
+    }
+    let (facts, queries, topics, words) = (
+        options.facts as u128,
+        options.queries as u128,
+        options.topics as u128,
+        options.vocabulary as u128,
+    );
+    let judging = queries * facts.div_ceil(topics);
+    if judging > MAX_JUDGING_WORK {
+        return Err(Error::Usage(format!(
+            "dataset synth: judging {queries} queries against about {} facts of their topic each would regenerate {judging} facts (at most {MAX_JUDGING_WORK}, about an hour); give more --topics or fewer --queries",
+            facts.div_ceil(topics)
+        )));
+    }
+    let needed = words * BYTES_PER_WORD
+        + facts * BYTES_PER_FACT
+        + topics * BYTES_PER_TOPIC
+        + queries * BYTES_PER_QUERY;
+    if let Some(available) = available {
+        if needed > u128::from(available) {
+            let gib = |bytes: u128| bytes as f64 / f64::from(1u32 << 30);
+            return Err(Error::Usage(format!(
+                "dataset synth: generating {facts} facts, {queries} queries, {topics} topics and {words} words needs about {:.1} GiB of memory, and {:.1} GiB are available; give smaller sizes (a query takes about {BYTES_PER_QUERY} bytes, a fact {BYTES_PER_FACT})",
+                gib(needed),
+                gib(u128::from(available))
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Writes the dataset as the new directory `destination` under the write policy (built
 /// beside it and swapped in, where nothing is or an empty directory is; anything else is
 /// refused, or replaced with `--force`) and returns the files written, at their final
@@ -286,6 +347,7 @@ pub fn write(
             "dataset synth: --facts, --queries, --topics and --vocabulary must be positive".into(),
         ));
     }
+    check_sizes(options, crate::memory::available_bytes())?;
     let (parent, name) = write_policy::split_directory(destination)?;
     let build = DirectoryBuild::start(&parent, &name, policy, DirectoryKind::Dataset)?;
     let root = build.root();
@@ -372,6 +434,26 @@ pub fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_past_the_memory_available_are_refused_before_writing() {
+        // 2,000,000 queries at 600 bytes and 100,000,000 facts at 12: 2.4 GB and
+        // 20,000 words, 200,000 topics: 6.56 MB; 2.4066 GB = 2.24 GiB in all.
+        let options = SynthOptions::new(100_000_000, 2_000_000, 1);
+        let one_gib = 1 << 30;
+        let message = check_sizes(&options, Some(one_gib))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("needs about 2.2 GiB of memory, and 1.0 GiB are available"),
+            "{message}"
+        );
+        assert!(check_sizes(&options, Some(3 * one_gib)).is_ok());
+        assert!(
+            check_sizes(&options, None).is_ok(),
+            "unknown memory refuses nothing"
+        );
+    }
 
     #[test]
     fn words_are_distinct_syllable_strings() {

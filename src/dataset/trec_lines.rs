@@ -70,6 +70,32 @@ pub fn is_separator(byte: u8) -> bool {
     SEPARATORS[byte as usize]
 }
 
+/// A control character that is no separator (NUL to 0x08, 0x0e to 0x1f, DEL and the C1
+/// controls U+0080 to U+009F): no TREC id, tag or number holds one, and a file that did
+/// would not read back as it was meant.
+pub fn is_control_character(character: char) -> bool {
+    character.is_control() && !(character.is_ascii() && is_separator(character as u8))
+}
+
+/// What is wrong with a TREC `line` holding a control character, if it holds one: the
+/// field that holds it, named by `field_names` (by position; `field N` past them).
+pub fn control_character_problem(line: &str, field_names: &[&str]) -> Option<String> {
+    let (offset, control) = line
+        .char_indices()
+        .find(|&(_, character)| is_control_character(character))?;
+    let position = split_fields(&line[..offset]).count()
+        - usize::from(offset > 0 && !is_separator(line.as_bytes()[offset - 1]));
+    let field = split_fields(line).nth(position).unwrap_or_default();
+    let name = field_names.get(position).map_or_else(
+        || format!("field {}", position + 1),
+        |name| (*name).to_owned(),
+    );
+    Some(format!(
+        "{name} {field:?} holds a control character (U+{:04X}), which TREC files cannot hold",
+        u32::from(control)
+    ))
+}
+
 /// Position of the first separator at or after `from`, or `bytes.len()`. Scans eight
 /// bytes at a time: the bit trick flags exactly the bytes below 0x21 (adding the high bit
 /// first keeps borrows inside each byte; UTF-8 bytes, >= 0x80, are never flagged), and
@@ -131,24 +157,25 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
-/// The high bit of each byte of `word` that is a separator, exactly: bytes below a bound
-/// `c` are found by subtracting `c` from each byte with its high bit set (no borrow
-/// crosses bytes), then the control characters that are not separators are removed.
+/// The high bits of the bytes of `word` that are separators, and of those that are
+/// control characters but no separators (NUL to 0x08, 0x0e to 0x1f), exactly: bytes
+/// below a bound `c` are found by subtracting `c` from each byte with its high bit set
+/// (no borrow crosses bytes).
 #[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
-fn separator_bits(word: u64) -> u64 {
+fn separator_and_control_bits(word: u64) -> (u64, u64) {
     let high = word | HIGH_BITS;
     let ascii = !word & HIGH_BITS;
     let below = |bound: u64| !high.wrapping_sub(ONES * bound) & ascii;
     let controls = below(0x09) | (below(0x20) & !below(0x0e));
-    below(0x21) & !controls
+    (below(0x21) & !controls, controls)
 }
 
-/// The high bit of each byte of `word` that is a newline, exactly.
+/// The high bit of each byte of `word` that equals `byte`, exactly.
 #[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
-fn newline_bits(word: u64) -> u64 {
-    let differs = word ^ (ONES * u64::from(b'\n'));
+fn equal_bits(word: u64, byte: u8) -> u64 {
+    let differs = word ^ (ONES * u64::from(byte));
     !(((differs & !HIGH_BITS) + !HIGH_BITS) | differs) & HIGH_BITS
 }
 
@@ -161,9 +188,11 @@ fn block_masks_swar(block: &[u8; 64]) -> BlockMasks {
     let mut masks = BlockMasks::default();
     for (index, word) in block.chunks_exact(8).enumerate() {
         let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        masks.separators |= pack(separator_bits(word)) << (8 * index);
-        masks.newlines |= pack(newline_bits(word)) << (8 * index);
-        masks.non_ascii |= pack(word & HIGH_BITS) << (8 * index);
+        let (separators, controls) = separator_and_control_bits(word);
+        let unusual = word & HIGH_BITS | controls | equal_bits(word, 0x7f);
+        masks.separators |= pack(separators) << (8 * index);
+        masks.newlines |= pack(equal_bits(word, b'\n')) << (8 * index);
+        masks.unusual |= pack(unusual) << (8 * index);
     }
     masks
 }
@@ -173,14 +202,14 @@ fn block_masks_swar(block: &[u8; 64]) -> BlockMasks {
 #[inline(always)]
 fn block_masks_sse2(block: &[u8; 64]) -> BlockMasks {
     use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_sub_epi8,
+        _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
+        _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
     };
     let mut masks = BlockMasks::default();
     for (index, lane) in block.chunks_exact(16).enumerate() {
         // SAFETY: SSE2 is part of x86-64 (the compiler enables it for every x86-64
         // target), and the load reads the 16 bytes of `lane`, with no alignment needed.
-        let (separator, newline, non_ascii) = unsafe {
+        let (separator, newline, unusual) = unsafe {
             let bytes = _mm_loadu_si128(lane.as_ptr().cast());
             // Tab, newline, vertical tab, form feed and carriage return are 0x09 to 0x0d:
             // after subtracting 0x09 (wrapping), exactly those bytes are at most 4.
@@ -188,16 +217,21 @@ fn block_masks_sse2(block: &[u8; 64]) -> BlockMasks {
             let control = _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(4)), shifted);
             let space = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b' ' as i8));
             let newline = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8));
+            // The control characters that are no separators: the bytes up to 0x1f that
+            // are not 0x09 to 0x0d, and DEL.
+            let up_to_0x1f = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1f)), bytes);
+            let delete = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7f));
+            let other_control = _mm_or_si128(_mm_andnot_si128(control, up_to_0x1f), delete);
             (
                 _mm_movemask_epi8(_mm_or_si128(control, space)) as u16,
                 _mm_movemask_epi8(newline) as u16,
-                // A byte's high bit: set for every byte outside ASCII.
-                _mm_movemask_epi8(bytes) as u16,
+                // A byte's high bit is set for every byte outside ASCII.
+                (_mm_movemask_epi8(bytes) | _mm_movemask_epi8(other_control)) as u16,
             )
         };
         masks.separators |= u64::from(separator) << (16 * index);
         masks.newlines |= u64::from(newline) << (16 * index);
-        masks.non_ascii |= u64::from(non_ascii) << (16 * index);
+        masks.unusual |= u64::from(unusual) << (16 * index);
     }
     masks
 }
@@ -208,8 +242,10 @@ struct BlockMasks {
     /// The separators (C's `isspace`).
     separators: u64,
     newlines: u64,
-    /// The bytes from 0x80 on (parts of UTF-8 sequences, or invalid).
-    non_ascii: u64,
+    /// The bytes a plain line holds none of: from 0x80 on (parts of UTF-8 sequences, or
+    /// invalid) and the control characters that are no separators (see
+    /// [`is_control_character`]).
+    unusual: u64,
 }
 
 /// The [`BlockMasks`] of 64 bytes. No branch depends on the bytes.
@@ -228,8 +264,8 @@ fn block_masks(block: &[u8; 64]) -> BlockMasks {
 pub struct FieldBounds {
     starts: u64,
     ends: u64,
-    /// Whether every byte of the line is ASCII.
-    ascii: bool,
+    /// Whether every byte of the line is printable ASCII or a separator.
+    plain: bool,
 }
 
 impl FieldBounds {
@@ -242,14 +278,15 @@ impl FieldBounds {
         FieldBounds {
             starts: !separators & ((separators << 1) | 1),
             ends: separators & !((separators << 1) | 1),
-            ascii: masks.non_ascii & !beyond == 0,
+            plain: masks.unusual & !beyond == 0,
         }
     }
 
-    /// Whether every byte of the line is ASCII (so that it is UTF-8).
+    /// Whether every byte of the line is printable ASCII or a separator: then the line
+    /// is UTF-8 and holds no control character (the others are checked one by one).
     #[inline(always)]
-    pub fn ascii(self) -> bool {
-        self.ascii
+    pub fn plain(self) -> bool {
+        self.plain
     }
 
     /// Whether the line has more than `count` fields.
@@ -406,6 +443,8 @@ pub struct QrelsLayout {
     header_lines: usize,
     fields: usize,
     document_field: usize,
+    /// The fields of a line, by position, for errors.
+    field_names: &'static [&'static str],
     expected: &'static str,
     hint: &'static str,
 }
@@ -415,6 +454,7 @@ const TREC_QRELS: QrelsLayout = QrelsLayout {
     header_lines: 0,
     fields: 4,
     document_field: 2,
+    field_names: &["query id", "iteration", "docno", "grade"],
     expected: "expected 4 fields (qid iteration docno grade)",
     hint: "TREC qrels lines look like `301 0 FBIS3-10082 1`",
 };
@@ -424,6 +464,7 @@ const BEIR_QRELS: QrelsLayout = QrelsLayout {
     header_lines: 1,
     fields: 3,
     document_field: 1,
+    field_names: &["query-id", "corpus-id", "score"],
     expected: "expected 3 fields (query-id corpus-id score) after the BEIR header",
     hint: "BEIR qrels lines look like `1\tdoc7\t1`",
 };
@@ -486,6 +527,15 @@ pub fn for_each_judgment_in<'a>(
         };
         if count == 0 {
             continue;
+        }
+        if !bounds.is_some_and(FieldBounds::plain) {
+            if let Some(problem) = control_character_problem(line, layout.field_names) {
+                problems.push(
+                    Problem::new(path, Some(line_number), problem)
+                        .with_hint("ids and grades are text without control characters"),
+                );
+                continue;
+            }
         }
         if count != layout.fields {
             let count = split_fields(line).count();
@@ -582,7 +632,10 @@ mod tests {
             if let Some(bounds) = bounds {
                 by_mask += 1;
                 assert_eq!(bounds.fields::<4>(line), first, "{line:?}");
-                assert_eq!(bounds.ascii(), line.is_ascii(), "{line:?}");
+                let plain = line.bytes().all(|byte| {
+                    byte.is_ascii() && (!byte.is_ascii_control() || is_separator(byte))
+                });
+                assert_eq!(bounds.plain(), plain, "{line:?}");
                 assert_eq!(bounds.count(), fields.len(), "{line:?}");
                 for count in 0..8 {
                     assert_eq!(bounds.more_than(count), fields.len() > count, "{line:?}");
@@ -616,7 +669,7 @@ mod tests {
     }
 
     #[test]
-    fn block_masks_flag_exactly_separators_newlines_and_non_ascii() {
+    fn block_masks_flag_exactly_separators_newlines_and_unusual_bytes() {
         for byte in 0..=255u8 {
             let mut block = [b'a'; 64];
             for (index, slot) in block.iter_mut().enumerate() {
@@ -637,14 +690,17 @@ mod tests {
                 .filter(|&index| block[index] == b'\n')
                 .map(|index| 1 << index)
                 .sum();
-            let non_ascii: u64 = (0..64)
-                .filter(|&index| !block[index].is_ascii())
+            let unusual: u64 = (0..64)
+                .filter(|&index| {
+                    let byte = block[index];
+                    !byte.is_ascii() || (byte.is_ascii_control() && !is_separator(byte))
+                })
                 .map(|index| 1 << index)
                 .sum();
             let masks = BlockMasks {
                 separators,
                 newlines,
-                non_ascii,
+                unusual,
             };
             assert_eq!(block_masks_swar(&block), masks, "{byte:#x}");
             assert_eq!(block_masks(&block), masks, "{byte:#x}");

@@ -111,6 +111,14 @@ impl MetricValues {
     pub fn values(&self) -> &[f64] {
         &self.values
     }
+
+    /// Each metric's name and value (NaN where absent), in metric order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.names
+            .iter()
+            .map(String::as_str)
+            .zip(self.values.iter().copied())
+    }
 }
 
 impl Serialize for MetricValues {

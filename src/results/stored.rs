@@ -10,8 +10,12 @@ use serde_json::{Map, Value};
 
 use super::{MetricValues, Results, SCHEMA_VERSION};
 use crate::dataset::{Grade, QueryId};
-use crate::error::{Error, Problem};
+use crate::error::{Error, Problem, Problems};
+use crate::metric_names::canonical;
 use crate::metrics::Semantics;
+
+/// How far past [0, 1] a stored metric value may lie and still be float rounding.
+const METRIC_RANGE_SLACK: f64 = 1e-9;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct StoredResults {
@@ -113,6 +117,7 @@ impl StoredResults {
                 ),
             )));
         }
+        stored.check_ranges(path)?;
         if stored.configurations.is_empty() {
             return Err(Error::problem(
                 Problem::new(
@@ -126,6 +131,52 @@ impl StoredResults {
             ));
         }
         Ok(stored)
+    }
+
+    /// Refuses metric values outside [0, 1], the range of every metric hyde-eval
+    /// computes (beyond float rounding): a file holding one was edited or is not
+    /// hyde-eval's, and a gate or comparison against it would judge by numbers no run
+    /// can produce. Each value is named by configuration, query and metric.
+    fn check_ranges(&self, path: &Path) -> Result<(), Error> {
+        let outside = |value: f64| {
+            !value.is_nan() && !(-METRIC_RANGE_SLACK..=1.0 + METRIC_RANGE_SLACK).contains(&value)
+        };
+        let mut problems = Problems::default();
+        let hint = "every metric is a fraction in [0, 1], so the file was edited: use the results.json hyde-eval wrote, or record the baseline again (`hyde-eval baseline update`)";
+        for configuration in &self.configurations {
+            let name = &configuration.name;
+            for (metric, value) in &configuration.macro_metrics {
+                match value.as_f64() {
+                    Some(value) if canonical(metric).is_some() && outside(value) => problems.push(
+                        Problem::new(
+                            path,
+                            None,
+                            format!("configuration {name:?}: {metric} = {value} is outside [0, 1]"),
+                        )
+                        .with_hint(hint),
+                    ),
+                    _ => {}
+                }
+            }
+            for query in &configuration.per_query {
+                for (metric, value) in query.metrics.entries() {
+                    if canonical(metric).is_some() && outside(value) {
+                        problems.push(
+                            Problem::new(
+                                path,
+                                None,
+                                format!(
+                                    "configuration {name:?}, query {}: {metric} = {value} is outside [0, 1]",
+                                    query.query
+                                ),
+                            )
+                            .with_hint(hint),
+                        );
+                    }
+                }
+            }
+        }
+        problems.into_result()
     }
 
     /// How `other`'s metrics are defined differently from these (relevance level,

@@ -107,7 +107,9 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
             ))
         };
         // A configuration's name becomes its run file's name (runs/NAME.run).
-        if let Err(error) = check_output_name("configuration name", name) {
+        if let Err(error) = check_output_name("configuration name", name)
+            .and_then(|()| crate::trec::check_token("configuration name", name))
+        {
             return Err(problem(error.to_string()));
         }
         let mut table = table.clone();

@@ -124,11 +124,9 @@ impl ConfigFile {
 pub(super) struct GateSection {
     pub(super) baseline: Option<PathBuf>,
     /// `{ "ndcg@10" = 0.01, "recall@5" = 0.02 }`
-    #[serde(default)]
-    pub(super) max_drop: BTreeMap<String, f64>,
+    pub(super) max_drop: Option<BTreeMap<String, f64>>,
     /// Absolute targets, `{ "ndcg@10" = 0.8 }`; need no baseline.
-    #[serde(default)]
-    pub(super) min: BTreeMap<String, f64>,
+    pub(super) min: Option<BTreeMap<String, f64>>,
     pub(super) require_significant: Option<bool>,
     pub(super) require_expectations: Option<bool>,
 }

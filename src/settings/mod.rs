@@ -41,7 +41,7 @@ use crate::compare::paired::{SignificanceSettings, SignificanceTest};
 use crate::configuration::MAX_RESULTS;
 use crate::dataset::manifest::normalize_cutoffs;
 use crate::dataset::{Grade, Manifest};
-use crate::error::Error;
+use crate::error::{Error, Problem};
 use crate::gate::{self, parse_targets, parse_thresholds};
 use crate::metrics::{MetricSettings, Semantics};
 use crate::pipeline::run::RunSpec;
@@ -149,9 +149,11 @@ pub fn resolve_gate(
     args: &GateOptions,
     file: &ConfigFile,
 ) -> Result<Option<(Option<PathBuf>, gate::GateOptions)>, Error> {
-    let targets = match &args.min {
-        Some(text) => parse_targets(text)?,
-        None => parse_targets(&pairs(&file.gate.min))?,
+    let file_min = pairs(file, "min", file.gate.min.as_ref())?;
+    let file_max_drop = pairs(file, "max_drop", file.gate.max_drop.as_ref())?;
+    let targets = match (&args.min, &file_min) {
+        (Some(text), _) | (None, Some(text)) => parse_targets(text)?,
+        (None, None) => Vec::new(),
     };
     let baseline = args
         .baseline
@@ -174,8 +176,10 @@ pub fn resolve_gate(
     }
     let thresholds = match &args.max_drop {
         Some(text) => parse_thresholds(text)?,
-        None if baseline.is_some() => parse_thresholds(&pairs(&file.gate.max_drop))?,
-        None => Vec::new(),
+        None => match &file_max_drop {
+            Some(text) if baseline.is_some() => parse_thresholds(text)?,
+            _ => Vec::new(),
+        },
     };
     Ok(Some((
         baseline,
@@ -191,13 +195,35 @@ pub fn resolve_gate(
     )))
 }
 
-/// A config file's `{ metric = number }` table as the command line writes it.
-fn pairs(table: &std::collections::BTreeMap<String, f64>) -> String {
+/// The config file's `[gate] key = { metric = number }` table as the command line
+/// writes it; an empty table is refused, as an empty `--min` or `--max-drop` is: it
+/// would make a gate that checks nothing.
+fn pairs(
+    file: &ConfigFile,
+    key: &str,
+    table: Option<&std::collections::BTreeMap<String, f64>>,
+) -> Result<Option<String>, Error> {
+    let Some(table) = table else {
+        return Ok(None);
+    };
+    if table.is_empty() {
+        return Err(Error::problem(
+            Problem::new(
+                &file.path,
+                None,
+                format!("[gate] {key} is an empty table: it names no metric, so the gate would check nothing"),
+            )
+            .with_hint(format!(
+                "name a metric, e.g. {key} = {{ \"ndcg@10\" = {} }}, or remove {key}",
+                if key == "min" { "0.8" } else { "0.01" }
+            )),
+        ));
+    }
     let pairs: Vec<String> = table
         .iter()
         .map(|(metric, number)| format!("{metric}={number}"))
         .collect();
-    pairs.join(",")
+    Ok(Some(pairs.join(",")))
 }
 
 /// Everything a run needs, resolved.
@@ -281,6 +307,7 @@ pub fn resolve(
         .or_else(|| file.run_name.clone())
         .unwrap_or_else(|| manifest.name.clone());
     check_output_name("run name", &run_name)?;
+    crate::trec::check_token("run name", &run_name)?;
     if args.run_depth == Some(0) {
         return Err(Error::Usage(
             "--run-depth must be at least 1 (--no-runs writes no run files)".into(),

@@ -74,14 +74,14 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Entries<V> {
 
 /// Refuses an id TREC text cannot hold.
 fn field(path: &Path, line: Option<usize>, what: &str, id: &str) -> Result<(), Problem> {
-    if id.is_empty() || id.chars().any(char::is_whitespace) {
-        return Err(Problem::new(
+    match crate::dataset::trec_token_problem(id) {
+        Some(problem) => Err(Problem::new(
             path,
             line,
-            format!("{what} {id:?} is empty or holds whitespace, which TREC ids cannot"),
-        ));
+            format!("{what} {id:?} cannot be a TREC id: {problem}"),
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Rewrites a ranx JSON object of objects as TREC lines, `line(query, document, value)`
@@ -218,7 +218,7 @@ fn tag_of(path: &Path) -> String {
         .trim_end_matches(".jsonl")
         .trim_end_matches(".json")
         .to_owned();
-    if stem.is_empty() || stem == "-" || stem.chars().any(char::is_whitespace) {
+    if stem == "-" || crate::dataset::trec_token_problem(&stem).is_some() {
         "run".to_owned()
     } else {
         stem

@@ -29,6 +29,18 @@ pub mod formats;
 pub mod parse;
 mod score;
 
+/// Refuses a name that hyde-eval writes as a field of TREC run lines, or that names
+/// such files (a run name, a configuration name, `fuse --tag`): a run file must read
+/// back, in hyde-eval and in trec_eval, as it was written.
+pub fn check_token(kind: &str, name: &str) -> Result<(), Error> {
+    match crate::dataset::trec_token_problem(name) {
+        Some(problem) => Err(Error::Usage(format!(
+            "{kind} {name:?} must be a TREC token (no whitespace or control characters): {problem}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Writes `rankings` as a TREC run with tag `tag` (queries with no results have no lines).
 pub fn write_trec_run(
     out: &mut impl Write,

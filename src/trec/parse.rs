@@ -19,7 +19,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::score::{parse_score, parse_score_window};
 pub use crate::dataset::trec_lines::{as_text, for_each_judgment, judged_twice, lines_naming};
-use crate::dataset::trec_lines::{first_fields, next_line, same_field, split_fields};
+use crate::dataset::trec_lines::{
+    control_character_problem, first_fields, next_line, same_field, split_fields, FieldBounds,
+};
 use crate::dataset::Grade;
 use crate::error::{Error, Problem, Problems};
 
@@ -69,6 +71,26 @@ impl<'a> QrelsData<'a> {
     /// twice).
     pub fn grades(&self, query: &QueryJudgments<'a>) -> &[(&'a str, Grade)] {
         &self.parts[query.part][query.range.clone()]
+    }
+
+    /// Refuses qrels (read from `path`) in which no judgment has a grade of
+    /// `relevance_level` or more, as `run` refuses such a dataset.
+    pub fn check_scorable(&self, path: &Path, relevance_level: Grade) -> Result<(), Error> {
+        let scorable = self.queries.iter().any(|query| {
+            self.grades(query)
+                .iter()
+                .any(|&(_, grade)| grade >= relevance_level)
+        });
+        if scorable {
+            return Ok(());
+        }
+        let judgments = self.queries.iter().map(|query| query.range.len()).sum();
+        Err(crate::dataset::nothing_to_score(
+            path,
+            relevance_level,
+            (judgments, self.queries.len()),
+            "judge at least one document relevant, or lower -l",
+        ))
     }
 }
 
@@ -247,6 +269,9 @@ struct Chunk<'a> {
 /// A defect in a chunk of a run: line number within the chunk (0-based), message and hint.
 pub type ChunkProblem = (usize, String, &'static str);
 
+/// The fields of a run line, by position, for errors.
+const RUN_FIELDS: [&str; 6] = ["query id", "Q0 field", "docno", "rank", "score", "tag"];
+
 /// Calls `visit(query, document, score)` for every result line of `chunk` (a piece of a
 /// run file that ends at a line end) in file order and returns the last line's tag; the
 /// first malformed line stops the reading. The one run line reader: [`parse_run`] and
@@ -262,13 +287,16 @@ pub fn for_each_result<'a>(
         let index = next_index;
         let bytes = &chunk[start..end];
         (start, next_index) = (end + 1, next_index + 1);
-        // Each line is checked to be UTF-8 before it is read: a line whose masks show
-        // only ASCII bytes is; the others are checked byte by byte.
-        let line = match bounds {
+        // Each line is checked to be UTF-8 and free of control characters before it is
+        // read: a line whose masks show only printable ASCII and separators is; the
+        // others are checked character by character (below, unless a comment).
+        let plain = bounds.is_some_and(FieldBounds::plain);
+        let line = if plain {
             // SAFETY: ASCII bytes are UTF-8.
-            Some(bounds) if bounds.ascii() => unsafe { std::str::from_utf8_unchecked(bytes) },
-            _ => std::str::from_utf8(bytes)
-                .map_err(|_| (index, "invalid UTF-8".to_owned(), "save the file as UTF-8"))?,
+            unsafe { std::str::from_utf8_unchecked(bytes) }
+        } else {
+            std::str::from_utf8(bytes)
+                .map_err(|_| (index, "invalid UTF-8".to_owned(), "save the file as UTF-8"))?
         };
         // The first five fields of a line with six or more.
         let (fields, count) = match bounds {
@@ -277,6 +305,15 @@ pub fn for_each_result<'a>(
         };
         if count == 0 || fields[0].starts_with('#') {
             continue;
+        }
+        if !plain {
+            if let Some(problem) = control_character_problem(line, &RUN_FIELDS) {
+                return Err((
+                    index,
+                    problem,
+                    "ids, tags and numbers are text without control characters",
+                ));
+            }
         }
         let [query, _q0, document, _rank, score_text] = fields;
         if count < 6 {

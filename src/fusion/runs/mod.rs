@@ -37,7 +37,9 @@ pub struct RunFusion<'w> {
 
 impl RunFusion<'_> {
     /// Checks the fusion can combine `list_count` lists: the weighted sum needs one
-    /// finite weight per list.
+    /// finite weight >= 0 per list, not all zero. (A negative weight would rank a
+    /// document below those no run returned for being returned: that is no fusion of
+    /// evidence. Weights all zero give every document the score 0.)
     pub fn check(&self, list_count: usize) -> Result<(), String> {
         if self.method == ListMethod::Wsum {
             if self.weights.len() != list_count {
@@ -47,8 +49,20 @@ impl RunFusion<'_> {
                     self.weights.len()
                 ));
             }
-            if let Some(weight) = self.weights.iter().find(|weight| !weight.is_finite()) {
-                return Err(format!("wsum weights must be finite, got {weight}"));
+            if let Some(weight) = self
+                .weights
+                .iter()
+                .find(|weight| !weight.is_finite() || **weight < 0.0)
+            {
+                return Err(format!(
+                    "wsum weights must be finite and >= 0, got {weight}"
+                ));
+            }
+            if self.weights.iter().all(|weight| *weight == 0.0) {
+                return Err(
+                    "wsum weights are all zero, which scores every document 0; give at least one run weight"
+                        .into(),
+                );
             }
         }
         Ok(())
