@@ -149,6 +149,11 @@ pub enum Error {
     /// A command-line value or combination of options is not usable.
     #[error("{0}")]
     Usage(String),
+    /// An output the write policy refuses to write (one of the command's inputs, a file
+    /// or directory hyde-eval did not write, results it would drop), named with the way
+    /// out.
+    #[error("{0}")]
+    Refused(Problem),
     /// An input file could not be read at all.
     #[error("cannot read {}: {source}", path.display())]
     Read {
@@ -183,7 +188,9 @@ impl Error {
     /// The documented process exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Invalid(_) | Error::Usage(_) | Error::Read { .. } => exit_code::INPUT,
+            Error::Invalid(_) | Error::Usage(_) | Error::Refused(_) | Error::Read { .. } => {
+                exit_code::INPUT
+            }
             Error::Backend(_) | Error::BackendFatal(_) => exit_code::BACKEND,
             Error::Write { .. } => exit_code::OUTPUT,
         }

@@ -379,7 +379,7 @@ fn check_comparison_replacement(
     } else {
         return Ok(());
     };
-    Err(Error::problem(
+    Err(Error::Refused(
         crate::error::Problem::new(&stored_path, None, problem).with_hint(format!(
             "keep both by naming this comparison (--run-name NAME), or pass --force to replace {}",
             directory.display()

@@ -257,7 +257,7 @@ pub fn check_results_replacement(
     };
     match problem {
         None => Ok(()),
-        Some(problem) => Err(Error::problem(
+        Some(problem) => Err(Error::Refused(
             Problem::new(stored_path, None, problem).with_hint(hint),
         )),
     }

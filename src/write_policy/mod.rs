@@ -145,7 +145,7 @@ fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
 
 /// A refusal to write `path`, with the way out.
 fn refusal(path: &Path, problem: impl Into<String>, hint: impl Into<String>) -> Error {
-    Error::problem(Problem::new(path, None, problem).with_hint(hint))
+    Error::Refused(Problem::new(path, None, problem).with_hint(hint))
 }
 
 const FORCE_HINT: &str =
