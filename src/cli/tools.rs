@@ -184,9 +184,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub run: RunArgs,
 
-    /// Grid steps per unit weight: weights move in steps of 1/M
-    #[arg(long, value_name = "M", default_value_t = 20)]
-    pub steps: u32,
+    /// Grid steps per unit weight: weights move in steps of 1/M [default: 20]
+    #[arg(long, value_name = "M")]
+    pub steps: Option<u32>,
 
     /// Sweep one parameter instead of the weights
     #[arg(long, value_name = "NAME=START:STOP:STEP")]
