@@ -169,78 +169,65 @@ fn is_zero_days(value: &f64) -> bool {
     *value == 0.0
 }
 
-/// Partial [`Params`]: what a config file section or the command line sets.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ParamOverrides {
-    pub weights: Option<Weights>,
-    pub vector_top_k: Option<usize>,
-    pub min_cosine: Option<f64>,
-    pub hyde_keywords: Option<usize>,
-    pub num_hypotheses: Option<usize>,
-    pub half_life_days: Option<f64>,
-    pub bm25_k1: Option<f64>,
-    pub bm25_b: Option<f64>,
-    pub bm25_analyzer: Option<Analyzer>,
-    pub hybrid_vector_weight: Option<f64>,
-    pub hybrid_text_weight: Option<f64>,
-    pub hybrid_candidate_multiplier: Option<usize>,
-    pub hybrid_min_score: Option<f64>,
-    pub hybrid_limit: Option<usize>,
-    pub adaptive_floor_start: Option<f64>,
-    pub adaptive_floor_step: Option<f64>,
-    pub skip_short_queries: Option<usize>,
-    pub skip_code_mentions: Option<bool>,
-    pub min_query_chars: Option<usize>,
-    pub intent_gate: Option<bool>,
-    pub recency_decay_days: Option<f64>,
-    pub depth: Option<usize>,
-    pub fusion: Option<ListMethod>,
-    pub normalization: Option<Normalization>,
-    pub rrf_k: Option<usize>,
-    pub fusion_vector_weight: Option<f64>,
-    pub fusion_text_weight: Option<f64>,
+/// Declares [`ParamOverrides`] and [`PARAM_NAMES`] from one list of parameters, so the
+/// names a config file, `--set` and sweeps accept and the names [`ParamOverrides::names`]
+/// reports are the struct's own fields.
+macro_rules! param_overrides {
+    ($($name:ident: $type:ty),* $(,)?) => {
+        /// Partial [`Params`]: what a config file section or the command line sets.
+        #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct ParamOverrides {
+            $(pub $name: Option<$type>,)*
+        }
+
+        /// Names of every parameter, for help text and error hints.
+        pub const PARAM_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        impl ParamOverrides {
+            /// The parameters this sets, in [`PARAM_NAMES`] order.
+            pub fn names(&self) -> Vec<&'static str> {
+                let mut names = Vec::new();
+                $(
+                    if self.$name.is_some() {
+                        names.push(stringify!($name));
+                    }
+                )*
+                names
+            }
+        }
+    };
 }
 
-/// The parameters only a configuration that fuses ranked lists reads (see [`ListFusion`]).
-pub const LIST_FUSION_PARAMS: [&str; 5] = [
-    "fusion",
-    "normalization",
-    "rrf_k",
-    "fusion_vector_weight",
-    "fusion_text_weight",
-];
-
-/// Names of every parameter, for help text and error hints.
-pub const PARAM_NAMES: &[&str] = &[
-    "weights",
-    "vector_top_k",
-    "min_cosine",
-    "hyde_keywords",
-    "num_hypotheses",
-    "half_life_days",
-    "bm25_k1",
-    "bm25_b",
-    "bm25_analyzer",
-    "hybrid_vector_weight",
-    "hybrid_text_weight",
-    "hybrid_candidate_multiplier",
-    "hybrid_min_score",
-    "hybrid_limit",
-    "adaptive_floor_start",
-    "adaptive_floor_step",
-    "skip_short_queries",
-    "skip_code_mentions",
-    "min_query_chars",
-    "intent_gate",
-    "recency_decay_days",
-    "depth",
-    "fusion",
-    "normalization",
-    "rrf_k",
-    "fusion_vector_weight",
-    "fusion_text_weight",
-];
+param_overrides! {
+    weights: Weights,
+    vector_top_k: usize,
+    min_cosine: f64,
+    hyde_keywords: usize,
+    num_hypotheses: usize,
+    half_life_days: f64,
+    bm25_k1: f64,
+    bm25_b: f64,
+    bm25_analyzer: Analyzer,
+    hybrid_vector_weight: f64,
+    hybrid_text_weight: f64,
+    hybrid_candidate_multiplier: usize,
+    hybrid_min_score: f64,
+    hybrid_limit: usize,
+    adaptive_floor_start: f64,
+    adaptive_floor_step: f64,
+    skip_short_queries: usize,
+    skip_code_mentions: bool,
+    min_query_chars: usize,
+    intent_gate: bool,
+    recency_decay_days: f64,
+    depth: usize,
+    fusion: ListMethod,
+    normalization: Normalization,
+    rrf_k: usize,
+    fusion_vector_weight: f64,
+    fusion_text_weight: f64,
+}
 
 impl ParamOverrides {
     /// The override of one parameter, `name` (one of [`PARAM_NAMES`]) set to `value` in
@@ -306,15 +293,6 @@ impl ParamOverrides {
                 lists.text_weight = weight;
             }
         }
-    }
-
-    /// True when any parameter only a configuration fusing ranked lists reads is set.
-    pub fn sets_list_fusion(&self) -> bool {
-        self.fusion.is_some()
-            || self.normalization.is_some()
-            || self.rrf_k.is_some()
-            || self.fusion_vector_weight.is_some()
-            || self.fusion_text_weight.is_some()
     }
 }
 
@@ -546,8 +524,8 @@ impl Plan {
     /// True when changing parameter `name` (one of [`PARAM_NAMES`]) can change what this
     /// plan searches with (its keywords, hypotheses and search vectors) or how many
     /// results it keeps. The parameters its fusion method reads are the method's own
-    /// knowledge (`fusion::plan_reads` asks both; sweeps use it to pick the
-    /// configurations a parameter affects).
+    /// knowledge (`fusion::plan_reads` asks both; settings refuse, and sweeps skip, the
+    /// parameters a configuration does not read).
     pub fn expansion_reads(&self, name: &str) -> bool {
         match name {
             "hyde_keywords" => self.keywords == Some(KeywordSource::QueryAndHypothesis),

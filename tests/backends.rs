@@ -865,15 +865,7 @@ fn chat_failures_and_timeouts_fall_back_per_query_and_are_not_cached() {
         &server.base_url,
         "timeout_seconds = 0.5\nmax_in_flight = 8",
     ));
-    let args = [
-        "run",
-        "--generator",
-        "llm",
-        "--configurations",
-        "hyde-3a",
-        "--set",
-        "num_hypotheses=1",
-    ];
+    let args = ["run", "--generator", "llm", "--configurations", "hyde-3a"];
     let output = workspace.run(&args, None);
     assert_success(&output);
     let results = workspace.results();
@@ -944,7 +936,7 @@ fn rejected_credentials_stop_the_run_and_the_key_never_leaks() {
 }
 
 /// hyde-3b-hyp with the remote embedder and the chat generator, one hypothesis a query.
-const ONE_HYPOTHESIS_RUN: [&str; 9] = [
+const ONE_HYPOTHESIS_RUN: [&str; 7] = [
     "run",
     "--embedder",
     "remote",
@@ -952,8 +944,6 @@ const ONE_HYPOTHESIS_RUN: [&str; 9] = [
     "llm",
     "--configurations",
     "hyde-3b-hyp",
-    "--set",
-    "num_hypotheses=1",
 ];
 
 #[test]

@@ -53,7 +53,6 @@ fn run(dataset: &mut Dataset, chunk: Option<ChunkSpec>) -> Execution {
         &RunOptions {
             configurations: vec!["dense".into()],
             embedder: vec!["hash".into()],
-            min_cosine: Some(0.0),
             chunk,
             quiet: true,
             ..RunOptions::default()

@@ -444,7 +444,7 @@ fn eval_gate_exit_codes_and_compare_flag_hygiene() {
         (vec!["--html", "--no-report"], "--no-report turns off"),
         (
             vec!["--configurations", "keyword"],
-            "--configurations selects what hyde-eval runs",
+            "--configurations does not apply: compare --qrels scores the run files given",
         ),
     ] {
         let mut args = vec!["compare", "--qrels", &qrels, &run, &weak];

@@ -371,7 +371,8 @@ fn a_configuration_table_picks_the_fusion_method() {
         .to_string();
     assert!(
         error.contains("[configuration.hyde-3b]")
-            && error.contains("apply to configurations that fuse ranked lists"),
+            && error.contains("fusion does not apply: preset hyde-3b (")
+            && error.contains("reads only weights,"),
         "{error}"
     );
 }

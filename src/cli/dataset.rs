@@ -38,20 +38,21 @@ pub struct SourceArgs {
     pub options: FormatOptions,
 }
 
-/// Format-specific options of an imported collection.
+/// Format-specific options of an imported collection. Each is `None` unless given, so
+/// one given to a format that does not read it is refused.
 #[derive(Debug, Args, Default, Clone)]
 pub struct FormatOptions {
-    /// BEIR qrels split (qrels/SPLIT.tsv)
-    #[arg(long, value_name = "SPLIT", default_value = "test")]
-    pub split: String,
+    /// BEIR format: qrels split (qrels/SPLIT.tsv) [default: test]
+    #[arg(long, value_name = "SPLIT")]
+    pub split: Option<String>,
 
-    /// TREC format: documents file, docno<TAB>text, in the directory
-    #[arg(long, value_name = "FILE", default_value = "docs.tsv")]
-    pub docs: PathBuf,
+    /// TREC format: documents file, docno<TAB>text, in the directory [default: docs.tsv]
+    #[arg(long, value_name = "FILE")]
+    pub docs: Option<PathBuf>,
 
-    /// TREC format: topics file, qid<TAB>text, in the directory
-    #[arg(long, value_name = "FILE", default_value = "queries.tsv")]
-    pub queries: PathBuf,
+    /// TREC format: topics file, qid<TAB>text, in the directory [default: queries.tsv]
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
 
     /// TREC format: qrels file in the directory [default: qrels]; `compare --qrels QRELS
     /// RUN...` scores run files of any system against it

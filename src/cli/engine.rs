@@ -61,9 +61,9 @@ pub struct EngineLoadArgs {
     #[arg(long)]
     pub offline: bool,
 
-    /// Facts per upsert request
-    #[arg(long, value_name = "N", default_value_t = 256)]
-    pub batch_size: usize,
+    /// Facts per upsert request (load only) [default: 256]
+    #[arg(long, value_name = "N")]
+    pub batch_size: Option<usize>,
 
     /// No stage lines or progress bars
     #[arg(short, long)]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::choices;
-use crate::configuration::{ListMethod, Normalization, DEFAULT_RRF_K};
+use crate::configuration::{ListMethod, Normalization};
 
 pub(super) const FUSE_EXAMPLES: &str = "\
 Examples:
@@ -48,9 +48,9 @@ pub struct FuseArgs {
     )]
     pub weights: Vec<f64>,
 
-    /// RRF's k: a document at rank r earns 1/(k + r)
-    #[arg(long, value_name = "K", default_value_t = DEFAULT_RRF_K)]
-    pub k: usize,
+    /// RRF's k: a document at rank r earns 1/(k + r) [default: 60]
+    #[arg(long, value_name = "K")]
+    pub k: Option<usize>,
 
     /// Results kept per query in the fused run
     #[arg(long, value_name = "N", default_value_t = 1000)]

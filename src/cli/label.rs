@@ -113,9 +113,9 @@ pub struct JudgeArgs {
     #[arg(long = "run", value_name = "FILE")]
     pub runs: Vec<PathBuf>,
 
-    /// Pool depth: the top k of each configuration and run
-    #[arg(long, value_name = "K", default_value_t = 10)]
-    pub depth: usize,
+    /// Pool depth: the top k of each configuration and run [default: 10]
+    #[arg(long, value_name = "K")]
+    pub depth: Option<usize>,
 
     /// Show an LLM's proposed grade beside each pair ([generators.NAME])
     #[arg(long, value_name = "NAME")]

@@ -56,7 +56,10 @@ min_query_chars, intent_gate, recency_decay_days, depth; for bm25-dense-rrf and
 bm25-dense-wsum also fusion, normalization, rrf_k, fusion_vector_weight,
 fusion_text_weight.
 Precedence, lowest first: preset defaults, config [params], config
-[configuration.NAME], command-line flags, --set.
+[configuration.NAME], command-line flags, --set. A parameter set for a configuration
+that does not read it, or for every configuration when none of the run's reads it, is
+refused with the reason (exit code 2); `hyde-eval configurations` and
+docs/configurations.md list what each preset reads.
 
 Outputs: the metric table on stdout; reports/<run-name>/results.json (versioned,
 byte-identical for identical inputs at any thread count), per_query.csv, timings.json,

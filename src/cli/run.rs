@@ -32,7 +32,9 @@ after the correction over every cell. compare.json and compare.md are written to
 reports/<dataset>-compare/ (reports/compare/ for stored results and run files; or
 --output-dir/--run-name). --configurations keeps those rows of stored results; --metrics
 is refused (compare shows one --metric, in text, JSON and Markdown); --html writes
-report.html beside them for run files compared with --qrels, and is refused otherwise.";
+report.html beside them for run files compared with --qrels, and is refused otherwise.
+Stored results and run files are compared as they are: the run options that would shape
+a run (--weights, --set, --embedder, ...) are refused with them.";
 
 /// `hyde-eval run`: run options plus the gate and summary options.
 #[derive(Debug, Args)]
@@ -109,28 +111,29 @@ pub struct BaselineUpdateArgs {
     pub run: RunArgs,
 }
 
-/// How comparisons are tested (gate and compare).
+/// How comparisons are tested (gate and compare). Each is `None` unless given, so a
+/// command that tests nothing can refuse it.
 #[derive(Debug, Args, Clone)]
 pub struct SignificanceArgs {
-    /// Paired significance test
-    #[arg(long, value_parser = choices(&SignificanceTest::CHOICES), default_value = "randomization")]
-    pub test: SignificanceTest,
+    /// Paired significance test [default: randomization]
+    #[arg(long, value_parser = choices(&SignificanceTest::CHOICES))]
+    pub test: Option<SignificanceTest>,
 
-    /// Multiple-comparison correction over every comparison made together
-    #[arg(long, value_parser = choices(&Correction::CHOICES), default_value = "holm")]
-    pub correction: Correction,
+    /// Multiple-comparison correction over every comparison made together [default: holm]
+    #[arg(long, value_parser = choices(&Correction::CHOICES))]
+    pub correction: Option<Correction>,
 
-    /// Significance level after correction
-    #[arg(long, value_name = "P", default_value_t = 0.05)]
-    pub alpha: f64,
+    /// Significance level after correction [default: 0.05]
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
 
-    /// Permutations of the randomization test and bootstrap resamples
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    pub iterations: usize,
+    /// Permutations of the randomization test and bootstrap resamples [default: 10000]
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<usize>,
 
-    /// Seed of the permutation and bootstrap streams
-    #[arg(long, value_name = "N", default_value_t = 42)]
-    pub seed: u64,
+    /// Seed of the permutation and bootstrap streams [default: 42]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 /// Regression gate and summary options of `hyde-eval run`.
@@ -382,6 +385,60 @@ impl CompareArgs {
 }
 
 impl RunArgs {
+    /// Every option given, as the command line spells it (`--dataset-format native`, the
+    /// default, reads as not given), for the commands that refuse the ones they would not
+    /// read.
+    pub fn given(&self) -> Vec<&'static str> {
+        let options = &self.source.options;
+        [
+            ("--dataset", self.dataset.is_some()),
+            (
+                "--dataset-format",
+                self.source.dataset_format != crate::dataset::import::Format::Native,
+            ),
+            ("--split", options.split.is_some()),
+            ("--docs", options.docs.is_some()),
+            ("--queries", options.queries.is_some()),
+            ("--qrels", options.qrels.is_some()),
+            ("--config", self.config.is_some()),
+            ("--configurations", !self.configurations.is_empty()),
+            ("--embedder", !self.embedder.is_empty()),
+            ("--generator", self.generator.is_some()),
+            ("--engine", self.engine.is_some()),
+            ("--chunk", self.chunk.is_some()),
+            ("--offline", self.offline),
+            ("--cache-dir", self.cache_dir.is_some()),
+            ("--model-dir", self.model_dir.is_some()),
+            ("--dimension", self.dimension.is_some()),
+            ("--lexicon", self.lexicon.is_some()),
+            ("--k", !self.k.is_empty()),
+            ("--relevance-level", self.relevance_level.is_some()),
+            ("--semantics", self.semantics.is_some()),
+            ("--weights", !self.weights.is_empty()),
+            ("--top-k", self.top_k.is_some()),
+            ("--min-cosine", self.min_cosine.is_some()),
+            ("--hyde-keywords", self.hyde_keywords.is_some()),
+            ("--num-hypotheses", self.num_hypotheses.is_some()),
+            ("--half-life", self.half_life.is_some()),
+            ("--bm25-k1", self.bm25_k1.is_some()),
+            ("--bm25-b", self.bm25_b.is_some()),
+            ("--bm25-analyzer", self.bm25_analyzer.is_some()),
+            ("--depth", self.depth.is_some()),
+            ("--skip-short-queries", self.skip_short_queries.is_some()),
+            ("--skip-code-mentions", self.skip_code_mentions),
+            ("--set", !self.set.is_empty()),
+            ("--metrics", !self.metrics.is_empty()),
+            ("--run-name", self.run_name.is_some()),
+            ("--output-dir", self.output_dir.is_some()),
+            ("--no-report", self.no_report),
+            ("--threads", self.threads.is_some()),
+            ("--quiet", self.quiet),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+    }
+
     /// The run's options as plain values, for `settings`.
     pub fn options(&self) -> RunOptions {
         RunOptions {
@@ -450,5 +507,40 @@ impl GateArgs {
             require_expectations: self.require_expectations,
             significance: self.significance.options(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Args, Command, FromArgMatches};
+
+    /// [`RunArgs::given`] reports each option of `RunArgs`, alone, when it alone is given:
+    /// a new option is then refused by the commands that do not read it rather than
+    /// slipping through.
+    #[test]
+    fn given_reports_every_run_option() {
+        let command = RunArgs::augment_args(Command::new("run").no_binary_name(true));
+        for argument in command.get_arguments() {
+            let flag = format!("--{}", argument.get_long().expect("run options are long"));
+            let mut words = vec![flag.clone()];
+            if argument.get_action().takes_values() {
+                let choices = argument.get_possible_values();
+                words.push(match choices.last() {
+                    // The last choice: never the default (`--dataset-format native`).
+                    Some(choice) => choice.get_name().to_owned(),
+                    None if flag == "--chunk" => "400,80".to_owned(),
+                    None => "1".to_owned(),
+                });
+            }
+            let matches = command.clone().try_get_matches_from(&words).unwrap();
+            let args = RunArgs::from_arg_matches(&matches).unwrap();
+            assert_eq!(args.given(), [flag.as_str()], "{words:?}");
+        }
+        let nothing = command.try_get_matches_from(Vec::<String>::new()).unwrap();
+        assert!(RunArgs::from_arg_matches(&nothing)
+            .unwrap()
+            .given()
+            .is_empty());
     }
 }

@@ -165,7 +165,7 @@ Weights: chatcli's blend (semantic, lexical, temporal) is evaluated at every poi
 at (i, m-i)/m. Signals are computed once; each point only re-fuses them.
 
 --param NAME=START:STOP:STEP sweeps one numeric parameter (decimals, STOP included
-when reached) for every selected configuration whose plan reads it: vector_top_k,
+when reached) for every selected configuration that reads it (at its other parameters): vector_top_k,
 min_cosine, hyde_keywords, num_hypotheses, half_life_days, bm25_k1, bm25_b,
 hybrid_vector_weight, hybrid_text_weight, hybrid_candidate_multiplier,
 hybrid_min_score, hybrid_limit, adaptive_floor_start, adaptive_floor_step,
@@ -195,9 +195,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub run: RunArgs,
 
-    /// Grid steps per unit weight: weights move in steps of 1/M
-    #[arg(long, value_name = "M", default_value_t = 20)]
-    pub steps: u32,
+    /// Grid steps per unit weight: weights move in steps of 1/M [default: 20]
+    #[arg(long, value_name = "M")]
+    pub steps: Option<u32>,
 
     /// Sweep one parameter instead of the weights
     #[arg(long, value_name = "NAME=START:STOP:STEP")]

@@ -17,6 +17,24 @@ use super::*;
 
 /// `hyde-eval baseline update`: stores a run (or an existing results.json) as the baseline.
 pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
+    let unread = args.run.given().into_iter().find(|flag| match args.from {
+        // The stored results are copied as they are: no run options apply.
+        Some(_) => *flag != "--quiet",
+        // The baseline is one file, --output: no report directory is written.
+        None => ["--output-dir", "--no-report"].contains(flag),
+    });
+    if let Some(flag) = unread {
+        return Err(Error::Usage(match &args.from {
+            Some(from) => format!(
+                "{flag} does not apply: --from stores {} as the baseline as it is, and runs nothing; drop {flag}, or drop --from to store a run made with it",
+                from.display()
+            ),
+            None => format!(
+                "{flag} does not apply: baseline update writes the baseline to --output ({}) and no report directory; drop {flag}",
+                args.output.display()
+            ),
+        }));
+    }
     let policy = Policy::new(args.force);
     let (bytes, stored) = match &args.from {
         Some(path) => {

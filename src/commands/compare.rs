@@ -46,6 +46,31 @@ fn stored_accounting(results_path: &Path) -> Accounting {
     }
 }
 
+/// The run options `compare --qrels` reads: the metric settings and where the comparison
+/// goes.
+const EXTERNAL_READS: [&str; 10] = [
+    "--qrels",
+    "--config",
+    "--k",
+    "--relevance-level",
+    "--semantics",
+    "--depth",
+    "--run-name",
+    "--output-dir",
+    "--no-report",
+    "--quiet",
+];
+
+/// The run options `compare RESULTS...` reads: which configurations and where the
+/// comparison goes.
+const STORED_READS: [&str; 5] = [
+    "--configurations",
+    "--run-name",
+    "--output-dir",
+    "--no-report",
+    "--quiet",
+];
+
 /// The compared runs (label, read model, accounting), where the report goes and its name.
 type Compared = (Vec<(String, StoredResults, Accounting)>, PathBuf, String);
 
@@ -68,27 +93,43 @@ fn refuse_unhonoured(args: &CompareArgs) -> Result<(), Error> {
             "--force lets the comparison replace an existing one, and --no-report writes none; drop one of them".into(),
         ));
     }
+    if run.no_report && run.output_dir.is_some() {
+        return Err(Error::Usage(
+            "--output-dir is where the comparison goes, which --no-report does not write; drop one of them".into(),
+        ));
+    }
     if args.html && run.no_report {
         return Err(Error::Usage(
             "--html writes report.html into the comparison's directory, which --no-report turns off; drop one of them".into(),
         ));
     }
-    if args.external_qrels().is_some() {
-        let dataset_options = [
-            (run.dataset.is_some(), "--dataset"),
-            (!run.embedder.is_empty(), "--embedder"),
-            (!run.configurations.is_empty(), "--configurations"),
-        ];
-        if let Some((_, flag)) = dataset_options.iter().find(|(given, _)| *given) {
+    // Scoring run files or reading stored results runs nothing: of the run options, each
+    // mode reads only these.
+    let reading: Option<(&str, &[&str])> = if args.external_qrels().is_some() {
+        Some((
+            "compare --qrels scores the run files given against the qrels (each is one column) and runs nothing",
+            &EXTERNAL_READS,
+        ))
+    } else if !args.results.is_empty() {
+        Some((
+            "compare RESULTS... reads stored results, each with its own runs and metric settings, and runs nothing",
+            &STORED_READS,
+        ))
+    } else {
+        None
+    };
+    if let Some((mode, reads)) = reading {
+        if let Some(flag) = run.given().into_iter().find(|flag| !reads.contains(flag)) {
             return Err(Error::Usage(format!(
-                "{flag} selects what hyde-eval runs; with --qrels, compare scores the run files given (each is one column); drop {flag}"
+                "{flag} does not apply: {mode}; of the run options it reads {}: drop {flag}",
+                reads.join(", ")
             )));
         }
-        if args.results.len() < 2 {
-            return Err(Error::Usage(
-                "compare --qrels QRELS needs two or more run files: compare --qrels QRELS REFERENCE.run CANDIDATE.run...".into(),
-            ));
-        }
+    }
+    if args.external_qrels().is_some() && args.results.len() < 2 {
+        return Err(Error::Usage(
+            "compare --qrels QRELS needs two or more run files: compare --qrels QRELS REFERENCE.run CANDIDATE.run...".into(),
+        ));
     }
     Ok(())
 }
@@ -226,11 +267,30 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
             .run_name
             .clone()
             .unwrap_or_else(|| format!("{}-compare", dataset.manifest.name));
+        // An embedder's own option (--dimension, --lexicon, --model-dir) goes to the
+        // embedders that read it, and must have one.
+        let mut reads = Vec::new();
+        for embedder in &args.run.embedder {
+            reads.push(settings::embedder_option(embedder, &file)?);
+        }
+        if let Some(flag) = settings::given_embedder_options(&args.run.options())
+            .into_iter()
+            .find(|flag| !reads.contains(&Some(*flag)))
+        {
+            return Err(Error::Usage(format!(
+                "{flag}: none of the compared embedders ({}) reads it: drop {flag}",
+                args.run.embedder.join(", ")
+            )));
+        }
         let mut runs = Vec::new();
         let mut last_settings = None;
-        for embedder in &args.run.embedder {
+        for (embedder, reads) in args.run.embedder.iter().zip(&reads) {
+            let read = |flag: &str| *reads == Some(flag);
             let single = RunArgs {
                 embedder: vec![embedder.clone()],
+                dimension: args.run.dimension.filter(|_| read("--dimension")),
+                lexicon: args.run.lexicon.clone().filter(|_| read("--lexicon")),
+                model_dir: args.run.model_dir.clone().filter(|_| read("--model-dir")),
                 ..args.run.clone()
             };
             let settings = settings::resolve(&single.options(), &file, &dataset.manifest)?;

@@ -22,13 +22,21 @@ struct EngineLoad {
     dataset_hash: String,
 }
 
-fn open(args: &EngineLoadArgs) -> Result<EngineLoad, Error> {
-    if args.batch_size == 0 || args.batch_size > 10_000 {
+/// Facts per upsert request when `--batch-size` is not given.
+const DEFAULT_BATCH_SIZE: usize = 256;
+
+/// The facts per upsert request of `engine load`.
+fn batch_size(args: &EngineLoadArgs) -> Result<usize, Error> {
+    let batch_size = args.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
+    if batch_size == 0 || batch_size > 10_000 {
         return Err(Error::Usage(format!(
-            "--batch-size must be between 1 and 10000, got {}",
-            args.batch_size
+            "--batch-size must be between 1 and 10000, got {batch_size}"
         )));
     }
+    Ok(batch_size)
+}
+
+fn open(args: &EngineLoadArgs) -> Result<EngineLoad, Error> {
     let run_args = args.run_args();
     let (file, mut dataset) = load_inputs(&run_args)?;
     let resolved = settings::resolve(&run_args.options(), &file, &dataset.manifest)?;
@@ -89,6 +97,7 @@ fn stamp(load: &EngineLoad, dimension: usize) -> LoadStamp {
 
 /// `hyde-eval engine load`.
 pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
+    let batch_size = batch_size(args)?;
     let load = open(args)?;
     let engine = load.engine.as_ref();
     let label = crate::engine::label(&args.engine, engine);
@@ -98,7 +107,7 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
     // its dimension from it.
     let first_batch: Vec<&str> = facts
         .iter()
-        .take(args.batch_size)
+        .take(batch_size)
         .map(|fact| fact.content.as_str())
         .collect();
     let first_vectors = embed_checked(load.embedder.as_ref(), &first_batch, TextKind::Document)?;
@@ -141,14 +150,9 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
         progress,
         &format!("loading {} facts into {}", facts.len(), label),
     );
-    let bar = crate::progress::counted(
-        progress,
-        facts.len() > args.batch_size,
-        facts.len(),
-        "loading",
-    );
+    let bar = crate::progress::counted(progress, facts.len() > batch_size, facts.len(), "loading");
     let mut upserted = 0;
-    for (number, batch) in facts.chunks(args.batch_size).enumerate() {
+    for (number, batch) in facts.chunks(batch_size).enumerate() {
         let pending: Vec<usize> = (0..batch.len())
             .filter(|&position| !loaded.contains(batch[position].id.0.as_ref()))
             .collect();
@@ -187,6 +191,11 @@ pub fn engine_load(args: &EngineLoadArgs) -> Result<u8, Error> {
 /// `hyde-eval engine status`: exit 0 when the engine holds this dataset and embedder
 /// completely, 1 otherwise.
 pub fn engine_status(args: &EngineLoadArgs) -> Result<u8, Error> {
+    if args.batch_size.is_some() {
+        return Err(Error::Usage(
+            "--batch-size sets the upserts of `engine load`; status loads nothing: drop --batch-size".into(),
+        ));
+    }
     let load = open(args)?;
     let engine = load.engine.as_ref();
     let label = crate::engine::label(&args.engine, engine);

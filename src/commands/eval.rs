@@ -45,6 +45,11 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
                 .into(),
         ));
     }
+    if args.per_query && args.format == crate::cli::EvalFormat::Markdown {
+        return Err(Error::Usage(
+            "-q adds per-query values, and the Markdown summary holds the averages only: drop -q, or use --format trec, json or csv".into(),
+        ));
+    }
     if args.max_results == Some(0) {
         return Err(Error::Usage("-M must be at least 1".into()));
     }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::cli::FuseArgs;
-use crate::configuration::{Normalization, MAX_RESULTS};
+use crate::configuration::{Normalization, DEFAULT_RRF_K, MAX_RESULTS};
 use crate::error::{exit_code, Error, Problem};
 use crate::fusion::runs::{fuse as fuse_lists, RunFusion};
 use crate::trec::parse;
@@ -37,6 +37,12 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
             args.method.name()
         )));
     }
+    if args.k.is_some() && args.method != crate::configuration::ListMethod::Rrf {
+        return Err(Error::Usage(format!(
+            "--k: only rrf reads k, not {}",
+            args.method.name()
+        )));
+    }
     if args.depth == 0 || args.depth > MAX_RESULTS {
         return Err(Error::Usage(format!(
             "--depth must be between 1 and {MAX_RESULTS}, got {}",
@@ -46,7 +52,7 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
     let fusion = RunFusion {
         method: args.method,
         normalization: args.norm.unwrap_or(Normalization::MinMax),
-        rrf_k: args.k,
+        rrf_k: args.k.unwrap_or(DEFAULT_RRF_K),
         weights: &args.weights,
     };
     fusion

@@ -17,17 +17,45 @@ use crate::settings::{self, ConfigFile};
 
 use super::*;
 
+/// The pool depth when `--depth` is not given: each configuration's and run's top 10.
+const DEFAULT_POOL_DEPTH: usize = 10;
+
 /// `hyde-eval judge`.
 pub fn judge(args: &JudgeArgs) -> Result<u8, Error> {
+    let assisted = [
+        ("--config", args.config.is_some()),
+        ("--offline", args.offline),
+        ("--cache-dir", args.cache_dir.is_some()),
+    ];
     if args.agreement {
+        let judging = [
+            ("--results", !args.results.is_empty()),
+            ("--run", !args.runs.is_empty()),
+            ("--depth", args.depth.is_some()),
+            ("--assist", args.assist.is_some()),
+            ("--keys", args.keys.is_some()),
+        ];
+        if let Some((flag, _)) = judging.iter().chain(&assisted).find(|(_, given)| *given) {
+            return Err(Error::Usage(format!(
+                "{flag} does not apply: --agreement reads the grades already logged in the dataset's judgments.jsonl, and judges nothing; drop {flag}"
+            )));
+        }
         return report_agreement(args);
+    }
+    if args.assist.is_none() {
+        if let Some((flag, _)) = assisted.iter().find(|(_, given)| *given) {
+            return Err(Error::Usage(format!(
+                "{flag} configures the --assist generator, and none is asked: drop {flag} or add --assist NAME"
+            )));
+        }
     }
     if args.results.is_empty() && args.runs.is_empty() {
         return Err(Error::Usage(
             "judge needs something to pool: --results FILE (a results.json) or --run FILE (a TREC run)".into(),
         ));
     }
-    if args.depth == 0 {
+    let depth = args.depth.unwrap_or(DEFAULT_POOL_DEPTH);
+    if depth == 0 {
         return Err(Error::Usage("--depth must be at least 1".into()));
     }
     let dataset = Dataset::load(&args.dataset)?;
@@ -42,12 +70,12 @@ pub fn judge(args: &JudgeArgs) -> Result<u8, Error> {
         let text = crate::trec::parse::as_text(path, &bytes)?;
         runs.push(crate::trec::read_trec_run(path, text)?);
     }
-    let (pairs, summary) = pool::pool(&dataset, &results, &runs, args.depth);
+    let (pairs, summary) = pool::pool(&dataset, &results, &runs, depth);
     super::note(
         args.quiet,
         &format!(
             "pool of depth {}: {} pairs, {} already judged, {} to judge{}",
-            args.depth,
+            depth,
             summary.pooled,
             summary.already_judged,
             pairs.len(),

@@ -183,16 +183,40 @@ fn load_dataset(
     format: crate::dataset::import::Format,
     options: &crate::cli::FormatOptions,
 ) -> Result<Dataset, Error> {
-    use crate::dataset::import::{self, ImportOptions};
+    use crate::dataset::import::{self, Format, ImportOptions};
+    let name = |format: Format| {
+        serde_json::to_value(format)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .expect("a format serializes as its name")
+    };
+    let format_options = [
+        ("--split", options.split.is_some(), Format::Beir),
+        ("--docs", options.docs.is_some(), Format::Trec),
+        ("--queries", options.queries.is_some(), Format::Trec),
+        ("--qrels", options.qrels.is_some(), Format::Trec),
+    ];
+    if let Some((flag, _, reader)) = format_options
+        .iter()
+        .find(|(_, given, reader)| *given && *reader != format)
+    {
+        return Err(Error::Usage(format!(
+            "{flag} is an option of the {reader} format, and {} is read as {}, which has no use for it: drop {flag}, or read the directory as {reader} (--dataset-format {reader}; dataset import --from {reader})",
+            path.display(),
+            name(format),
+            reader = name(*reader),
+        )));
+    }
+    let defaults = ImportOptions::default();
     import::load(
         format,
         path,
         &ImportOptions {
-            split: options.split.clone(),
+            split: options.split.clone().unwrap_or(defaults.split),
             trec: crate::dataset::trec::TrecFiles {
-                docs: options.docs.clone(),
-                queries: options.queries.clone(),
-                qrels: options.qrels.clone().unwrap_or_else(|| "qrels".into()),
+                docs: options.docs.clone().unwrap_or(defaults.trec.docs),
+                queries: options.queries.clone().unwrap_or(defaults.trec.queries),
+                qrels: options.qrels.clone().unwrap_or(defaults.trec.qrels),
             },
         },
     )

@@ -15,6 +15,17 @@ use super::*;
 /// `hyde-eval record`: generates hypotheses for every query and writes them, with
 /// their provenance, as a `hypotheses.jsonl`.
 pub fn record(args: &RecordArgs) -> Result<u8, Error> {
+    if args.n.is_some() {
+        let defaults = [
+            ("--configurations", !args.configurations.is_empty()),
+            ("--set", !args.set.is_empty()),
+        ];
+        if let Some((flag, _)) = defaults.iter().find(|(_, given)| *given) {
+            return Err(Error::Usage(format!(
+                "{flag} sets the default of --n (the most hypotheses a configuration reads), and --n is given: drop one of them"
+            )));
+        }
+    }
     let run = args.run_args();
     let (file, dataset) = load_inputs(&run)?;
     let settings = settings::resolve(&run.options(), &file, &dataset.manifest)?;

@@ -275,9 +275,15 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
         || gate.min.is_some()
         || gate.require_significant
         || gate.require_expectations
+        || !gate.significance.options().given().is_empty()
     {
         return Err(Error::Usage(format!(
             "--shard {shard} evaluates part of the queries, so it is not gated; gate the whole run when merging: hyde-eval merge SHARD_DIR... --baseline FILE [--max-drop ...] [--min ...]"
+        )));
+    }
+    if gate.summary_file.is_some() {
+        return Err(Error::Usage(format!(
+            "--shard {shard} prints no summary; --summary-file belongs to the merge: hyde-eval merge SHARD_DIR... --summary-file FILE"
         )));
     }
     if command.run.no_report || command.no_runs || command.html {

@@ -21,10 +21,18 @@ pub fn sweep(args: &SweepArgs) -> Result<u8, Error> {
         ));
     }
     let kind = match &args.param {
-        Some(param) => SweepKind::Param(ParamRange::parse(param)?),
+        Some(param) => {
+            if args.steps.is_some() {
+                return Err(Error::Usage(
+                    "--steps sets the grid of a weight sweep; --param sweeps the range it is given (NAME=START:STOP:STEP): drop --steps".into(),
+                ));
+            }
+            SweepKind::Param(ParamRange::parse(param)?)
+        }
         None => {
-            grid::check_steps(args.steps)?;
-            SweepKind::Weights { steps: args.steps }
+            let steps = args.steps.unwrap_or(sweep::DEFAULT_STEPS);
+            grid::check_steps(steps)?;
+            SweepKind::Weights { steps }
         }
     };
     let (file, dataset) = load_inputs(&args.run)?;

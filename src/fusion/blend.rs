@@ -52,16 +52,19 @@ impl FusionMethod for Blend {
         weight_axes: &[
             WeightAxis {
                 name: BLEND_AXES[0],
+                parameter: "weights",
                 get: |params| params.weights.semantic,
                 set: |params, weight| params.weights.semantic = weight,
             },
             WeightAxis {
                 name: BLEND_AXES[1],
+                parameter: "weights",
                 get: |params| params.weights.lexical,
                 set: |params, weight| params.weights.lexical = weight,
             },
             WeightAxis {
                 name: BLEND_AXES[2],
+                parameter: "weights",
                 get: |params| params.weights.temporal,
                 set: |params, weight| params.weights.temporal = weight,
             },
@@ -104,6 +107,23 @@ impl FusionMethod for Blend {
 
     fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64> {
         adaptive_floor_on(sources.params).then(|| settled_floor(sources.searches, sources.params))
+    }
+
+    /// The adaptive floor's start and step are read only while it is on: a start above
+    /// `min_cosine` (a start of 0 says "off" and is always accepted).
+    fn unread_at(&self, params: &Params, name: &str) -> Option<String> {
+        let off = !adaptive_floor_on(params);
+        match name {
+            "adaptive_floor_step" if off => Some(format!(
+                "the step is read only while the adaptive floor is on, with adaptive_floor_start above min_cosine (here {} and {})",
+                params.adaptive_floor_start, params.min_cosine
+            )),
+            "adaptive_floor_start" if off && params.adaptive_floor_start > 0.0 => Some(format!(
+                "adaptive_floor_start {} is not above min_cosine {}, so the adaptive floor stays off (0 turns it off)",
+                params.adaptive_floor_start, params.min_cosine
+            )),
+            _ => None,
+        }
     }
 
     /// The scaled signals: the scalings are found over the candidates, whatever the

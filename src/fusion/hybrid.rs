@@ -51,11 +51,13 @@ impl FusionMethod for Hybrid {
         weight_axes: &[
             WeightAxis {
                 name: HYBRID_AXES[0],
+                parameter: HYBRID_AXES[0],
                 get: |params| params.hybrid_vector_weight,
                 set: |params, weight| params.hybrid_vector_weight = weight,
             },
             WeightAxis {
                 name: HYBRID_AXES[1],
+                parameter: HYBRID_AXES[1],
                 get: |params| params.hybrid_text_weight,
                 set: |params, weight| params.hybrid_text_weight = weight,
             },

@@ -33,8 +33,9 @@
 //!
 //! Adding a method: a [`Fusion`] variant in `configuration.rs` (and a preset whose plan
 //! uses it), a file here with a type that implements [`FusionMethod`] (its candidates,
-//! its scorer, the parameters it reads, its weight axes if it blends weights, how deep it
-//! reads vector searches), and its arm in [`method`]. The pipeline, sweeps and both
+//! its scorer, the parameters it reads and those it reads only at some settings of
+//! others, its weight axes if it blends weights, how deep it reads vector searches), and
+//! its arm in [`method`]. The pipeline, sweeps and both
 //! routes need no change.
 
 pub mod blend;
@@ -47,7 +48,7 @@ pub mod lexical_memo;
 pub mod ranked_lists;
 pub mod runs;
 
-use crate::configuration::{Fusion, Params, Plan};
+use crate::configuration::{Fusion, Params, Plan, Preset, PARAM_NAMES};
 use crate::index::{select_top_by_score_then_id, FactIndex, LexicalIndex, ScoredFacts};
 
 pub use blend::{min_max_normalize, MIN_NORMALIZATION_SPAN};
@@ -176,6 +177,8 @@ pub struct MethodSpec {
 #[derive(Debug, Clone, Copy)]
 pub struct WeightAxis {
     pub name: &'static str,
+    /// The parameter of [`crate::configuration::PARAM_NAMES`] the weight is (part of).
+    pub parameter: &'static str,
     pub get: fn(&Params) -> f64,
     pub set: fn(&mut Params, f64),
 }
@@ -238,6 +241,14 @@ pub trait FusionMethod: Sync {
     /// adapts per query (the blend's adaptive floor, when its parameters turn it on);
     /// `None` otherwise.
     fn adaptive_floor(&self, _sources: SignalSources<'_>) -> Option<f64> {
+        None
+    }
+
+    /// Why, at `params`, this method does not read parameter `name` although
+    /// [`MethodSpec::params`] lists it: another parameter turns off what reads it (for
+    /// example the adaptive floor's step while the floor is off). `None` (the default)
+    /// when the method reads each listed parameter at any setting.
+    fn unread_at(&self, _params: &Params, _name: &str) -> Option<String> {
         None
     }
 
@@ -326,6 +337,8 @@ pub trait Fuser: Sync {
     fn fused_ranking(&self, sources: SignalSources<'_>) -> Vec<(FactIndex, f64)>;
     /// See [`FusionMethod::adaptive_floor`].
     fn adaptive_floor(&self, sources: SignalSources<'_>) -> Option<f64>;
+    /// See [`FusionMethod::unread_at`].
+    fn unread_at(&self, params: &Params, name: &str) -> Option<String>;
     /// A table laid out for fusing at many weights (see [`FusionMethod::weighted_terms`]);
     /// `None` when the method has no weighted terms or the table ranks every fact by
     /// temporal score.
@@ -373,6 +386,10 @@ impl<M: FusionMethod> Fuser for M {
         FusionMethod::adaptive_floor(self, sources)
     }
 
+    fn unread_at(&self, params: &Params, name: &str) -> Option<String> {
+        FusionMethod::unread_at(self, params, name)
+    }
+
     fn weighted_columns(&self, table: &CandidateTable) -> Option<WeightedColumns> {
         if table.kind != TableKind::Signals {
             return None;
@@ -408,6 +425,37 @@ pub fn fuse(table: &CandidateTable, fusion: Fusion, params: &Params) -> Vec<(Fac
 /// Sweeps use it to pick the configurations a parameter affects.
 pub fn plan_reads(plan: &Plan, name: &str) -> bool {
     plan.expansion_reads(name) || method(plan.fusion).spec().params.contains(&name)
+}
+
+/// Why a configuration of `preset` with `params` would compute the same rankings whatever
+/// the value of parameter `name` (one of [`crate::configuration::PARAM_NAMES`]): its plan
+/// does not read it ([`plan_reads`]), or another of its parameters turns off what reads it
+/// (Gimli's recency in place of the half-life; a method's own cases,
+/// [`FusionMethod::unread_at`]). `None` when changing it can change what the
+/// configuration retrieves. Settings refuse a parameter set for a configuration that
+/// ignores it, and sweeps skip such configurations.
+pub fn ignored_parameter(preset: Preset, params: &Params, name: &str) -> Option<String> {
+    let plan = preset.plan();
+    if !plan_reads(&plan, name) {
+        let read: Vec<&str> = PARAM_NAMES
+            .iter()
+            .copied()
+            .filter(|parameter| plan_reads(&plan, parameter))
+            .collect();
+        return Some(format!(
+            "preset {} ({}) reads only {}",
+            preset.name(),
+            preset.description(),
+            read.join(", ")
+        ));
+    }
+    if name == "half_life_days" && params.recency_decay_days > 0.0 {
+        return Some(format!(
+            "recency_decay_days = {} puts Gimli's recency in place of the temporal score the half-life shapes",
+            params.recency_decay_days
+        ));
+    }
+    method(plan.fusion).unread_at(params, name)
 }
 
 /// The one scoring code path of both routes: the scorer found over `candidates`, then
@@ -606,6 +654,9 @@ pub(crate) mod tests {
             let spec = method(preset.plan().fusion).spec();
             for name in spec.params {
                 assert!(PARAM_NAMES.contains(name), "{name}");
+            }
+            for axis in spec.weight_axes {
+                assert!(spec.params.contains(&axis.parameter), "{}", axis.name);
             }
             let mut params = Params::default();
             for (index, axis) in spec.weight_axes.iter().enumerate() {

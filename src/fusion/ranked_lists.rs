@@ -20,7 +20,7 @@ use super::runs::{fused_scores, RunFusion};
 use super::{
     Candidate, CandidateConsumer, FusionMethod, MethodSpec, Scorer, SignalSources, WeightAxis,
 };
-use crate::configuration::{ListFusion, Params};
+use crate::configuration::{ListFusion, ListMethod, Params};
 use crate::index::{select_top_by_score_then_id, FactIndex};
 
 /// Axis names of the list fusion's weights, in grid order.
@@ -59,6 +59,7 @@ impl FusionMethod for RankedLists {
         weight_axes: &[
             WeightAxis {
                 name: LIST_AXES[0],
+                parameter: LIST_AXES[0],
                 get: |params| list_fusion(params).vector_weight,
                 set: |params, weight| {
                     params
@@ -69,6 +70,7 @@ impl FusionMethod for RankedLists {
             },
             WeightAxis {
                 name: LIST_AXES[1],
+                parameter: LIST_AXES[1],
                 get: |params| list_fusion(params).text_weight,
                 set: |params, weight| {
                     params
@@ -124,6 +126,30 @@ impl FusionMethod for RankedLists {
         let mut candidates: Vec<Candidate> = by_fact.into_values().collect();
         candidates.sort_by_key(|candidate| candidate.fact);
         consumer.signals(candidates)
+    }
+
+    /// A run-fusion method reads only its own parameters: RRF its k, the weighted sum its
+    /// weights, the score-based methods a normalization.
+    fn unread_at(&self, params: &Params, name: &str) -> Option<String> {
+        let method = list_fusion(params).method;
+        let reader = match name {
+            "normalization" if method.reads_ranks_only() => {
+                return Some(format!(
+                    "fusion {} reads ranks only, so no normalization applies",
+                    method.name()
+                ))
+            }
+            "rrf_k" => ListMethod::Rrf,
+            "fusion_vector_weight" | "fusion_text_weight" => ListMethod::Wsum,
+            _ => return None,
+        };
+        (method != reader).then(|| {
+            format!(
+                "only fusion {} reads it; this configuration fuses with {}",
+                reader.name(),
+                method.name()
+            )
+        })
     }
 
     fn scorer(&self, params: &Params, candidates: impl Iterator<Item = Candidate>) -> ListScorer {

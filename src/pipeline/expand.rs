@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use crate::configuration::{Configuration, Params};
 use crate::dataset::Query;
 use crate::error::Error;
+use crate::fusion;
 use crate::generate::{GenerationCost, GenerationFailure, HypothesisGenerator};
 use crate::index::FactIndex;
 use crate::text::extract_keywords;
@@ -45,12 +46,20 @@ pub(super) enum SkipReason {
     LookupIntent,
 }
 
-/// The most hypotheses any of `configurations` reads per query (0 when none uses them).
+/// The most hypotheses any of `configurations` reads per query (0 when none uses them):
+/// `num_hypotheses` of those that read it, 1 for those that read the first hypothesis
+/// only (whatever their `num_hypotheses`).
 pub fn max_hypotheses(configurations: &[Configuration]) -> usize {
     configurations
         .iter()
         .filter(|configuration| configuration.plan().uses_hypotheses())
-        .map(|configuration| configuration.params.num_hypotheses)
+        .map(|configuration| {
+            if fusion::plan_reads(&configuration.plan(), "num_hypotheses") {
+                configuration.params.num_hypotheses
+            } else {
+                1
+            }
+        })
         .max()
         .unwrap_or(0)
 }

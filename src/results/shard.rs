@@ -125,11 +125,12 @@ pub struct DatasetSource {
     /// to the directory the shard ran in.
     pub path: PathBuf,
     pub format: Format,
-    /// BEIR: the qrels split.
-    pub split: String,
-    /// TREC: the documents, topics and qrels files in the directory.
-    pub docs: PathBuf,
-    pub queries: PathBuf,
+    /// BEIR: the qrels split, as given (none: the format's default).
+    pub split: Option<String>,
+    /// TREC: the documents, topics and qrels files in the directory, as given (none:
+    /// the format's defaults).
+    pub docs: Option<PathBuf>,
+    pub queries: Option<PathBuf>,
     pub qrels: Option<PathBuf>,
 }
 

@@ -1,25 +1,82 @@
 //! Which configurations a run evaluates and with which parameters: the built-in presets
 //! and the config file's `[configuration.NAME]` tables, then `[params]`, the dedicated
-//! flags and `--set`, lowest precedence first.
+//! flags and `--set`, lowest precedence first. A parameter set for a configuration that
+//! ignores it (`fusion::ignored_parameter`) is refused, and so is one set for every
+//! configuration when none of the run's reads it.
 
-use crate::configuration::{
-    Configuration, Fusion, ParamOverrides, Preset, Weights, LIST_FUSION_PARAMS, PARAM_NAMES,
-};
+use std::path::Path;
+
+use crate::configuration::{Configuration, ParamOverrides, Preset, Weights, PARAM_NAMES};
 use crate::error::{Error, Problem};
+use crate::fusion::ignored_parameter;
 use crate::metrics::MetricSettings;
 use crate::report::files::check_output_name;
 
 use super::{ConfigFile, RunOptions};
 
+/// Parameter overrides as one place of the command line or config file gives them.
+struct Given {
+    /// Where they were given, as a refusal names it.
+    place: Place,
+    /// The configuration they apply to; `None`: every configuration of the run.
+    configuration: Option<String>,
+    overrides: ParamOverrides,
+}
+
+/// Where parameter overrides were given.
+enum Place {
+    /// A `--set` argument, as typed.
+    Set(String),
+    /// The dedicated flags (`--weights`, `--top-k`, ...; see [`PARAM_FLAGS`]).
+    Flags,
+    /// A table of the config file (`[params]`, `[configuration.NAME]`).
+    File(String),
+}
+
+/// The parameters that have a dedicated flag, and the flag.
+const PARAM_FLAGS: [(&str, &str); 12] = [
+    ("weights", "--weights"),
+    ("vector_top_k", "--top-k"),
+    ("min_cosine", "--min-cosine"),
+    ("hyde_keywords", "--hyde-keywords"),
+    ("num_hypotheses", "--num-hypotheses"),
+    ("half_life_days", "--half-life"),
+    ("bm25_k1", "--bm25-k1"),
+    ("bm25_b", "--bm25-b"),
+    ("bm25_analyzer", "--bm25-analyzer"),
+    ("depth", "--depth"),
+    ("skip_short_queries", "--skip-short-queries"),
+    ("skip_code_mentions", "--skip-code-mentions"),
+];
+
+impl Given {
+    /// A refusal of this setting of `parameter`, naming where it was given.
+    fn refusal(&self, file: &Path, parameter: &str, message: String) -> Error {
+        match &self.place {
+            Place::Set(argument) => Error::Usage(format!("--set {argument}: {message}")),
+            Place::Flags => {
+                let flag = PARAM_FLAGS
+                    .iter()
+                    .find(|(name, _)| *name == parameter)
+                    .map_or(parameter, |(_, flag)| flag);
+                Error::Usage(format!("{flag}: {message}"))
+            }
+            Place::File(table) => {
+                Error::problem(Problem::new(file, None, format!("{table}: {message}")))
+            }
+        }
+    }
+}
+
 /// Overrides set by the dedicated command-line flags (they apply to every configuration).
-fn flag_overrides(args: &RunOptions) -> Result<ParamOverrides, Error> {
+fn flag_overrides(args: &RunOptions) -> Result<Given, Error> {
     if !args.weights.is_empty() && args.weights.len() != 3 {
         return Err(Error::Usage(format!(
             "--weights takes three numbers, semantic,lexical,temporal (e.g. 0.55,0.30,0.15); got {}",
             args.weights.len()
         )));
     }
-    Ok(ParamOverrides {
+    let overrides = ParamOverrides {
         weights: (args.weights.len() == 3).then(|| Weights {
             semantic: args.weights[0],
             lexical: args.weights[1],
@@ -37,16 +94,16 @@ fn flag_overrides(args: &RunOptions) -> Result<ParamOverrides, Error> {
         skip_short_queries: args.skip_short_queries,
         skip_code_mentions: args.skip_code_mentions.then_some(true),
         ..ParamOverrides::default()
+    };
+    Ok(Given {
+        place: Place::Flags,
+        configuration: None,
+        overrides,
     })
 }
 
 /// One `--set [CONFIG.]NAME=VALUE`, parsed.
-struct SetArgument {
-    configuration: Option<String>,
-    overrides: ParamOverrides,
-}
-
-fn parse_set(argument: &str) -> Result<SetArgument, Error> {
+fn parse_set(argument: &str) -> Result<Given, Error> {
     let usage = |message: String| Error::Usage(format!("--set {argument}: {message}"));
     let (key, value) = argument
         .split_once('=')
@@ -63,7 +120,8 @@ fn parse_set(argument: &str) -> Result<SetArgument, Error> {
         )));
     }
     let overrides = ParamOverrides::parse(name, value).map_err(usage)?;
-    Ok(SetArgument {
+    Ok(Given {
+        place: Place::Set(argument.to_owned()),
         configuration,
         overrides,
     })
@@ -73,7 +131,8 @@ fn parse_set(argument: &str) -> Result<SetArgument, Error> {
 struct Candidate {
     name: String,
     preset: Preset,
-    file_overrides: ParamOverrides,
+    /// Its `[configuration.NAME]` table of the config file, when it has one.
+    file_overrides: Option<Given>,
     /// Evaluated when the run names no configurations.
     in_default_run: bool,
 }
@@ -84,7 +143,7 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
         .map(|preset| Candidate {
             name: preset.name().to_owned(),
             preset,
-            file_overrides: ParamOverrides::default(),
+            file_overrides: None,
             in_default_run: preset.in_default_run(),
         })
         .collect();
@@ -122,22 +181,23 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
             .try_into()
             .map_err(|error: toml::de::Error| problem(error.message().trim().to_owned()))?;
         let preset_names: Vec<&str> = Preset::ALL.iter().map(|preset| preset.name()).collect();
-        let check_list_fusion = |preset: Preset| {
-            if overrides.sets_list_fusion() && preset.plan().fusion != Fusion::RankedLists {
-                return Err(problem(format!(
-                    "{} apply to configurations that fuse ranked lists (presets {}); preset {} fuses otherwise",
-                    LIST_FUSION_PARAMS.join(", "),
-                    Preset::ALL
-                        .iter()
-                        .filter(|preset| preset.plan().fusion == Fusion::RankedLists)
-                        .map(|preset| preset.name())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    preset.name()
-                )));
+        // Whether the run selects it or not, a table may set only what its preset reads.
+        let check_reads = |preset: Preset| {
+            let params = preset.default_params();
+            for parameter in overrides.names() {
+                if !crate::fusion::plan_reads(&preset.plan(), parameter) {
+                    let reason = ignored_parameter(preset, &params, parameter)
+                        .expect("a parameter its plan does not read is ignored");
+                    return Err(problem(format!("{parameter} does not apply: {reason}")));
+                }
             }
             Ok(())
         };
+        let file_overrides = Some(Given {
+            place: Place::File(format!("[configuration.{key}]")),
+            configuration: Some(name.clone()),
+            overrides: overrides.clone(),
+        });
         match candidates
             .iter_mut()
             .find(|candidate| candidate.name == *name)
@@ -149,8 +209,8 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
                 {
                     return Err(problem("a built-in configuration keeps its own preset; pick a new name for a variant".into()));
                 }
-                check_list_fusion(builtin.preset)?;
-                builtin.file_overrides = overrides;
+                check_reads(builtin.preset)?;
+                builtin.file_overrides = file_overrides;
             }
             None => {
                 let preset_name = preset_name.ok_or_else(|| {
@@ -166,11 +226,11 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
                         preset_names.join(", ")
                     ))
                 })?;
-                check_list_fusion(preset)?;
+                check_reads(preset)?;
                 candidates.push(Candidate {
                     name: name.clone(),
                     preset,
-                    file_overrides: overrides,
+                    file_overrides,
                     in_default_run: true,
                 });
             }
@@ -213,7 +273,7 @@ pub(super) fn resolve_configurations(
             )));
         }
     }
-    let sets: Vec<SetArgument> = args
+    let sets: Vec<Given> = args
         .set
         .iter()
         .map(|argument| parse_set(argument))
@@ -228,6 +288,11 @@ pub(super) fn resolve_configurations(
             }
         }
     }
+    let file_params = Given {
+        place: Place::File("[params]".into()),
+        configuration: None,
+        overrides: file.params.clone(),
+    };
     let flags = flag_overrides(args)?;
     let largest_cutoff = *metrics.cutoffs.last().expect("cut-offs are non-empty");
     let mut configurations = Vec::new();
@@ -242,27 +307,70 @@ pub(super) fn resolve_configurations(
             .iter()
             .find(|candidate| candidate.name == *name)
             .expect("checked above");
+        // Lowest precedence first: [params], the configuration's table, flags, --set.
+        let given: Vec<&Given> = std::iter::once(&file_params)
+            .chain(&candidate.file_overrides)
+            .chain(std::iter::once(&flags))
+            .chain(&sets)
+            .filter(|given| {
+                given
+                    .configuration
+                    .as_deref()
+                    .is_none_or(|target| target == name)
+            })
+            .collect();
         let mut params = candidate.preset.default_params();
-        file.params.apply(&mut params);
-        candidate.file_overrides.apply(&mut params);
-        flags.apply(&mut params);
-        for set in sets.iter().filter(|set| {
-            set.configuration
-                .as_deref()
-                .is_none_or(|target| target == name)
-        }) {
-            set.overrides.apply(&mut params);
+        for given in &given {
+            given.overrides.apply(&mut params);
         }
         if params.hybrid_limit == 0 {
             params.hybrid_limit = largest_cutoff;
         }
         params.validate(name)?;
         params.weights = params.weights.normalized();
+        // What is set for this configuration alone must change what it computes.
+        for given in given.iter().filter(|given| given.configuration.is_some()) {
+            for parameter in given.overrides.names() {
+                if let Some(reason) = ignored_parameter(candidate.preset, &params, parameter) {
+                    return Err(given.refusal(
+                        &file.path,
+                        parameter,
+                        format!("configuration {name:?} ignores {parameter}: {reason}"),
+                    ));
+                }
+            }
+        }
         configurations.push(Configuration {
             name: name.clone(),
             preset: candidate.preset,
             params,
         });
+    }
+    // What is set for every configuration must change what one of them computes.
+    for given in [&file_params, &flags]
+        .into_iter()
+        .chain(&sets)
+        .filter(|given| given.configuration.is_none())
+    {
+        for parameter in given.overrides.names() {
+            let reasons: Vec<String> = configurations
+                .iter()
+                .map_while(|configuration| {
+                    ignored_parameter(configuration.preset, &configuration.params, parameter)
+                        .map(|reason| format!("{:?}: {reason}", configuration.name))
+                })
+                .collect();
+            if reasons.len() == configurations.len() {
+                return Err(given.refusal(
+                    &file.path,
+                    parameter,
+                    format!(
+                        "no configuration of this run reads {parameter}: {}",
+                        reasons.join("; ")
+                    ),
+                ));
+            }
+        }
     }
 
     Ok(configurations)

@@ -34,7 +34,7 @@ use std::path::PathBuf;
 
 use configurations::resolve_configurations;
 pub use file::ConfigFile;
-pub use providers::chat_generator;
+pub use providers::{chat_generator, embedder_option, given_embedder_options};
 use providers::{resolve_embedder, resolve_generator};
 
 use crate::compare::paired::{SignificanceSettings, SignificanceTest};
@@ -102,14 +102,31 @@ pub struct RunOptions {
     pub quiet: bool,
 }
 
-/// How comparisons are tested, as the command line gives it.
-#[derive(Debug, Clone)]
+/// How comparisons are tested, as the command line gives it (`None`: not given, the
+/// default of [`SignificanceSettings`] applies).
+#[derive(Debug, Clone, Default)]
 pub struct SignificanceOptions {
-    pub test: SignificanceTest,
-    pub correction: Correction,
-    pub alpha: f64,
-    pub iterations: usize,
-    pub seed: u64,
+    pub test: Option<SignificanceTest>,
+    pub correction: Option<Correction>,
+    pub alpha: Option<f64>,
+    pub iterations: Option<usize>,
+    pub seed: Option<u64>,
+}
+
+impl SignificanceOptions {
+    /// The flags given, as the command line spells them.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            (self.test.is_some(), "--test"),
+            (self.correction.is_some(), "--correction"),
+            (self.alpha.is_some(), "--alpha"),
+            (self.iterations.is_some(), "--iterations"),
+            (self.seed.is_some(), "--seed"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
+    }
 }
 
 /// The regression gate's flags (the config file's `[gate]` table fills what they leave).
@@ -125,22 +142,24 @@ pub struct GateOptions {
 
 /// The significance settings named on the command line.
 pub fn significance(args: &SignificanceOptions) -> Result<SignificanceSettings, Error> {
-    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+    let defaults = SignificanceSettings::default();
+    let settings = SignificanceSettings {
+        test: args.test.unwrap_or(defaults.test),
+        correction: args.correction.unwrap_or(defaults.correction),
+        alpha: args.alpha.unwrap_or(defaults.alpha),
+        iterations: args.iterations.unwrap_or(defaults.iterations),
+        seed: args.seed.unwrap_or(defaults.seed),
+    };
+    if !(settings.alpha > 0.0 && settings.alpha < 1.0) {
         return Err(Error::Usage(format!(
             "--alpha must be in (0, 1), got {}",
-            args.alpha
+            settings.alpha
         )));
     }
-    if args.iterations == 0 {
+    if settings.iterations == 0 {
         return Err(Error::Usage("--iterations must be at least 1".into()));
     }
-    Ok(SignificanceSettings {
-        test: args.test,
-        correction: args.correction,
-        alpha: args.alpha,
-        iterations: args.iterations,
-        seed: args.seed,
-    })
+    Ok(settings)
 }
 
 /// The baseline (if any) and gate options, when the command line or the config file
@@ -164,6 +183,12 @@ pub fn resolve_gate(
             return Err(Error::Usage(
                 "--max-drop and --require-significant need --baseline FILE".into(),
             ));
+        }
+        // Absolute targets compare values with numbers: only a baseline is tested.
+        if let Some(flag) = args.significance.given().first() {
+            return Err(Error::Usage(format!(
+                "{flag} sets the paired tests against a baseline; with no baseline (--baseline FILE) nothing is tested: drop {flag} or give a baseline"
+            )));
         }
         if targets.is_empty() {
             if args.require_expectations {
@@ -282,6 +307,7 @@ pub fn resolve(
 ) -> Result<RunSettings, Error> {
     let metrics = resolve_metrics(args, file, manifest)?;
     let configurations = resolve_configurations(args, file, &metrics)?;
+    refuse_unused_providers(args, &configurations)?;
     let embedder = resolve_embedder(args, file, manifest)?;
     let generator = resolve_generator(args, file)?;
     let engine = args
@@ -312,6 +338,19 @@ pub fn resolve(
         return Err(Error::Usage(
             "--run-depth must be at least 1 (--no-runs writes no run files)".into(),
         ));
+    }
+    if args.no_report {
+        let writes = [
+            ("--output-dir", args.output_dir.is_some()),
+            ("--no-runs", args.no_runs),
+            ("--run-depth", args.run_depth.is_some()),
+            ("--force", args.force),
+        ];
+        if let Some((flag, _)) = writes.iter().find(|(_, given)| *given) {
+            return Err(Error::Usage(format!(
+                "{flag} applies to the files written, and --no-report writes none; drop one of them"
+            )));
+        }
     }
     if args.no_runs && args.run_depth.is_some() {
         return Err(Error::Usage(
@@ -351,6 +390,49 @@ pub fn resolve(
         threads: args.threads,
         quiet: args.quiet,
     })
+}
+
+/// Refuses the embedder's options when no configuration of the run searches vectors, and
+/// `--generator` when none uses hypotheses: nothing would read them.
+fn refuse_unused_providers(
+    args: &RunOptions,
+    configurations: &[crate::configuration::Configuration],
+) -> Result<(), Error> {
+    let names = || {
+        configurations
+            .iter()
+            .map(|configuration| configuration.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let searches_vectors = configurations
+        .iter()
+        .any(|configuration| configuration.plan().vector.is_some());
+    if !searches_vectors {
+        let embedding = [
+            ("--embedder", !args.embedder.is_empty()),
+            ("--chunk", args.chunk.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .chain(providers::given_embedder_options(args));
+        if let Some(flag) = embedding.into_iter().next() {
+            return Err(Error::Usage(format!(
+                "{flag}: no configuration of this run ({}) searches vectors, so nothing is embedded: drop {flag}",
+                names()
+            )));
+        }
+    }
+    let uses_hypotheses = configurations
+        .iter()
+        .any(|configuration| configuration.plan().uses_hypotheses());
+    if args.generator.is_some() && !uses_hypotheses {
+        return Err(Error::Usage(format!(
+            "--generator: no configuration of this run ({}) uses hypotheses: drop --generator",
+            names()
+        )));
+    }
+    Ok(())
 }
 
 /// The metrics and depth runs of any system are scored with against qrels (`compare
@@ -567,13 +649,7 @@ mod tests {
                 min: value("--min"),
                 require_significant: false,
                 require_expectations: false,
-                significance: SignificanceOptions {
-                    test: SignificanceTest::Randomization,
-                    correction: Correction::Holm,
-                    alpha: 0.05,
-                    iterations: 10_000,
-                    seed: 42,
-                },
+                significance: SignificanceOptions::default(),
             }
         };
         let file: ConfigFile = toml::from_str(

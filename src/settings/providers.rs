@@ -31,6 +31,19 @@ pub(super) fn resolve_embedder(
         .or_else(|| file.embedder.clone())
         .or_else(|| manifest.embedder.clone())
         .unwrap_or_else(|| "hash".into());
+    let reads = embedder_option(&embedder_name, file)?;
+    if let Some(flag) = given_embedder_options(args)
+        .into_iter()
+        .find(|flag| Some(*flag) != reads)
+    {
+        return Err(Error::Usage(format!(
+            "{flag} is an option of the {} embedder, and this run embeds with {embedder_name:?}: drop {flag}",
+            EMBEDDER_OPTIONS
+                .iter()
+                .find(|(option, _)| *option == flag)
+                .map_or("", |(_, kind)| kind)
+        )));
+    }
     let local_default = || crate::models::model_dir(crate::models::DEFAULT_LOCAL_MODEL);
     let embedder = if let Some(table) = file.embedders.get(&embedder_name) {
         match backends::embedder_choice(&file.path, &embedder_name, table)? {
@@ -93,6 +106,45 @@ pub(super) fn resolve_embedder(
     };
 
     Ok(embedder)
+}
+
+/// The command-line options only one kind of embedder reads, and that kind.
+const EMBEDDER_OPTIONS: [(&str, &str); 3] = [
+    ("--dimension", "hash"),
+    ("--lexicon", "concept"),
+    ("--model-dir", "local"),
+];
+
+/// The embedder options of [`EMBEDDER_OPTIONS`] given on the command line.
+pub fn given_embedder_options(args: &RunOptions) -> Vec<&'static str> {
+    [
+        args.dimension.is_some(),
+        args.lexicon.is_some(),
+        args.model_dir.is_some(),
+    ]
+    .into_iter()
+    .zip(EMBEDDER_OPTIONS)
+    .filter_map(|(given, (flag, _))| given.then_some(flag))
+    .collect()
+}
+
+/// Which option of [`EMBEDDER_OPTIONS`] the embedder `name` (built in, or an
+/// `[embedders.NAME]` table of `file`) reads: `None` for an HTTP embedder or an unknown
+/// name (refused when the embedder is resolved).
+pub fn embedder_option(name: &str, file: &ConfigFile) -> Result<Option<&'static str>, Error> {
+    let kind = match file.embedders.get(name) {
+        Some(table) => match backends::embedder_choice(&file.path, name, table)? {
+            EmbedderTableChoice::Remote(_) => return Ok(None),
+            EmbedderTableChoice::Local { .. } => "local",
+            EmbedderTableChoice::Hash { .. } => "hash",
+            EmbedderTableChoice::Concept { .. } => "concept",
+        },
+        None => name,
+    };
+    Ok(EMBEDDER_OPTIONS
+        .iter()
+        .find(|(_, reader)| *reader == kind)
+        .map(|(flag, _)| *flag))
 }
 
 /// The hypothesis generator: `--generator`, the config file's, else the recording.

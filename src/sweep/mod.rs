@@ -8,9 +8,10 @@
 //!   method's own (`fusion::MethodSpec::weight_axes`: semantic, lexical, temporal for
 //!   chatcli's blend, C(m + 2, 2) points; vector and text for the hybrid, m + 1);
 //! - **parameter**: one numeric parameter over a decimal range, for every configuration
-//!   that reads it (`fusion::plan_reads`: its plan or its fusion method). Each value
-//!   needs its own signals, so each is a variant configuration prepared in the same
-//!   pass.
+//!   that reads it at its other parameters (`fusion::ignored_parameter`, as `run` decides
+//!   it; a weight sweep likewise covers the configurations that read their weights).
+//!   Each value needs its own signals, so each is a variant configuration prepared in
+//!   the same pass.
 //!
 //! For every configuration and metric the sweep reports the value at the configuration's
 //! own parameters, the best points (ties included) and a k-fold cross-validated estimate
@@ -217,11 +218,13 @@ pub fn select(
     kind: &SweepKind,
 ) -> (Vec<Configuration>, Vec<String>) {
     let (selected, skipped): (Vec<&Configuration>, Vec<&Configuration>) =
-        configurations.iter().partition(|configuration| {
-            let plan = configuration.plan();
-            match kind {
-                SweepKind::Weights { .. } => blends_weights(&plan),
-                SweepKind::Param(range) => fusion::plan_reads(&plan, &range.name),
+        configurations.iter().partition(|configuration| match kind {
+            SweepKind::Weights { .. } => {
+                blends_weights(configuration.preset, &configuration.params)
+            }
+            SweepKind::Param(range) => {
+                fusion::ignored_parameter(configuration.preset, &configuration.params, &range.name)
+                    .is_none()
             }
         });
     (
@@ -234,16 +237,21 @@ pub fn select(
 pub fn skip_reason(kind: &SweepKind) -> String {
     match kind {
         SweepKind::Weights { .. } => {
-            "they do not blend weighted signals (sweep their parameters with --param)".to_owned()
+            "they blend no weighted signals at their parameters (sweep their parameters with --param)".to_owned()
         }
-        SweepKind::Param(range) => format!("their plans do not read {}", range.name),
+        SweepKind::Param(range) => format!("they do not read {} at their parameters", range.name),
     }
 }
 
-/// Whether a weight sweep applies to configurations of `plan`: its fusion method blends
-/// weighted signals.
-fn blends_weights(plan: &crate::configuration::Plan) -> bool {
-    !fusion::method(plan.fusion).spec().weight_axes.is_empty()
+/// Whether a weight sweep applies to a configuration of `preset` with `params`: its
+/// fusion method blends weighted signals, and reads their weights at these parameters
+/// (the list fusions' weights move rankings under wsum only).
+fn blends_weights(preset: Preset, params: &Params) -> bool {
+    let axes = fusion::method(preset.plan().fusion).spec().weight_axes;
+    !axes.is_empty()
+        && axes
+            .iter()
+            .all(|axis| fusion::ignored_parameter(preset, params, axis.parameter).is_none())
 }
 
 /// The axes a configuration is swept along: its method's weight axes, or the parameter.
@@ -405,7 +413,7 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
             SweepKind::Weights { .. } => {
                 let blending: Vec<&str> = Preset::ALL
                     .iter()
-                    .filter(|preset| blends_weights(&preset.plan()))
+                    .filter(|preset| blends_weights(**preset, &preset.default_params()))
                     .map(|preset| preset.name())
                     .collect();
                 format!(
@@ -413,10 +421,25 @@ pub fn run(inputs: &SweepInputs<'_>, settings: &SweepSettings) -> Result<SweepRe
                     blending.join(", ")
                 )
             }
-            SweepKind::Param(range) => format!(
-                "none of the selected configurations reads {}; pick one with --configurations",
-                range.name
-            ),
+            SweepKind::Param(range) => {
+                let reasons: Vec<String> = inputs
+                    .configurations
+                    .iter()
+                    .filter_map(|configuration| {
+                        let reason = fusion::ignored_parameter(
+                            configuration.preset,
+                            &configuration.params,
+                            &range.name,
+                        )?;
+                        Some(format!("{:?}: {reason}", configuration.name))
+                    })
+                    .collect();
+                format!(
+                    "none of the selected configurations reads {} ({}); pick one with --configurations",
+                    range.name,
+                    reasons.join("; ")
+                )
+            }
         }));
     }
     let (planned, to_prepare) = plan_points(&selected, &settings.kind)?;
