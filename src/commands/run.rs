@@ -54,11 +54,6 @@ pub fn run(command: &RunCommand) -> Result<u8, Error> {
             "--html renders the report directory, which --no-report skips; drop one of them".into(),
         ));
     }
-    if command.force && command.run.no_report {
-        return Err(Error::Usage(
-            "--force lets the report replace an existing one, and --no-report writes none; drop one of them".into(),
-        ));
-    }
     if let Some(shard) = command.shard {
         return run_shard(command, shard);
     }
