@@ -24,6 +24,7 @@ use crate::interrupt::critical;
 use crate::pipeline::{ConfigurationOutput, StageTimings};
 use crate::results::shard::{ShardResults, SHARD_FILE};
 use crate::results::Results;
+use crate::write_policy::FileVersion;
 use crate::trec::write_trec_qrels;
 use crate::write_policy::{self, DirectoryBuild, DirectoryKind, Policy, Scratch};
 
@@ -278,26 +279,6 @@ type StoredRead = (PathBuf, FileVersion, Arc<StoredIdentity>);
 /// a large run's `results.json` costs more than the rest of a check: an unchanged file is
 /// parsed once.
 static LAST_STORED_READ: Mutex<Option<StoredRead>> = Mutex::new(None);
-
-/// What identifies one version of a file: its device and inode, size and the times of
-/// its last modification and status change, to the nanosecond.
-#[derive(PartialEq)]
-struct FileVersion([i64; 7]);
-
-impl FileVersion {
-    fn of(metadata: &std::fs::Metadata) -> FileVersion {
-        use std::os::unix::fs::MetadataExt;
-        FileVersion([
-            metadata.dev() as i64,
-            metadata.ino() as i64,
-            metadata.size() as i64,
-            metadata.mtime(),
-            metadata.mtime_nsec(),
-            metadata.ctime(),
-            metadata.ctime_nsec(),
-        ])
-    }
-}
 
 /// The dataset and configurations the `results.json` at `path` holds, `None` when it
 /// cannot be read or parsed. A version of the file read before is not read again.

@@ -578,12 +578,7 @@ fn engine_section(results: &Results, headline: &str) -> Option<Markup> {
                 }
             })
     };
-    let evaluated = engine
-        .configurations
-        .iter()
-        .map(|configuration| configuration.evaluated_depth)
-        .max()
-        .unwrap_or(0);
+    let evaluated = engine.evaluated_depth();
     let of_searches = |configuration: &crate::results::engine::EngineConfiguration,
                        count: usize| {
         if configuration.vector_searches > 0 {

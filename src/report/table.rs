@@ -229,12 +229,7 @@ pub fn engine_columns(
     recall: &str,
 ) -> Option<EngineColumns> {
     let engine = results.engine.as_ref()?;
-    let evaluated = engine
-        .configurations
-        .iter()
-        .map(|configuration| configuration.evaluated_depth)
-        .max()
-        .unwrap_or(0);
+    let evaluated = engine.evaluated_depth();
     let evaluated = if evaluated > 0 {
         format!(" @{evaluated}")
     } else {

@@ -63,6 +63,18 @@ pub struct EngineConfiguration {
 /// Differences in a shown metric smaller than this are no move (they print as ±0.0000).
 pub const MOVE_SHOWN: f64 = 5e-5;
 
+impl EngineRun {
+    /// The deepest evaluated depth of its configurations (0 when none records one): the
+    /// depth a report names beside "searches differing".
+    pub fn evaluated_depth(&self) -> usize {
+        self.configurations
+            .iter()
+            .map(|configuration| configuration.evaluated_depth)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 impl EngineConfiguration {
     /// The metrics among `shown` (every metric when empty) whose engine value differs
     /// from the exact index's by at least [`MOVE_SHOWN`], with the difference, in the

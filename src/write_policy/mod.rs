@@ -467,7 +467,7 @@ pub fn edit_in_place(path: &Path, edit: &dyn Fn(&[u8]) -> Vec<u8>) -> Result<(),
     let scratch = Scratch::create(directory)?;
     let temporary = scratch.path().join("edited");
     loop {
-        let before = version_of(&target);
+        let before = FileVersion::at(&target);
         let current = match std::fs::read(&target) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -488,7 +488,7 @@ pub fn edit_in_place(path: &Path, edit: &dyn Fn(&[u8]) -> Vec<u8>) -> Result<(),
         file.sync_all().map_err(write_error(&temporary))?;
         drop(file);
         let swapped = critical(|| {
-            if version_of(&target) != before {
+            if FileVersion::at(&target) != before {
                 return Ok(false);
             }
             std::fs::rename(&temporary, &target).map_err(write_error(&target))?;
@@ -502,20 +502,31 @@ pub fn edit_in_place(path: &Path, edit: &dyn Fn(&[u8]) -> Vec<u8>) -> Result<(),
     }
 }
 
-/// What identifies one version of a file: device, inode, size, modification and status
-/// change times to the nanosecond; `None` when there is no file.
-fn version_of(path: &Path) -> Option<[i64; 7]> {
-    use std::os::unix::fs::MetadataExt;
-    let metadata = std::fs::metadata(path).ok()?;
-    Some([
-        metadata.dev() as i64,
-        metadata.ino() as i64,
-        metadata.size() as i64,
-        metadata.mtime(),
-        metadata.mtime_nsec(),
-        metadata.ctime(),
-        metadata.ctime_nsec(),
-    ])
+/// What identifies one version of a file: its device and inode, size and the times of
+/// its last modification and status change, to the nanosecond. Two reads of a file
+/// with equal versions read the same bytes (short of a writer that restores all seven).
+#[derive(Debug, PartialEq, Eq)]
+pub struct FileVersion([i64; 7]);
+
+impl FileVersion {
+    /// The version `metadata` describes.
+    pub fn of(metadata: &std::fs::Metadata) -> FileVersion {
+        use std::os::unix::fs::MetadataExt;
+        FileVersion([
+            metadata.dev() as i64,
+            metadata.ino() as i64,
+            metadata.size() as i64,
+            metadata.mtime(),
+            metadata.mtime_nsec(),
+            metadata.ctime(),
+            metadata.ctime_nsec(),
+        ])
+    }
+
+    /// The version of the file at `path` (symlinks followed); `None` when there is none.
+    pub fn at(path: &Path) -> Option<FileVersion> {
+        std::fs::metadata(path).ok().as_ref().map(FileVersion::of)
+    }
 }
 
 /// What a directory a command writes whole is.
