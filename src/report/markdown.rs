@@ -55,7 +55,6 @@ use crate::gate::{GateCheck, GateReport, NEAR_MISS_SHARE};
 use crate::metric_names::display;
 use crate::results::by_tag::tag_metric;
 use crate::results::Results;
-use crate::stats::Correction;
 use crate::sweep::SweepResults;
 use crate::trec_eval::EvaluatedRun;
 
@@ -252,12 +251,9 @@ fn describe_significance(gate: &GateReport) -> String {
         ),
         SignificanceTest::TTest => "paired t-test".to_owned(),
     };
-    let correction = match significance.correction {
-        Correction::Holm => "Holm",
-        Correction::Bonferroni => "Bonferroni",
-    };
     format!(
-        "{test}, {correction}-corrected over {} checks; `*` p < {}, `**` p < {}",
+        "{test}, {} over {} checks; `*` p < {}, `**` p < {}",
+        significance.correction.adjective(),
         gate.checks.len(),
         significance.alpha,
         significance.alpha / 5.0
