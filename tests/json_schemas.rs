@@ -120,7 +120,8 @@ fn every_document_written_on_devmem_validates_against_its_schema() {
             continue;
         };
         let document = read_json(&path);
-        let version = &read_json(&common::repo_path(schema))["properties"]["schema_version"]["const"];
+        let version =
+            &read_json(&common::repo_path(schema))["properties"]["schema_version"]["const"];
         assert_eq!(&document["schema_version"], version, "{}", path.display());
         let violations = violations(schema, &document);
         assert!(

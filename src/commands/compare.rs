@@ -350,17 +350,6 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 "compare needs two or more --embedder options (e.g. --embedder hash --embedder concept), two results.json files, or --qrels QRELS and two run files".into(),
             ));
         }
-        if let Some(embedder) = args
-            .run
-            .embedder
-            .iter()
-            .enumerate()
-            .find_map(|(index, embedder)| args.run.embedder[..index].contains(embedder).then_some(embedder))
-        {
-            return Err(Error::Usage(format!(
-                "--embedder {embedder} is given twice; each compared run is one embedder"
-            )));
-        }
         let (file, mut dataset) = load_inputs(&args.run)?;
         let name = args
             .run
@@ -380,6 +369,21 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
             return Err(Error::Usage(format!(
                 "{flag}: none of the compared embedders ({}) reads it: drop {flag}",
                 args.run.embedder.join(", ")
+            )));
+        }
+        if let Some(embedder) =
+            args.run
+                .embedder
+                .iter()
+                .enumerate()
+                .find_map(|(index, embedder)| {
+                    args.run.embedder[..index]
+                        .contains(embedder)
+                        .then_some(embedder)
+                })
+        {
+            return Err(Error::Usage(format!(
+                "--embedder {embedder} is given twice; each compared run is one embedder"
             )));
         }
         let mut runs = Vec::new();

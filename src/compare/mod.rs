@@ -147,10 +147,7 @@ impl CompareReport {
 
     /// The keys of the runs `cell` beats, run after run: `bc`.
     pub fn beaten_keys(&self, cell: &CompareCell) -> String {
-        cell.beats
-            .iter()
-            .map(|label| self.key_of(label))
-            .collect()
+        cell.beats.iter().map(|label| self.key_of(label)).collect()
     }
 
     /// `row`'s pair comparisons on metric number `metric`, in pair order.

@@ -24,9 +24,11 @@ const SUPERSCRIPTS: [char; 26] = [
 pub fn superscript(keys: &str) -> String {
     keys.chars()
         .map(|key| {
-            key.is_ascii_lowercase()
-                .then(|| SUPERSCRIPTS[usize::from(key as u8 - b'a')])
-                .unwrap_or(key)
+            if key.is_ascii_lowercase() {
+                SUPERSCRIPTS[usize::from(key as u8 - b'a')]
+            } else {
+                key
+            }
         })
         .collect()
 }
@@ -109,8 +111,10 @@ pub fn terminal(report: &CompareReport) -> String {
                     match report.pairs(row, metric).find(|pair| {
                         pair.reference_run == reference && pair.candidate_run == candidate
                     }) {
-                        Some(pair) => super::table::delta_cell(pair_text(pair), pair.comparison.delta)
-                            .set_alignment(CellAlignment::Right),
+                        Some(pair) => {
+                            super::table::delta_cell(pair_text(pair), pair.comparison.delta)
+                                .set_alignment(CellAlignment::Right)
+                        }
                         None => Cell::new("-"),
                     },
                 );

@@ -110,7 +110,6 @@ pub(super) fn rows(
         .map_err(|error| csv::Error::from(error.into_error()))
 }
 
-
 /// `configuration,<metric>...` rows of macro averages.
 pub fn metric_table(results: &Results) -> Result<Vec<u8>, csv::Error> {
     let mut writer = csv::Writer::from_writer(Vec::new());
