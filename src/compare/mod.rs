@@ -464,12 +464,13 @@ pub fn legend(report: &CompareReport) -> String {
     )
 }
 
-/// A p-value as tables print it: four decimals, or `<0.0001`.
+/// A p-value as tables print it, one width for every p so that a column aligns:
+/// `p = 0.0289`, or `p < 0.0001`.
 pub fn p_text(p: f64) -> String {
     if p < 0.0001 {
-        "<0.0001".to_owned()
+        "p < 0.0001".to_owned()
     } else {
-        format!("{p:.4}")
+        format!("p = {p:.4}")
     }
 }
 

@@ -39,10 +39,10 @@ fn value_text(cell: &CompareCell) -> String {
         .map_or_else(|| "-".to_owned(), |value| format!("{value:.4}"))
 }
 
-/// A pair's difference and its p after the correction: `+0.0123 (p 0.0040)`.
+/// A pair's difference and its p after the correction: `+0.0123 (p = 0.0040)`.
 fn pair_text(pair: &PairComparison) -> String {
     format!(
-        "{:+.4} (p {})",
+        "{:+.4} ({})",
         pair.comparison.delta,
         p_text(pair.comparison.adjusted_p_value)
     )
