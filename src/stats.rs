@@ -1,9 +1,12 @@
 //! Significance tests and confidence intervals over per-query metric values.
 //!
 //! - Paired two-sided Student t-test (statrs' t distribution).
-//! - Fisher's randomization (permutation) test for paired samples: the signs of the
-//!   per-query differences are flipped at random; p = (extreme + 1) / (iterations + 1)
-//!   (the Monte Carlo p-value that counts the observed labelling, as scipy does).
+//! - Fisher's randomization (permutation) test for paired samples. Exact when feasible:
+//!   when the 2^m sign patterns of the m non-zero per-query differences are no more than
+//!   the iterations asked for, every pattern is enumerated and p is the exact share of
+//!   patterns at least as extreme. Otherwise the signs are flipped at random and
+//!   p = (extreme + 1) / (iterations + 1) (the Monte Carlo p-value that counts the
+//!   observed labelling, as scipy does).
 //! - Percentile bootstrap intervals of a mean (resampling queries with replacement),
 //!   quantiles interpolated linearly between order statistics (numpy's default).
 //! - Holm (default) and Bonferroni corrections for multiple comparisons.
@@ -90,7 +93,9 @@ pub fn paired_t_test(a: &[f64], b: &[f64]) -> TTest {
     }
 }
 
-/// Fisher's paired randomization test of `b - a`, two-sided on |mean difference|.
+/// Fisher's paired randomization test of `b - a`, two-sided on |mean difference|: exact
+/// (every sign pattern of the non-zero differences) when there are at most `iterations`
+/// patterns, else `iterations` random sign flips from `seed`.
 pub fn randomization_test(a: &[f64], b: &[f64], iterations: usize, seed: u64) -> f64 {
     assert_eq!(a.len(), b.len(), "paired samples");
     let differences: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
@@ -98,8 +103,30 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: usize, seed: u64) ->
         return 1.0;
     }
     let observed = differences.iter().fold(0.0, |t, d| t + d).abs();
+    // Compare sums (not means) with a tolerance so exact ties count as extreme.
+    let extreme = |total: f64| total.abs() >= observed - 1e-9;
+    // A zero difference is the same under either sign: only the others make patterns.
+    let non_zero: Vec<f64> = differences.iter().copied().filter(|d| *d != 0.0).collect();
+    if let Some(patterns) = exact_patterns(non_zero.len(), iterations) {
+        let extreme_patterns = (0..patterns)
+            .filter(|&pattern| {
+                let total = non_zero
+                    .iter()
+                    .enumerate()
+                    .fold(0.0, |total, (index, difference)| {
+                        if pattern >> index & 1 == 1 {
+                            total - difference
+                        } else {
+                            total + difference
+                        }
+                    });
+                extreme(total)
+            })
+            .count();
+        return extreme_patterns as f64 / patterns as f64;
+    }
     let mut rng = stream(seed);
-    let mut extreme = 0usize;
+    let mut extreme_count = 0usize;
     for _ in 0..iterations {
         let mut total = 0.0;
         let mut bits = 0u64;
@@ -114,12 +141,18 @@ pub fn randomization_test(a: &[f64], b: &[f64], iterations: usize, seed: u64) ->
             };
             bits >>= 1;
         }
-        // Compare sums (not means) with a tolerance so exact ties count as extreme.
-        if total.abs() >= observed - 1e-9 {
-            extreme += 1;
+        if extreme(total) {
+            extreme_count += 1;
         }
     }
-    (extreme + 1) as f64 / (iterations + 1) as f64
+    (extreme_count + 1) as f64 / (iterations + 1) as f64
+}
+
+/// The number of sign patterns of `signs` differences, 2^signs, when it is at most
+/// `iterations`: the exact test is then no more work than the sampled one.
+fn exact_patterns(signs: usize, iterations: usize) -> Option<u64> {
+    let patterns = 1u64.checked_shl(u32::try_from(signs).ok()?)?;
+    (patterns <= iterations as u64).then_some(patterns)
 }
 
 /// The `q`-quantile of sorted `values`, interpolated linearly (numpy's "linear").
@@ -199,23 +232,39 @@ pub enum Correction {
     Holm,
     /// Bonferroni (p x number of tests).
     Bonferroni,
+    /// None: each test at alpha on its own (as ranx's `compare` and most papers' tables).
+    None,
 }
 
 impl Correction {
     /// Every correction, with a line on each (for help texts).
-    pub const CHOICES: [(Correction, &'static str); 2] = [
+    pub const CHOICES: [(Correction, &'static str); 3] = [
         (
             Correction::Holm,
             "Holm-Bonferroni step-down (controls the family-wise error, more power)",
         ),
         (Correction::Bonferroni, "Bonferroni (p x number of tests)"),
+        (
+            Correction::None,
+            "no correction: each test at alpha on its own (as ranx's compare)",
+        ),
     ];
+
+    /// How the correction reads in a sentence: `Holm-corrected`, `uncorrected`.
+    pub fn adjective(self) -> &'static str {
+        match self {
+            Correction::Holm => "Holm-corrected",
+            Correction::Bonferroni => "Bonferroni-corrected",
+            Correction::None => "uncorrected",
+        }
+    }
 }
 
 /// Adjusted p-values, in the order given.
 pub fn adjust(p_values: &[f64], correction: Correction) -> Vec<f64> {
     let m = p_values.len();
     match correction {
+        Correction::None => p_values.to_vec(),
         Correction::Bonferroni => p_values.iter().map(|p| (p * m as f64).min(1.0)).collect(),
         Correction::Holm => {
             let mut order: Vec<usize> = (0..m).collect();
@@ -274,6 +323,7 @@ mod tests {
             adjust(&[0.01, 0.3], Correction::Bonferroni),
             vec![0.02, 0.6]
         );
+        assert_eq!(adjust(&[0.01, 0.3], Correction::None), vec![0.01, 0.3]);
     }
 
     #[test]
@@ -292,12 +342,47 @@ mod tests {
     }
 
     #[test]
-    fn randomization_exact_small_case_and_seed_stability() {
-        // Differences (1, 1, 1): of the 8 sign patterns, 2 reach |sum| = 3, so the exact
-        // p is 1/4; the Monte Carlo estimate converges there.
-        let p = randomization_test(&[0.0; 3], &[1.0; 3], 20_000, 7);
-        assert!((p - 0.25).abs() < 0.01, "{p}");
-        assert_eq!(p, randomization_test(&[0.0; 3], &[1.0; 3], 20_000, 7));
+    fn randomization_is_exact_when_every_sign_pattern_fits_in_the_iterations() {
+        // Differences (1, 1, 1): of the 8 sign patterns, 2 reach |sum| = 3, so p = 1/4
+        // exactly, whatever the seed.
+        for seed in [1, 7, 42] {
+            assert_eq!(randomization_test(&[0.0; 3], &[1.0; 3], 8, seed), 0.25);
+        }
+        // Differences (0.5, 0.25, -0.125, 0, 0): the zeros make no patterns; of the 8
+        // patterns of the others (sums +-0.875, +-0.625, +-0.375, +-0.125), 4 reach
+        // |0.625|: p = 1/2.
+        let a = [0.0, 0.25, 0.5, 0.3, 0.3];
+        let b = [0.5, 0.5, 0.375, 0.3, 0.3];
+        assert_eq!(randomization_test(&a, &b, 8, 3), 0.5);
+        assert_eq!(randomization_test(&a, &b, 10_000, 4), 0.5);
+        // One pattern too many for the iterations: sampled, p = (extreme + 1) / 8.
+        let sampled = randomization_test(&a, &b, 7, 3);
+        assert_eq!((sampled * 8.0).fract(), 0.0, "{sampled}");
+        // Fourteen non-zero differences have 16,384 patterns, more than 10,000: sampled,
+        // seed-stable, and near the exact p. Differences 1..=14 with the first 4 negative:
+        // observed |sum| = 105 - 2 * 10 = 85.
+        let a = [0.0; 14];
+        let b: Vec<f64> = (1..=14)
+            .map(|d| if d <= 4 { -f64::from(d) } else { f64::from(d) })
+            .collect();
+        let p = randomization_test(&a, &b, 10_000, 7);
+        assert_eq!(p, randomization_test(&a, &b, 10_000, 7));
+        assert_eq!((p * 10_001.0).round(), p * 10_001.0);
+        let exact = randomization_test(&a, &b, 1 << 14, 0);
+        // The exact p by enumeration here, and the sample within 4 standard errors of it.
+        let extreme = (0u32..1 << 14)
+            .filter(|pattern| {
+                let total: f64 = b
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| if pattern >> i & 1 == 1 { -d } else { *d })
+                    .sum();
+                total.abs() >= 85.0
+            })
+            .count();
+        assert_eq!(exact, extreme as f64 / 16_384.0);
+        let error = (exact * (1.0 - exact) / 10_000.0).sqrt();
+        assert!((p - exact).abs() < 4.0 * error, "{p} vs {exact}");
         assert_eq!(randomization_test(&[0.3; 4], &[0.3; 4], 100, 1), 1.0);
     }
 

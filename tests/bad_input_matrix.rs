@@ -298,10 +298,11 @@ fn run_names_that_would_leave_the_output_directory_are_refused() {
     let results = report_dir(&work.path().join("reports-tiny")).join("results.json");
     let results = results.to_str().unwrap();
     let output_dir = work.path().join("out");
+    let (first, second) = (format!("a={results}"), format!("b={results}"));
     let output = hyde_eval(&[
         "compare",
-        results,
-        results,
+        &first,
+        &second,
         "--run-name",
         "../escaped",
         "--output-dir",

@@ -329,8 +329,8 @@ fn run_and_compare_print_their_documents_in_each_format() {
     let value: f64 = bm25_row.split(',').nth(column).unwrap().parse().unwrap();
     assert_eq!(value, bm25_ndcg);
 
-    // compare: the baseline against this run; CSV rows carry the same values and deltas
-    // as the JSON document.
+    // compare: the baseline against this run; the CSV row of each pairwise test carries
+    // the values and delta of the JSON document's.
     let compare = |format: &str| {
         let result = hyde_eval(&[
             "compare",
@@ -350,7 +350,7 @@ fn run_and_compare_print_their_documents_in_each_format() {
         String::from_utf8(result.stdout).unwrap()
     };
     let document: serde_json::Value = serde_json::from_str(&compare("json")).unwrap();
-    assert_eq!(document["schema_version"], 1);
+    assert_eq!(document["schema_version"], 2);
     let row = document["rows"]
         .as_array()
         .unwrap()
@@ -360,12 +360,12 @@ fn run_and_compare_print_their_documents_in_each_format() {
     let csv = compare("csv");
     let candidate = csv
         .lines()
-        .find(|line| line.starts_with("bm25,devmem,ndcg@10,"))
+        .find(|line| line.starts_with("bm25,ndcg@10,reports,devmem,"))
         .expect(&csv);
     let cells: Vec<&str> = candidate.split(',').collect();
-    assert_eq!(cells[3].parse::<f64>().unwrap(), bm25_ndcg);
+    assert_eq!(cells[5].parse::<f64>().unwrap(), bm25_ndcg);
     assert_eq!(
-        cells[4].parse::<f64>().unwrap(),
+        cells[6].parse::<f64>().unwrap(),
         row["comparisons"][0]["delta"].as_f64().unwrap()
     );
     assert!(compare("markdown").contains("| bm25 |"));

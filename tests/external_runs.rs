@@ -164,7 +164,10 @@ fn compare_qrels_gives_the_built_in_statistics_on_the_run_files_a_run_wrote() {
     assert_eq!(cell["p_value"].as_f64().unwrap(), paired.p_value);
     assert_eq!(cell["delta"].as_f64().unwrap(), paired.delta);
     assert_eq!(cell["paired_queries"], paired.paired_queries);
-    assert_eq!(external["runs"][0]["label"], path(a.join("runs/bm25.run")));
+    // Labelled by file name, without extension; the path is the source.
+    assert_eq!(external["runs"][0]["label"], "bm25");
+    assert_eq!(external["runs"][1]["label"], "dense");
+    assert_eq!(external["runs"][0]["source"], path(a.join("runs/bm25.run")));
 
     // eval --baseline gates like run --baseline, in both directions.
     let qrels = path(a.join("qrels.trec"));
@@ -434,13 +437,16 @@ fn eval_gate_exit_codes_and_compare_flag_hygiene() {
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("c/compare.json")).unwrap()).unwrap();
     assert_eq!(report["runs"][0]["label"], "stdin");
-    assert_eq!(report["rows"][0]["values"][0], 0.75);
-    assert_eq!(report["rows"][0]["values"][1], 0.25);
+    assert_eq!(report["rows"][0]["cells"][0]["value"], 0.75);
+    assert_eq!(report["rows"][0]["cells"][1]["value"], 0.25);
     assert_eq!(report["rows"][0]["comparisons"][0]["losses"], 1);
     assert_eq!(report["rows"][0]["comparisons"][0]["ties"], 1);
     // Flags compare cannot honour are refused up front.
     for (flag, says) in [
-        (vec!["--metrics", "mrr"], "compares one metric"),
+        (
+            vec!["--metric", "mrr", "--metrics", "map"],
+            "--metric names one metric and --metrics several",
+        ),
         (vec!["--html", "--no-report"], "--no-report turns off"),
         (
             vec!["--configurations", "keyword"],
@@ -573,9 +579,8 @@ fn compare_qrels_html_reports_each_run_its_metrics_diagnostics_and_p_value() {
     // By hand (trec_eval's gain = grade): sys ranks d2 (0), d1 (1), d3 (2) for q1:
     // (1/log2 3 + 2/2) / (2 + 1/log2 3) = 0.6199, q2 1: mean 0.8100. weak ranks d3 at 2:
     // (2/log2 3) / 2.6309 = 0.4796, q2 0: mean 0.2398.
-    // Each run is labelled by its path, as `eval` labels it.
-    for (path, by_hand) in [(&run, "0.8100"), (&weak, "0.2398")] {
-        let label = path;
+    // Each run is labelled by its file name without extension.
+    for (path, label, by_hand) in [(&run, "sys", "0.8100"), (&weak, "weak", "0.2398")] {
         let row = &page[page
             .find(&format!("<tr data-run=\"{label}\">"))
             .unwrap_or_else(|| panic!("no row for {label}: {page}"))..];

@@ -196,7 +196,9 @@ fn compare_two_providers_side_by_side() {
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("nDCG@3 on scenarios; differences from concept"),
+        stdout.contains(
+            "nDCG@3 on scenarios; superscript letters name the runs each run beats significantly"
+        ),
         "{stdout}"
     );
     let report: serde_json::Value = serde_json::from_slice(
@@ -218,9 +220,11 @@ fn compare_two_providers_side_by_side() {
     let markdown =
         std::fs::read_to_string(directory.path().join("scenarios-compare/compare.md")).unwrap();
     assert!(
-        markdown.contains("| configuration | concept | hash |"),
+        markdown.contains("| configuration | # | run | nDCG@3 |"),
         "{markdown}"
     );
+    assert!(markdown.contains("| keyword | a | concept |"), "{markdown}");
+    assert!(markdown.contains("| keyword | b | hash |"), "{markdown}");
 
     // Stored runs of different datasets cannot be compared.
     let a = directory.path().join("a");

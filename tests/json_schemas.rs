@@ -120,7 +120,9 @@ fn every_document_written_on_devmem_validates_against_its_schema() {
             continue;
         };
         let document = read_json(&path);
-        assert_eq!(document["schema_version"], 1, "{}", path.display());
+        let version =
+            &read_json(&common::repo_path(schema))["properties"]["schema_version"]["const"];
+        assert_eq!(&document["schema_version"], version, "{}", path.display());
         let violations = violations(schema, &document);
         assert!(
             violations.is_empty(),
@@ -166,6 +168,50 @@ fn the_schemas_refuse_malformed_documents() {
         "{found:#?}"
     );
     assert!(found[2].starts_with("/schema_version:"), "{found:#?}");
+}
+
+/// `compare --qrels` (run files, several metrics, the LaTeX-free JSON) validates too, and
+/// the schema refuses a cell without its beaten runs and an unknown correction.
+#[test]
+fn a_comparison_of_run_files_validates_and_the_schema_refuses_a_malformed_one() {
+    let fixture = |name: &str| {
+        common::repo_path(&format!("fixtures/compare/{name}"))
+            .display()
+            .to_string()
+    };
+    let printed = succeed(&[
+        "compare",
+        "--quiet",
+        "--no-report",
+        "--format",
+        "json",
+        "--qrels",
+        &fixture("qrels.trec"),
+        &fixture("a.run"),
+        &fixture("b.run"),
+        &fixture("c.run"),
+        "--metrics",
+        "ndcg@10,map",
+    ]);
+    let mut document: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(document["kind"], "run-files");
+    assert_eq!(
+        violations("schemas/compare.schema.json", &document),
+        Vec::<String>::new()
+    );
+    document["rows"][0]["cells"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("beats");
+    document["significance"]["correction"] = Value::from("sidak");
+    let mut found = violations("schemas/compare.schema.json", &document);
+    found.sort();
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].starts_with("/rows/0/cells/0:"), "{found:#?}");
+    assert!(
+        found[1].starts_with("/significance/correction:"),
+        "{found:#?}"
+    );
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! One metric vocabulary: every place a metric is named (`--metrics`, `--max-drop`,
 //! `--min`, the config file's `metrics` and `[gate]`, `report --metric`, `compare
-//! --metric`, `sweep --metrics`, `eval -m`) accepts hyde-eval's names, its table headers,
-//! trec_eval's and ir_measures' spellings in any case, and refuses an unknown name with
-//! a "did you mean".
+//! --metric` and `--metrics`, `sweep --metrics`, `eval -m`) accepts hyde-eval's names,
+//! its table headers, trec_eval's and ir_measures' spellings in any case, and refuses an
+//! unknown name with a "did you mean".
 
 mod common;
 
@@ -136,10 +136,12 @@ fn every_place_a_metric_is_named_takes_every_vocabulary() {
         html.contains("compared on <code>mrr</code>"),
         "the report compares on mrr"
     );
+    // One results file compared with itself needs two labels.
+    let (first, second) = (format!("a={results_arg}"), format!("b={results_arg}"));
     let stdout = succeeded(&hyde_eval(&[
         "compare",
-        results_arg,
-        results_arg,
+        &first,
+        &second,
         "--metric",
         "ap",
         "--output-dir",

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::choices;
 use super::dataset::SourceArgs;
-use super::format::OutputFormat;
+use super::format::{CompareFormat, OutputFormat};
 
 use crate::compare::paired::SignificanceTest;
 use crate::metrics::Semantics;
@@ -20,21 +20,23 @@ pub(super) const COMPARE_EXAMPLES: &str = "\
 Examples:
   hyde-eval compare --dataset datasets/scenarios --embedder concept --embedder hash
       runs every configuration once per provider; the first is the reference
-  hyde-eval compare reports/a/results.json reports/b/results.json --metric mrr
-      compares stored runs of the same dataset without re-running
-  hyde-eval compare --qrels qrels.test bm25.run dense.run.gz splade.json --metric ndcg@10
+  hyde-eval compare old=reports/a/results.json new=reports/b/results.json --metric mrr
+      compares stored runs of the same dataset without re-running, labelled old and new
+  hyde-eval compare --qrels qrels.test bm25.run dense.run.gz splade=splade.json \
+      --metrics ndcg@10,map,mrr --format latex
       runs of any system (TREC, ranx JSON, ir_measures JSON lines) scored against the
-      qrels with the metrics of `run`, one column each, the first the reference
+      qrels with the metrics of `run`, as a paper's LaTeX table
 
-Each cell is the candidate's macro value with its difference from the reference run's
-same-named configuration; * and ** mark differences significant at alpha and alpha / 5
-after the correction over every cell. compare.json and compare.md are written to
-reports/<dataset>-compare/ (reports/compare/ for stored results and run files; or
---output-dir/--run-name). --configurations keeps those rows of stored results; --metrics
-is refused (compare shows one --metric, in text, JSON and Markdown); --html writes
-report.html beside them for run files compared with --qrels, and is refused otherwise.
-Stored results and run files are compared as they are: the run options that would shape
-a run (--weights, --set, --embedder, ...) are refused with them.";
+The runs are lettered a, b, c, ... in the order given. Each value is followed by the
+letters of the runs it beats significantly: every pair of runs is tested on every metric
+(and configuration), all tests corrected together (--test, --correction, --alpha); the
+best value of the runs is marked. A second table gives every pair's difference and p.
+compare.json, compare.md and compare.tex are written to reports/<dataset>-compare/
+(reports/compare/ for stored results and run files; or --output-dir/--run-name).
+--configurations keeps those rows of stored results; --html writes report.html beside
+them for run files compared with --qrels, and is refused otherwise. Stored results and
+run files are compared as they are: the run options that would shape a run (--weights,
+--set, --embedder, ...) are refused with them.";
 
 /// `hyde-eval run`: run options plus the gate and summary options.
 #[derive(Debug, Args)]
@@ -178,12 +180,13 @@ pub struct GateArgs {
 pub struct CompareArgs {
     /// Stored results.json files to compare, or with --qrels QRELS run files of any system
     /// (TREC, ranx JSON, ir_measures JSON lines; qrels also BEIR TSV) scored with `run`'s
-    /// metrics (-k, --relevance-level, --semantics, --depth); the first is the reference.
+    /// metrics (-k, --relevance-level, --semantics, --depth). NAME=FILE labels a run
+    /// [default label: a results file's directory, a run file's name without extensions].
     /// Without them, the dataset is run once per --embedder
-    #[arg(value_name = "FILE")]
+    #[arg(value_name = "[NAME=]FILE")]
     pub results: Vec<PathBuf>,
 
-    /// The metric compared [default: ndcg at the largest cut-off]
+    /// The metric compared; several: --metrics [default: ndcg at the largest cut-off]
     #[arg(long, value_name = "METRIC")]
     pub metric: Option<String>,
 
@@ -192,10 +195,10 @@ pub struct CompareArgs {
     #[arg(long)]
     pub html: bool,
 
-    /// Format on stdout (JSON is compare.json, Markdown compare.md; CSV one row per
-    /// configuration and run)
+    /// Format on stdout (JSON is compare.json, Markdown compare.md, LaTeX compare.tex;
+    /// CSV one row per pairwise test)
     #[arg(long, value_enum, default_value_t)]
-    pub format: OutputFormat,
+    pub format: CompareFormat,
 
     #[command(flatten)]
     pub significance: SignificanceArgs,
@@ -347,7 +350,8 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "[CONFIG.]NAME=VALUE")]
     pub set: Vec<String>,
 
-    /// Metric columns of the terminal table, comma-separated (e.g. ndcg@10,mrr)
+    /// Metric columns of the terminal table, comma-separated (e.g. ndcg@10,mrr); for
+    /// `compare`, the metrics compared
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub metrics: Vec<String>,
 

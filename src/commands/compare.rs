@@ -1,11 +1,12 @@
 //! `hyde-eval compare`: several stored results, runs of any system scored against qrels
-//! (`--qrels`), or one run per `--embedder`, side by side with paired significance tests;
-//! with `--qrels`, `--html` adds the comparison's HTML report.
+//! (`--qrels`), or one run per `--embedder`, side by side on one or more metrics with
+//! every pair of runs tested; inputs may be labelled (`NAME=FILE`). Writes compare.json,
+//! compare.md and compare.tex; with `--qrels`, `--html` adds the comparison's HTML report.
 
 use std::path::{Path, PathBuf};
 
 use crate::cli::{CompareArgs, RunArgs};
-use crate::compare::{self, Accounting};
+use crate::compare::{self, Accounting, ComparedInput, ComparisonKind};
 use crate::error::{exit_code, Error};
 use crate::report::external_html::{self, ExternalRun};
 use crate::report::files::{check_destination, write_directory_keeping};
@@ -15,6 +16,74 @@ use crate::settings::{self, ConfigFile};
 use crate::write_policy::Policy;
 
 use super::*;
+
+/// A `NAME=FILE` argument split into its label and path; a plain `FILE` (no `=`, or a
+/// `/` before the first `=`) has no label. An empty NAME is refused.
+fn labelled(argument: &Path) -> Result<(Option<String>, PathBuf), Error> {
+    let Some(text) = argument.to_str() else {
+        return Ok((None, argument.to_path_buf()));
+    };
+    match text.split_once('=') {
+        Some((name, path)) if !name.contains(['/', std::path::MAIN_SEPARATOR]) => {
+            if name.trim().is_empty() {
+                return Err(Error::Usage(format!(
+                    "{text:?}: the label before '=' is empty; write NAME=FILE, or ./{text} for a file named so"
+                )));
+            }
+            Ok((Some(name.to_owned()), PathBuf::from(path)))
+        }
+        _ => Ok((None, argument.to_path_buf())),
+    }
+}
+
+/// The label and path of each `[NAME=]FILE` argument: its NAME, else `default(path)`,
+/// else (when that default is another run's label too) the path as given.
+fn labels(
+    arguments: &[PathBuf],
+    default: fn(&Path) -> String,
+) -> Result<Vec<(String, PathBuf)>, Error> {
+    let parsed = arguments
+        .iter()
+        .map(|argument| labelled(argument))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let candidates: Vec<String> = parsed
+        .iter()
+        .map(|(name, path)| name.clone().unwrap_or_else(|| default(path)))
+        .collect();
+    Ok(parsed
+        .into_iter()
+        .enumerate()
+        .map(|(index, (name, path))| {
+            let shared = candidates
+                .iter()
+                .enumerate()
+                .any(|(other, label)| other != index && *label == candidates[index]);
+            let label = match name {
+                Some(name) => name,
+                None if shared && !crate::input::is_stdin(&path) => path.display().to_string(),
+                None => candidates[index].clone(),
+            };
+            (label, path)
+        })
+        .collect())
+}
+
+/// A run file's default label: `stdin` for `-`, else its file name without `.gz` and
+/// one more extension (`runs/bm25.run.gz` -> `bm25`).
+fn run_file_label(path: &Path) -> String {
+    if crate::input::is_stdin(path) {
+        return "stdin".to_owned();
+    }
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => name.to_owned(),
+    }
+}
 
 /// A label for a stored results file: its directory's name, else the file name.
 fn label_of(path: &Path) -> String {
@@ -48,8 +117,9 @@ fn stored_accounting(results_path: &Path) -> Accounting {
 
 /// The run options `compare --qrels` reads: the metric settings and where the comparison
 /// goes.
-const EXTERNAL_READS: [&str; 10] = [
+const EXTERNAL_READS: [&str; 11] = [
     "--qrels",
+    "--metrics",
     "--config",
     "--k",
     "--relevance-level",
@@ -63,25 +133,34 @@ const EXTERNAL_READS: [&str; 10] = [
 
 /// The run options `compare RESULTS...` reads: which configurations and where the
 /// comparison goes.
-const STORED_READS: [&str; 5] = [
+const STORED_READS: [&str; 6] = [
     "--configurations",
+    "--metrics",
     "--run-name",
     "--output-dir",
     "--no-report",
     "--quiet",
 ];
 
-/// The compared runs (label, read model, accounting), where the report goes and its name.
-type Compared = (Vec<(String, StoredResults, Accounting)>, PathBuf, String);
+/// The compared runs, where the report goes and its name.
+type Compared = (Vec<ComparedInput>, PathBuf, String);
 
 /// Refuses, before any work, the run options that compare cannot honour in the mode
 /// chosen, rather than ignoring them.
 fn refuse_unhonoured(args: &CompareArgs) -> Result<(), Error> {
     let run = &args.run;
-    if !run.metrics.is_empty() {
+    if args.metric.is_some() && !run.metrics.is_empty() {
         return Err(Error::Usage(
-            "compare compares one metric: name it with --metric (--metrics picks the columns of `run`'s table)".into(),
+            "--metric names one metric and --metrics several: name them all with --metrics (e.g. --metrics ndcg@10,map,mrr)".into(),
         ));
+    }
+    let runs = if args.results.is_empty() {
+        run.embedder.len()
+    } else {
+        args.results.len()
+    };
+    if runs > compare::MAX_RUNS {
+        compare::check_run_count(runs)?;
     }
     if args.html && args.external_qrels().is_none() {
         return Err(Error::Usage(
@@ -144,8 +223,8 @@ fn external(args: &CompareArgs, qrels: &Path) -> Result<Compared, Error> {
     let (metrics, depth) = settings::external_metrics(&args.run.options(), &file)?;
     let judgments = super::eval::load_judgments(qrels, metrics.relevance_level)?;
     let mut runs = Vec::new();
-    for path in &args.results {
-        let label = super::eval::run_label(path);
+    for (label, path) in labels(&args.results, run_file_label)? {
+        let path = path.as_path();
         let scored = judgments.score(
             EXTERNAL_CONFIGURATION,
             super::eval::load_rankings(path)?,
@@ -177,7 +256,12 @@ fn external(args: &CompareArgs, qrels: &Path) -> Result<Compared, Error> {
             }
         }
         let results = judgments.results(&label, &metrics, vec![scored.configuration]);
-        runs.push((label, results, Accounting::default()));
+        runs.push(ComparedInput {
+            label,
+            source: Some(path.display().to_string()),
+            results,
+            accounting: Accounting::default(),
+        });
     }
     Ok((
         runs,
@@ -196,16 +280,13 @@ fn external(args: &CompareArgs, qrels: &Path) -> Result<Compared, Error> {
 const EXTERNAL_CONFIGURATION: &str = "run";
 
 /// Keeps the `--configurations` named (each must be in some run) of stored results.
-fn keep_configurations(
-    runs: &mut [(String, StoredResults, Accounting)],
-    wanted: &[String],
-) -> Result<(), Error> {
+fn keep_configurations(runs: &mut [ComparedInput], wanted: &[String]) -> Result<(), Error> {
     if wanted.is_empty() {
         return Ok(());
     }
     let mut known: Vec<&str> = Vec::new();
-    for (_, results, _) in runs.iter() {
-        for configuration in &results.configurations {
+    for run in runs.iter() {
+        for configuration in &run.results.configurations {
             if !known.contains(&configuration.name.as_str()) {
                 known.push(&configuration.name);
             }
@@ -217,8 +298,8 @@ fn keep_configurations(
             known.join(", ")
         )));
     }
-    for (_, results, _) in runs.iter_mut() {
-        results
+    for run in runs.iter_mut() {
+        run.results
             .configurations
             .retain(|configuration| wanted.contains(&configuration.name));
     }
@@ -230,16 +311,24 @@ fn keep_configurations(
 pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
     refuse_unhonoured(args)?;
     let significance = settings::significance(&args.significance.options())?;
+    let kind = if args.external_qrels().is_some() {
+        ComparisonKind::RunFiles
+    } else if !args.results.is_empty() {
+        ComparisonKind::StoredResults
+    } else {
+        ComparisonKind::Embedders
+    };
     let (runs, output_dir, name) = if let Some(qrels) = args.external_qrels() {
         external(args, qrels)?
     } else if !args.results.is_empty() {
         let mut runs = Vec::new();
-        for path in &args.results {
-            runs.push((
-                label_of(path),
-                StoredResults::load(path)?,
-                stored_accounting(path),
-            ));
+        for (label, path) in labels(&args.results, label_of)? {
+            runs.push(ComparedInput {
+                label,
+                source: Some(path.display().to_string()),
+                results: StoredResults::load(&path)?,
+                accounting: stored_accounting(&path),
+            });
         }
         keep_configurations(&mut runs, &args.run.configurations)?;
         let name = args
@@ -282,6 +371,21 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 args.run.embedder.join(", ")
             )));
         }
+        if let Some(embedder) =
+            args.run
+                .embedder
+                .iter()
+                .enumerate()
+                .find_map(|(index, embedder)| {
+                    args.run.embedder[..index]
+                        .contains(embedder)
+                        .then_some(embedder)
+                })
+        {
+            return Err(Error::Usage(format!(
+                "--embedder {embedder} is given twice; each compared run is one embedder"
+            )));
+        }
         let mut runs = Vec::new();
         let mut last_settings = None;
         for (embedder, reads) in args.run.embedder.iter().zip(&reads) {
@@ -310,17 +414,22 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 ),
                 retrieval_ms: Some(output.timings.retrieve_ms),
             };
-            runs.push((
-                embedder.clone(),
-                StoredResults::from_results(&results),
+            runs.push(ComparedInput {
+                label: embedder.clone(),
+                source: None,
+                results: StoredResults::from_results(&results),
                 accounting,
-            ));
+            });
             last_settings = Some(settings);
         }
         let settings = last_settings.expect("two or more embedders");
         (runs, settings.output_dir, name)
     };
-    let report = compare::build(&runs, args.metric.as_deref(), &significance)?;
+    let (requested, place) = match &args.metric {
+        Some(metric) => (vec![metric.clone()], "--metric"),
+        None => (args.run.metrics.clone(), "--metrics"),
+    };
+    let report = compare::build(kind, &runs, &requested, place, &significance)?;
     let mut printer = Printer::new();
     let document = Document::Compare(&report);
     printer.print(render(args.format.format(), &document)?.trim_end_matches('\n'))?;
@@ -334,11 +443,15 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
                 "compare.md".to_owned(),
                 render(Format::Markdown, &document)?.into_bytes(),
             ),
+            (
+                "compare.tex".to_owned(),
+                render(Format::Latex, &document)?.into_bytes(),
+            ),
         ];
         if args.html {
             let labelled: Vec<ExternalRun<'_>> = runs
                 .iter()
-                .map(|(label, results, _)| (label.as_str(), results))
+                .map(|run| (run.label.as_str(), &run.results))
                 .collect();
             files.push((
                 crate::report::html::PAGE.to_owned(),
@@ -371,6 +484,11 @@ pub fn compare(args: &CompareArgs) -> Result<u8, Error> {
 #[derive(serde::Deserialize)]
 struct StoredComparison {
     dataset: String,
+    /// The compared metrics (version 2 on); version 1 compared one, `metric`.
+    #[serde(default)]
+    metrics: Vec<String>,
+    #[serde(default)]
+    metric: Option<String>,
     runs: Vec<StoredComparedRun>,
     rows: Vec<StoredCompareRow>,
 }
@@ -386,8 +504,8 @@ struct StoredCompareRow {
 }
 
 /// Refuses to replace the comparison in `directory` when its `compare.json` compares
-/// another dataset, or runs or configurations `report` lacks: replacing it would lose
-/// them. A directory without a readable `compare.json` has nothing to lose here.
+/// another dataset, or runs, configurations or metrics `report` lacks: replacing it
+/// would lose them. A directory without a readable `compare.json` has nothing to lose here.
 fn check_comparison_replacement(
     directory: &Path,
     report: &compare::CompareReport,
@@ -405,6 +523,10 @@ fn check_comparison_replacement(
             .filter(|name| !new.contains(&name.as_str()))
             .collect()
     };
+    let metrics = missing(
+        stored.metrics.into_iter().chain(stored.metric).collect(),
+        report.metrics.iter().map(String::as_str).collect(),
+    );
     let runs = missing(
         stored.runs.into_iter().map(|run| run.label).collect(),
         report.runs.iter().map(|run| run.label.as_str()).collect(),
@@ -435,6 +557,11 @@ fn check_comparison_replacement(
         format!(
             "holds a comparison of configurations this one lacks ({}); replacing it would lose them",
             configurations.join(", ")
+        )
+    } else if !metrics.is_empty() {
+        format!(
+            "holds a comparison on metrics this one lacks ({}); replacing it would lose them",
+            metrics.join(", ")
         )
     } else {
         return Ok(());

@@ -5,7 +5,6 @@
 use std::io::Write;
 
 use super::{Document, Exporter};
-use crate::compare::CompareReport;
 use crate::error::Error;
 use crate::results::Results;
 use crate::sweep::SweepResults;
@@ -22,7 +21,7 @@ impl Exporter for Csv {
             Document::Eval {
                 runs, per_query, ..
             } => return Some(eval_csv(runs, *per_query).map_err(csv_error)),
-            Document::Compare(report) => compare_csv(report),
+            Document::Compare(report) => super::comparison::csv(report),
             Document::DatasetStats(stats) => rows(
                 &["field", "value"],
                 super::dataset_stats_fields(stats)
@@ -51,7 +50,7 @@ fn csv_error(error: csv::Error) -> Error {
 
 /// A metric value as the per-query CSV has always written it: serde_json's number
 /// formatting, and `null` for a value that is not a number.
-fn csv_number(value: f64) -> String {
+pub(super) fn csv_number(value: f64) -> String {
     serde_json::Number::from_f64(value)
         .map_or_else(|| "null".to_owned(), |number| number.to_string())
 }
@@ -97,7 +96,7 @@ pub fn write_per_query_csv(output: &mut dyn Write, results: &Results) -> Result<
 }
 
 /// A header and rows.
-fn rows(
+pub(super) fn rows(
     header: &[&str],
     rows: impl IntoIterator<Item = Vec<String>>,
 ) -> Result<Vec<u8>, csv::Error> {
@@ -109,53 +108,6 @@ fn rows(
     writer
         .into_inner()
         .map_err(|error| csv::Error::from(error.into_error()))
-}
-
-/// A comparison: one row per configuration and run, with the macro value and, for a
-/// candidate run, its paired comparison with the reference run (blank for the
-/// reference and where a run lacks the configuration).
-pub fn compare_csv(report: &CompareReport) -> Result<Vec<u8>, csv::Error> {
-    let header = [
-        "configuration",
-        "run",
-        "metric",
-        "value",
-        "delta",
-        "p_value",
-        "adjusted_p_value",
-        "significant",
-        "wins",
-        "ties",
-        "losses",
-    ];
-    let mut lines = Vec::new();
-    for row in &report.rows {
-        for (column, run) in report.runs.iter().enumerate() {
-            let mut line = vec![
-                row.configuration.clone(),
-                run.label.clone(),
-                report.metric.clone(),
-                row.values[column].map_or_else(String::new, csv_number),
-            ];
-            match column
-                .checked_sub(1)
-                .and_then(|candidate| row.comparisons[candidate].as_ref())
-            {
-                Some(comparison) => line.extend([
-                    csv_number(comparison.delta),
-                    csv_number(comparison.p_value),
-                    csv_number(comparison.adjusted_p_value),
-                    comparison.significant.to_string(),
-                    comparison.wins.to_string(),
-                    comparison.ties.to_string(),
-                    comparison.losses.to_string(),
-                ]),
-                None => line.extend(std::iter::repeat_n(String::new(), 7)),
-            }
-            lines.push(line);
-        }
-    }
-    rows(&header, lines)
 }
 
 /// `configuration,<metric>...` rows of macro averages.

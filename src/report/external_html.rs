@@ -4,17 +4,18 @@
 //! parameters, so each is shown as an external run file with its depth, never with
 //! invented parameters. Sections: what was compared, every metric per run with the
 //! built-in report's charts (metric bars with bootstrap whiskers, curves over the
-//! cut-offs), the paired comparison with the reference run, and per-query diagnostics
-//! (the per-query difference plot, queries better, worse and tied, and the largest gains
-//! and losses). Every label goes through maud's escaping.
+//! cut-offs), the pairwise comparison (the runs x compared metrics with the letters of
+//! the runs each beats significantly, then every pair's difference, interval and p), and
+//! per-query diagnostics of every pair on the first compared metric (the per-query
+//! difference plot, queries better, worse and tied, and the largest gains and losses).
+//! Every label goes through maud's escaping.
 
 use maud::{html, Markup, DOCTYPE};
 
 use super::charts::{self, ChartError, ChartTitle};
 use super::diagnostics::{per_query_deltas, QueryDelta};
 use super::html::{chart, page_head};
-use crate::compare::paired::significance_mark;
-use crate::compare::CompareReport;
+use crate::compare::{test_description, CompareReport};
 use crate::results::scored::ScoredConfiguration;
 use crate::results::stored::{StoredConfiguration, StoredResults};
 
@@ -46,7 +47,7 @@ impl ScoredConfiguration for LabelledRun<'_> {
     }
 }
 
-/// The page comparing `runs` (the first is the reference) as `report` describes them.
+/// The page comparing `runs` as `report` describes them.
 pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, ChartError> {
     let Some((_, reference)) = runs.first() else {
         return Ok(String::new());
@@ -66,7 +67,8 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, 
         })
         .collect();
     let cutoffs = &reference.evaluation.cutoffs;
-    let mut bar_metrics = vec![report.metric.clone()];
+    let headline = &report.metrics[0];
+    let mut bar_metrics = vec![headline.clone()];
     if let Some(k) = cutoffs.last() {
         bar_metrics.push(format!("recall@{k}"));
     }
@@ -92,10 +94,10 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, 
         Some(charts::cutoff_curves(cutoffs, &scored, &families)?)
     };
     let mut diagnoses = Vec::new();
-    if let Some((base, candidates)) = scored.split_first() {
-        for candidate in candidates {
-            let png = charts::delta_plot(candidate, base, &report.metric)?;
-            diagnoses.push(diagnosis(candidate, base, &report.metric, &png));
+    for (index, base) in scored.iter().enumerate() {
+        for candidate in &scored[index + 1..] {
+            let png = charts::delta_plot(candidate, base, headline)?;
+            diagnoses.push(diagnosis(candidate, base, headline, &png));
         }
     }
     let best: Vec<Option<String>> = metrics
@@ -107,12 +109,7 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, 
                 .map(|top| format!("{top:.4}"))
         })
         .collect();
-    let comparisons: Vec<_> = report
-        .rows
-        .iter()
-        .flat_map(|row| row.comparisons.iter().enumerate())
-        .filter_map(|(column, comparison)| comparison.as_ref().map(|c| (column + 1, c)))
-        .collect();
+    let compared = report.rows.first();
     let page = html! {
         (DOCTYPE)
         html lang="en" {
@@ -123,7 +120,7 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, 
                     a href="#dataset" { "Qrels" } " · "
                     a href="#metrics" { "Metrics" } " · "
                     a href="#configurations" { "Runs" } " · "
-                    a href="#significance" { "Paired comparison" } " · "
+                    a href="#significance" { "Pairwise comparison" } " · "
                     a href="#diagnostics" { "Per-query diagnostics" }
                 }
                 h2 #dataset { "Qrels" }
@@ -173,28 +170,53 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, 
                         }
                     }
                 }
-                h2 #significance { "Paired comparison" }
-                p.muted { (crate::compare::legend(report)) }
-                table {
-                    thead { tr { th { "run" } th { (report.metric) } th { "Δ vs " (report.reference) } th { "interval of Δ" }
-                        th { "p" } th { "adjusted p" } th { "paired queries" } th { "wins / ties / losses" } } }
-                    tbody {
-                        @for (column, comparison) in &comparisons {
-                            tr data-run=(report.runs[*column].label) {
-                                td { (report.runs[*column].label) }
-                                td.num { (format!("{:.4}", comparison.candidate)) }
-                                td.num { (format!("{:+.4}", comparison.delta)) (significance_mark(comparison, report.significance.alpha)) }
-                                td.num { (format!("[{:+.4}, {:+.4}] at {}%", comparison.difference_interval.low, comparison.difference_interval.high, comparison.difference_interval.confidence * 100.0)) }
-                                td.num data-p-value=(comparison.p_value) { (format!("{:.4}", comparison.p_value)) }
-                                td.num data-adjusted-p-value=(comparison.adjusted_p_value) { (format!("{:.4}", comparison.adjusted_p_value)) }
-                                td.num { (comparison.paired_queries) }
-                                td.num { (comparison.wins) " / " (comparison.ties) " / " (comparison.losses) }
+                h2 #significance { "Pairwise comparison" }
+                p.muted { (crate::compare::legend(report)) ". " span.win { "Blue" } " = best of the runs." }
+                @if let Some(row) = compared {
+                    table {
+                        thead { tr { th { "#" } th { "run" } @for metric in &report.metrics { th { (metric) } } } }
+                        tbody {
+                            @for (index, run) in report.runs.iter().enumerate() {
+                                tr data-compared-run=(run.label) {
+                                    td { (run.key) }
+                                    td { (run.label) }
+                                    @for metric in 0..report.metrics.len() {
+                                        @let cell = report.cell(row, index, metric);
+                                        @let shown = cell.value.map_or("-".to_owned(), |v| format!("{v:.4}"));
+                                        @let beaten = report.beaten_keys(cell);
+                                        @if cell.best {
+                                            td.num.best data-metric=(cell.metric) data-beats=(beaten) title="best of the runs" { (shown) sup { (beaten) } }
+                                        } @else {
+                                            td.num data-metric=(cell.metric) data-beats=(beaten) { (shown) sup { (beaten) } }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    p.muted { "Every pair: the difference of the later run minus the earlier, its 95% bootstrap interval, p and p after the correction (" (test_description(report)) ")." }
+                    table {
+                        thead { tr { th { "pair" } th { "metric" } th { "Δ" } th { "interval of Δ" }
+                            th { "p" } th { "adjusted p" } th { "paired queries" } th { "wins / ties / losses" } } }
+                        tbody {
+                            @for pair in &row.comparisons {
+                                @let comparison = &pair.comparison;
+                                tr data-pair=(format!("{} vs {}", pair.candidate_run, pair.reference_run)) {
+                                    td { (pair.candidate_run) " vs " (pair.reference_run) }
+                                    td { (comparison.metric) }
+                                    td.num { (format!("{:+.4}", comparison.delta)) }
+                                    td.num { (format!("[{:+.4}, {:+.4}] at {}%", comparison.difference_interval.low, comparison.difference_interval.high, comparison.difference_interval.confidence * 100.0)) }
+                                    td.num data-p-value=(comparison.p_value) { (format!("{:.4}", comparison.p_value)) }
+                                    td.num data-adjusted-p-value=(comparison.adjusted_p_value) { (format!("{:.4}", comparison.adjusted_p_value)) }
+                                    td.num { (comparison.paired_queries) }
+                                    td.num { (comparison.wins) " / " (comparison.ties) " / " (comparison.losses) }
+                                }
                             }
                         }
                     }
                 }
                 h2 #diagnostics { "Per-query diagnostics" }
-                p.muted { "Per query, " (report.metric) " of each run minus the reference run " (report.reference)
+                p.muted { "Per query, " (headline) " of each later run minus each earlier one"
                     ": the queries better, worse and tied, and the largest gains and losses." }
                 @for diagnosis in &diagnoses { (diagnosis) }
             }

@@ -7,7 +7,6 @@
 use std::fmt::Write;
 
 use super::{Document, Exporter};
-use crate::compare::{cell_text, legend, optional, CompareReport};
 use crate::error::Error;
 
 /// The Markdown exporter (pull-request summaries).
@@ -21,7 +20,7 @@ impl Exporter for Markdown {
                 columns,
                 gate,
             } => Some(Ok(summary(results, columns, *gate))),
-            Document::Compare(report) => Some(Ok(compare_summary(report))),
+            Document::Compare(report) => Some(Ok(super::comparison::markdown(report))),
             Document::Sweep(results) => Some(Ok(sweep_summary(results))),
             Document::Eval { runs, .. } => Some(Ok(eval_summary(runs))),
             Document::DatasetStats(stats) => Some(Ok(format!(
@@ -55,7 +54,6 @@ use crate::gate::{GateCheck, GateReport, NEAR_MISS_SHARE};
 use crate::metric_names::display;
 use crate::results::by_tag::tag_metric;
 use crate::results::Results;
-use crate::stats::Correction;
 use crate::sweep::SweepResults;
 use crate::trec_eval::EvaluatedRun;
 
@@ -72,7 +70,7 @@ fn signed(value: f64) -> String {
 }
 
 /// Escapes the characters that would break a Markdown table cell.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace(['\n', '\r'], " ")
@@ -252,12 +250,9 @@ fn describe_significance(gate: &GateReport) -> String {
         ),
         SignificanceTest::TTest => "paired t-test".to_owned(),
     };
-    let correction = match significance.correction {
-        Correction::Holm => "Holm",
-        Correction::Bonferroni => "Bonferroni",
-    };
     format!(
-        "{test}, {correction}-corrected over {} checks; `*` p < {}, `**` p < {}",
+        "{test}, {} over {} checks; `*` p < {}, `**` p < {}",
+        significance.correction.adjective(),
         gate.checks.len(),
         significance.alpha,
         significance.alpha / 5.0
@@ -630,45 +625,6 @@ fn engine_section(results: &Results, metrics: &[String]) -> Option<String> {
         }
     }
     Some(text)
-}
-
-/// Markdown rendering of the same two tables.
-pub fn compare_summary(report: &CompareReport) -> String {
-    let mut text = format!(
-        "## hyde-eval compare: {}\n\n{}.\n\n| configuration |",
-        report.dataset,
-        legend(report)
-    );
-    for run in &report.runs {
-        let _ = write!(text, " {} |", run.label);
-    }
-    text.push_str("\n|---|");
-    text.push_str(&"---:|".repeat(report.runs.len()));
-    for row in &report.rows {
-        let _ = write!(text, "\n| {} |", row.configuration);
-        for column in 0..report.runs.len() {
-            let _ = write!(text, " {} |", cell_text(report, row, column));
-        }
-    }
-    if !report.has_costs() {
-        text.push('\n');
-        return text;
-    }
-    text.push_str("\n\n| run | embedder | texts embedded | embedding ms | retrieval ms |\n|---|---|---:|---:|---:|\n");
-    for run in &report.runs {
-        let _ = writeln!(
-            text,
-            "| {} | {} | {} | {} | {} |",
-            run.label,
-            run.embedder.clone().unwrap_or_else(|| "-".into()),
-            run.accounting
-                .embedded_texts
-                .map_or_else(|| "-".into(), |count| count.to_string()),
-            optional(run.accounting.embedding_ms),
-            optional(run.accounting.retrieval_ms)
-        );
-    }
-    text
 }
 
 #[cfg(test)]

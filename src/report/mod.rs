@@ -1,13 +1,15 @@
 //! Rendering for people and other tools: one file per output format, each an
 //! [`Exporter`] of the documents the commands print or write ([`Document`]): `table`
 //! for the terminal, `markdown` for pull-request summaries, `csv`, `json`, and
-//! `trec_text` (trec_eval's layout, for `eval`). `html` renders the report page (with
+//! `trec_text` (trec_eval's layout, for `eval`), `latex` (a comparison's booktabs
+//! table); `comparison` renders a comparison for the terminal, Markdown and CSV. `html` renders the report page (with
 //! `charts` and the per-query `diagnostics`), `external_html` that of runs of any system
 //! compared against qrels; `files` writes report directories
 //! atomically. Every renderer reads the documents of `results`, `gate`, `compare`,
 //! `sweep` and `trec_eval`; none computes them.
 
 pub mod charts;
+pub mod comparison;
 pub mod csv;
 pub mod diagnostics;
 pub mod external_html;
@@ -15,6 +17,7 @@ pub mod files;
 pub mod fit;
 pub mod html;
 pub mod json;
+pub mod latex;
 pub mod markdown;
 pub mod palette;
 pub mod sweep;
@@ -222,6 +225,8 @@ pub enum Format {
     Json,
     /// trec_eval's text layout.
     Trec,
+    /// A booktabs table (comparisons only).
+    Latex,
 }
 
 impl Format {
@@ -233,6 +238,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Json => "json",
             Format::Trec => "trec",
+            Format::Latex => "latex",
         }
     }
 }
@@ -290,6 +296,7 @@ pub fn exporter(format: Format) -> &'static dyn Exporter {
         Format::Csv => &csv::Csv,
         Format::Json => &json::Json,
         Format::Trec => &trec_text::TrecText,
+        Format::Latex => &latex::Latex,
     }
 }
 

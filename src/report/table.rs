@@ -11,7 +11,6 @@ use super::palette::{self, Rgb};
 use super::sweep::point_label;
 use super::{Document, Exporter};
 use crate::compare::paired::significance_mark;
-use crate::compare::{cell_text, legend, optional, CompareReport};
 use crate::error::Error;
 use crate::gate::{GateCheck, GateReport, NEAR_MISS_SHARE};
 use crate::metric_names::display;
@@ -30,7 +29,7 @@ impl Exporter for Terminal {
                 columns,
                 gate,
             } => run_sections(results, columns, *gate).join("\n"),
-            Document::Compare(report) => compare_table(report),
+            Document::Compare(report) => super::comparison::terminal(report),
             Document::Sweep(results) => format!(
                 "{}\n{}\n{SWEEP_NOTE}",
                 sweep_headline(results),
@@ -82,7 +81,7 @@ fn terminal_color(rgb: Rgb) -> Color {
 }
 
 /// The cell of a column's best value: starred, bold and in [`palette::BEST`].
-fn best_cell(shown: &str) -> Cell {
+pub(super) fn best_cell(shown: &str) -> Cell {
     Cell::new(format!("{shown}*"))
         .add_attribute(Attribute::Bold)
         .fg(terminal_color(palette::BEST))
@@ -90,7 +89,7 @@ fn best_cell(shown: &str) -> Cell {
 
 /// A signed change, in [`palette::GAIN`] when positive and [`palette::LOSS`] when
 /// negative.
-fn delta_cell(text: String, delta: f64) -> Cell {
+pub(super) fn delta_cell(text: String, delta: f64) -> Cell {
     let cell = Cell::new(text);
     if delta >= 5e-5 {
         cell.fg(terminal_color(palette::GAIN))
@@ -909,50 +908,6 @@ fn cache_stats_table(
 
 /// How to read the sweep summary.
 pub const SWEEP_NOTE: &str = "own = the configuration's own parameters (what `run` reports); best at = the first best point in sweep order (all tied points are in sweep.json and sweep.csv); cross-validated = mean held-out value of the point chosen on the other folds. best minus cross-validated is how much of the gain is fitted to these queries.";
-
-/// Terminal rendering: the comparison table, then the accounting table.
-pub fn compare_table(report: &CompareReport) -> String {
-    let mut table = new_table();
-    let mut header = vec![Cell::new("configuration")];
-    header.extend(
-        report
-            .runs
-            .iter()
-            .map(|run| Cell::new(&run.label).set_alignment(CellAlignment::Right)),
-    );
-    table.set_header(header);
-    for row in &report.rows {
-        let mut cells = vec![Cell::new(&row.configuration)];
-        cells.extend((0..report.runs.len()).map(|column| {
-            Cell::new(cell_text(report, row, column)).set_alignment(CellAlignment::Right)
-        }));
-        table.add_row(cells);
-    }
-    let mut costs = new_table();
-    costs.set_header(vec![
-        "run",
-        "embedder",
-        "texts embedded",
-        "embedding ms",
-        "retrieval ms",
-    ]);
-    for run in &report.runs {
-        costs.add_row(vec![
-            run.label.clone(),
-            run.embedder.clone().unwrap_or_else(|| "-".into()),
-            run.accounting
-                .embedded_texts
-                .map_or_else(|| "-".into(), |count| count.to_string()),
-            optional(run.accounting.embedding_ms),
-            optional(run.accounting.retrieval_ms),
-        ]);
-    }
-    if report.has_costs() {
-        format!("{}\n{}\n{}", legend(report), fit(&table), fit(&costs))
-    } else {
-        format!("{}\n{}", legend(report), fit(&table))
-    }
-}
 
 #[cfg(test)]
 mod tests {
