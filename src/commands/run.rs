@@ -191,8 +191,8 @@ pub(super) struct Conclusion<'a> {
 }
 
 /// Gates the results (when asked), prints the summary, appends it to the summary file,
-/// writes the report (with `gate.json`) and its HTML page (when asked); returns the exit
-/// code (1 when the gate fails).
+/// writes the report (with `gate.json`) and its HTML page (when asked), then prints the
+/// gate's verdict line on stderr; returns the exit code (1 when the gate fails).
 pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
     let Conclusion {
         results,
@@ -260,9 +260,18 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
             note(quiet, &format!("HTML report written to {}", page.display()));
         }
     }
+    // Last, on stderr, in every format and whatever --quiet: the verdict is not progress,
+    // and a log whose stdout holds JSON, CSV or nothing still says it.
     Ok(match gate {
-        Some(gate) if !gate.passed => exit_code::REGRESSION,
-        _ => exit_code::OK,
+        Some(gate) => {
+            eprintln!("{}", gate.verdict_line());
+            if gate.passed {
+                exit_code::OK
+            } else {
+                exit_code::REGRESSION
+            }
+        }
+        None => exit_code::OK,
     })
 }
 
