@@ -730,6 +730,28 @@ fn a_gated_eval_says_its_verdict_in_every_format() {
     );
     assert!(markdown.contains("| map | 0.1250 |"), "{markdown}");
 
+    // A summary file that cannot be written fails the command, and the verdict is still
+    // said (it used to be lost behind the write error).
+    let output = hyde_eval(&[
+        "eval",
+        "--quiet",
+        "-m",
+        "map",
+        &qrels,
+        &weak,
+        "--baseline",
+        &run,
+        "--max-drop",
+        "mrr=0.4",
+        "--format",
+        "csv",
+        "--summary-file",
+        d.to_str().unwrap(),
+    ]);
+    let stderr = text(&output.stderr);
+    assert!(!matches!(code(&output), 0 | 1), "{stderr}");
+    assert!(stderr.starts_with(&line), "{stderr}");
+
     // A gate that passes says so too; without a gate, --quiet keeps stderr empty.
     let output = hyde_eval(&[
         "eval", "--quiet", "--format", "csv", &qrels, &weak, "--min", "mrr=0.2",

@@ -502,6 +502,28 @@ fn a_gate_says_its_verdict_on_stderr_in_every_format() {
         "csv",
     ]);
     assert_eq!(stderr_of(&output, 0), "gate: PASS (1 targets met)\n");
+    // An output that cannot be written fails the command, and the verdict is still said.
+    let directory = tempfile::tempdir().unwrap();
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--configurations",
+        "bm25",
+        "--min",
+        "ndcg@10=0.99",
+        "--format",
+        "csv",
+        "--summary-file",
+        directory.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !matches!(output.status.code(), Some(0 | 1)),
+        "{:?}: {stderr}",
+        output.status
+    );
+    assert!(stderr.contains(failed), "{stderr}");
     // Without a gate, a quiet run says nothing, as before.
     let output = hyde_eval(&[
         "run",

@@ -179,13 +179,14 @@ fn conclude_gate(
     gate: &crate::gate::GateReport,
 ) -> Result<u8, Error> {
     use crate::error::exit_code;
-    if let Some(path) = &args.gate.summary_file {
-        crate::write_policy::append(path, &crate::report::markdown::gate_section(gate))?;
-    }
     if format == crate::report::Format::Trec {
         eprintln!("{}", crate::report::table::gate_summary(gate));
     } else {
         eprintln!("{}", gate.verdict_line());
+    }
+    // After the verdict, so that a summary file that cannot be written does not hide it.
+    if let Some(path) = &args.gate.summary_file {
+        crate::write_policy::append(path, &crate::report::markdown::gate_section(gate))?;
     }
     Ok(if gate.passed {
         exit_code::OK
