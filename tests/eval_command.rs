@@ -3,8 +3,8 @@
 //! reproduced exactly (same lines, same order) with the
 //! matching flags; the CACM Solr runs score as their stored trec_eval output says; `-J`
 //! and `-l` give what trec_eval's C code gives (pytrec_eval-terrier's reference values)
-//! and `-J` equals scoring the judged results alone; and input defects exit with code 2
-//! naming file and line.
+//! and `-J` equals scoring the judged results alone; `-N` reaches utility as trec_eval's
+//! m_utility.c reads it; and input defects exit with code 2 naming file and line.
 
 mod common;
 
@@ -224,6 +224,41 @@ fn judged_only_and_relevance_levels_match_trec_eval_on_the_reference_collection(
     }
     // 4 cases x 4 judged queries x 78 values.
     assert_eq!(compared, 4 * 4 * 78);
+}
+
+/// `-N` is the collection size that utility's fourth coefficient reads (trec_eval's
+/// m_utility.c: `p4 * (num_docs_in_coll + rel_ret - ret - rel)`); an `-N` parsed but
+/// not passed on would score the nonrelevant documents not retrieved as 0 - 2 - 3 + ... .
+/// Query 1 judges a=2, c=1, d=1 relevant, b=0, e=-1; the run ranks x(unlisted) a c e b.
+/// Without -J: 5 retrieved, 2 relevant of 3: 1*2 - 1*3 - 3*1 + 1*(100 + 2 - 5 - 3) = 90,
+/// and 2 - 3 - 3 + (0 + 2 - 5 - 3) = -10 without -N. With -J (x and e leave): 3
+/// retrieved: 2 - 1 - 3 + (100 + 2 - 3 - 3) = 94.
+#[test]
+fn collection_size_reaches_utility_with_and_without_judged_only() {
+    let directory = tempfile::tempdir().unwrap();
+    let qrels = directory.path().join("qrels");
+    let run = directory.path().join("run");
+    std::fs::write(&qrels, "1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d 1\n1 0 e -1\n").unwrap();
+    std::fs::write(
+        &run,
+        "1 Q0 a 1 0.5 t\n1 Q0 b 2 0.1 t\n1 Q0 c 3 0.5 t\n1 Q0 e 4 0.4 t\n1 Q0 x 5 0.9 t\n",
+    )
+    .unwrap();
+    let (qrels, run) = (qrels.to_str().unwrap(), run.to_str().unwrap());
+    let utility = |flags: &[&str]| {
+        let mut args = flags.to_vec();
+        args.extend(["-m", "utility.1,-1,-3,1", qrels, run]);
+        stdout_of(&args)
+    };
+    assert_eq!(utility(&[]), "utility               \tall\t-10.0000\n");
+    assert_eq!(
+        utility(&["-N", "100"]),
+        "utility               \tall\t90.0000\n"
+    );
+    assert_eq!(
+        utility(&["-J", "-N", "100"]),
+        "utility               \tall\t94.0000\n"
+    );
 }
 
 /// `-J` on trec_eval's own fixtures and the CACM runs equals scoring, without `-J`, the
