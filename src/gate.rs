@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::compare::paired::{compare, correct, PairedComparison, SignificanceSettings};
 use crate::error::{Error, Problem, Problems};
-use crate::metric_names::{canonical, resolve};
+use crate::metric_names::{canonical, display, resolve};
 use crate::results::stored::StoredResults;
 
 /// The version of `gate.json` (`schemas/gate.schema.json`); bumped whenever a field
@@ -41,13 +41,22 @@ pub struct Target {
     pub min: f64,
 }
 
+/// How many failed checks and missed targets [`GateReport::verdict_line`] names.
+const FAILURES_NAMED: usize = 3;
+
 /// Drops (and shortfalls below a target) smaller than this are float noise, never failures.
 const DROP_TOLERANCE: f64 = 1e-12;
 
-/// Parses `ndcg@10=0.01,recall@5=0.02`.
-pub fn parse_thresholds(text: &str) -> Result<Vec<Threshold>, Error> {
+/// Parses `ndcg@10=0.01,recall@5=0.02`, given at `place` (`--max-drop`, or a config
+/// file's `[gate] max_drop` table).
+pub fn parse_thresholds(text: &str, place: &str) -> Result<Vec<Threshold>, Error> {
     let pairs = parse_metric_values(
-        ("--max-drop", "DROP", "ndcg@10=0.01"),
+        MetricValues {
+            place,
+            value_name: "DROP",
+            value_noun: "drops",
+            example: "ndcg@10=0.01",
+        },
         text,
         |drop| drop >= 0.0,
         "the drop must be a number >= 0",
@@ -58,11 +67,17 @@ pub fn parse_thresholds(text: &str) -> Result<Vec<Threshold>, Error> {
         .collect())
 }
 
-/// Parses `precision@5=0.8,ndcg@10=0.8`; every metric is a fraction, so a target
-/// outside [0, 1] is refused.
-pub fn parse_targets(text: &str) -> Result<Vec<Target>, Error> {
+/// Parses `precision@5=0.8,ndcg@10=0.8`, given at `place` (`--min`, or a config file's
+/// `[gate] min` table); every metric is a fraction, so a target outside [0, 1] is
+/// refused.
+pub fn parse_targets(text: &str, place: &str) -> Result<Vec<Target>, Error> {
     let pairs = parse_metric_values(
-        ("--min", "VALUE", "ndcg@10=0.8"),
+        MetricValues {
+            place,
+            value_name: "VALUE",
+            value_noun: "targets",
+            example: "ndcg@10=0.8",
+        },
         text,
         |min| (0.0..=1.0).contains(&min),
         "the target must be a number in [0, 1] (every metric is a fraction)",
@@ -73,39 +88,70 @@ pub fn parse_targets(text: &str) -> Result<Vec<Target>, Error> {
         .collect())
 }
 
-/// Parses `METRIC=NUMBER,...`; the first argument is the flag, the number's name and an example.
-/// Each number must be finite and `accept`ed, else the error says `requirement`.
+/// How a `METRIC=NUMBER,...` list is named in messages.
+struct MetricValues<'a> {
+    /// Where it was given: `--max-drop`, `[gate] min in hyde-eval.toml`.
+    place: &'a str,
+    /// The number's name in `METRIC=DROP`.
+    value_name: &'a str,
+    /// What the numbers are, in the plural: `drops`, `targets`.
+    value_noun: &'a str,
+    example: &'a str,
+}
+
+/// Parses `METRIC=NUMBER,...`. Each number must be finite and `accept`ed, else the error
+/// says `requirement`. Two spellings of one metric (`ndcg@10`, `nDCG@10`) are one metric:
+/// given with the same number they are merged, with different numbers refused (naming
+/// both spellings), so that a metric is checked once, against one number.
 fn parse_metric_values(
-    (flag, value_name, example): (&str, &str, &str),
+    names: MetricValues<'_>,
     text: &str,
     accept: impl Fn(f64) -> bool,
     requirement: &str,
 ) -> Result<Vec<(String, f64)>, Error> {
+    let MetricValues {
+        place,
+        value_name,
+        value_noun,
+        example,
+    } = names;
     if text.split(',').all(|part| part.trim().is_empty()) {
         return Err(Error::Usage(format!(
-            "{flag} {text:?} names no metric, so the gate would check nothing (an unset CI variable gives an empty value); give METRIC={value_name},..., e.g. {example}, or leave {flag} out"
+            "{place} {text:?} names no metric, so the gate would check nothing (an unset CI variable gives an empty value); give METRIC={value_name},..., e.g. {example}, or leave {place} out"
         )));
     }
-    text.split(',')
-        .filter(|part| !part.trim().is_empty())
-        .map(|part| {
-            let (metric, value) = part.split_once('=').ok_or_else(|| {
-                Error::Usage(format!(
-                    "{flag} {part:?}: expected METRIC={value_name}, e.g. {example}"
-                ))
-            })?;
-            let number: f64 = value
-                .trim()
-                .parse()
-                .ok()
-                .filter(|number: &f64| number.is_finite() && accept(*number))
-                .ok_or_else(|| Error::Usage(format!("{flag} {part:?}: {requirement}")))?;
-            // Canonical when the spelling names a metric; the gate checks it against
-            // what the run computes, with a "did you mean" for an unknown one.
-            let metric = canonical(metric).unwrap_or_else(|| metric.trim().to_owned());
-            Ok((metric, number))
-        })
-        .collect()
+    // (canonical metric, number, spelling as given), in the order given.
+    let mut pairs: Vec<(String, f64, &str)> = Vec::new();
+    for part in text.split(',').filter(|part| !part.trim().is_empty()) {
+        let (spelling, value) = part.split_once('=').ok_or_else(|| {
+            Error::Usage(format!(
+                "{place} {part:?}: expected METRIC={value_name}, e.g. {example}"
+            ))
+        })?;
+        let number: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|number: &f64| number.is_finite() && accept(*number))
+            .ok_or_else(|| Error::Usage(format!("{place} {part:?}: {requirement}")))?;
+        // Canonical when the spelling names a metric; the gate checks it against
+        // what the run computes, with a "did you mean" for an unknown one.
+        let spelling = spelling.trim();
+        let metric = canonical(spelling).unwrap_or_else(|| spelling.to_owned());
+        match pairs.iter().find(|(known, _, _)| *known == metric) {
+            Some((_, first_number, first_spelling)) if *first_number != number => {
+                return Err(Error::Usage(format!(
+                    "{place}: {first_spelling:?} and {spelling:?} name one metric, {metric}, with different {value_noun} ({first_number} and {number}); give it once"
+                )))
+            }
+            Some(_) => {}
+            None => pairs.push((metric, number, spelling)),
+        }
+    }
+    Ok(pairs
+        .into_iter()
+        .map(|(metric, number, _)| (metric, number))
+        .collect())
 }
 
 /// What the gate checks.
@@ -167,6 +213,92 @@ impl GateReport {
 
     pub fn missed_targets(&self) -> impl Iterator<Item = &TargetCheck> {
         self.target_checks.iter().filter(|check| check.failed)
+    }
+
+    /// The verdict in one line, as the terminal summary opens: `gate: PASS (4 checks
+    /// against B; none dropped beyond its threshold; 2 targets met)`, or `gate:
+    /// REGRESSION (1 of 4 checks dropped beyond their threshold; baseline B)`.
+    pub fn verdict(&self) -> String {
+        if self.passed {
+            let mut parts = Vec::new();
+            if !self.checks.is_empty() {
+                parts.push(format!(
+                    "{} checks against {}; none dropped beyond its threshold",
+                    self.checks.len(),
+                    self.baseline.as_deref().unwrap_or_default()
+                ));
+            }
+            if !self.target_checks.is_empty() {
+                parts.push(format!("{} targets met", self.target_checks.len()));
+            }
+            return format!("gate: PASS ({})", parts.join("; "));
+        }
+        let failed = self.failed_checks().count();
+        let missed = self.missed_targets().count();
+        let mut reasons = Vec::new();
+        if failed > 0 {
+            reasons.push(format!(
+                "{failed} of {} checks dropped beyond their threshold",
+                self.checks.len()
+            ));
+        }
+        if missed > 0 {
+            reasons.push(format!(
+                "{missed} of {} targets missed",
+                self.target_checks.len()
+            ));
+        }
+        if self.failed_expectations > 0 {
+            reasons.push(format!("{} expectations failed", self.failed_expectations));
+        }
+        match &self.baseline {
+            Some(baseline) => format!(
+                "gate: REGRESSION ({}; baseline {baseline})",
+                reasons.join("; ")
+            ),
+            None => format!("gate: REGRESSION ({})", reasons.join("; ")),
+        }
+    }
+
+    /// The line every gated command (`run`, `merge`, `eval`) prints on stderr, in every
+    /// output format and whatever `--quiet` says (a verdict is not progress): the
+    /// [`GateReport::verdict`], and for a failed gate the first
+    /// [`FAILURES_NAMED`] failed checks and missed targets, so that a log shows what
+    /// failed without the report.
+    pub fn verdict_line(&self) -> String {
+        let verdict = self.verdict();
+        let failures: Vec<String> = self
+            .failed_checks()
+            .map(|check| {
+                let comparison = &check.comparison;
+                format!(
+                    "{} {} {:.4} -> {:.4} ({:+.4}, max drop {:.4})",
+                    comparison.configuration,
+                    display(&comparison.metric),
+                    comparison.reference,
+                    comparison.candidate,
+                    comparison.delta,
+                    check.max_drop
+                )
+            })
+            .chain(self.missed_targets().map(|check| {
+                format!(
+                    "{} {} {:.4} < min {:.4}",
+                    check.configuration,
+                    display(&check.metric),
+                    check.value,
+                    check.target
+                )
+            }))
+            .collect();
+        if failures.is_empty() {
+            return verdict;
+        }
+        let mut named = failures[..failures.len().min(FAILURES_NAMED)].join("; ");
+        if failures.len() > FAILURES_NAMED {
+            named.push_str(&format!("; and {} more", failures.len() - FAILURES_NAMED));
+        }
+        format!("{verdict}: {named}")
     }
 
     /// The baseline checks whose metric rose (by at least what shows in 4 decimals).
@@ -437,7 +569,7 @@ mod tests {
 
     #[test]
     fn thresholds_parse_and_reject_nonsense() {
-        let parsed = parse_thresholds("ndcg@10=0.01, recall@5=0.02").unwrap();
+        let parsed = parse_thresholds("ndcg@10=0.01, recall@5=0.02", "--max-drop").unwrap();
         assert_eq!(
             parsed,
             vec![
@@ -451,9 +583,49 @@ mod tests {
                 },
             ]
         );
-        assert!(parse_thresholds("ndcg@10").is_err());
-        assert!(parse_thresholds("ndcg@10=-1").is_err());
-        assert!(parse_thresholds("ndcg@10=NaN").is_err());
+        assert!(parse_thresholds("ndcg@10", "--max-drop").is_err());
+        assert!(parse_thresholds("ndcg@10=-1", "--max-drop").is_err());
+        assert!(parse_thresholds("ndcg@10=NaN", "--max-drop").is_err());
+    }
+
+    #[test]
+    fn two_spellings_of_one_metric_are_one_check_or_refused() {
+        // Same drop: one threshold (one check per configuration, one member of the
+        // correction's family), in the order first given.
+        let merged =
+            parse_thresholds("ndcg@10=0.01,recall@5=0.02,NDCG_CUT_10=0.010", "--max-drop").unwrap();
+        assert_eq!(
+            merged,
+            vec![
+                Threshold {
+                    metric: "ndcg@10".into(),
+                    max_drop: 0.01
+                },
+                Threshold {
+                    metric: "recall@5".into(),
+                    max_drop: 0.02
+                },
+            ]
+        );
+        // Different drops for one metric: refused, naming both spellings and the place.
+        let message = parse_thresholds("ndcg@10=0,nDCG@10=0.5", "--max-drop")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(
+                "--max-drop: \"ndcg@10\" and \"nDCG@10\" name one metric, ndcg@10, with different drops (0 and 0.5)"
+            ),
+            "{message}"
+        );
+        let message = parse_targets("P@5=0.5,precision@5=0.6", "[gate] min in gate.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(
+                "[gate] min in gate.toml: \"P@5\" and \"precision@5\" name one metric, precision@5, with different targets (0.5 and 0.6)"
+            ),
+            "{message}"
+        );
     }
 
     mod property {

@@ -654,3 +654,116 @@ fn compare_qrels_html_reports_each_run_its_metrics_diagnostics_and_p_value() {
         text(&output.stderr)
     );
 }
+
+/// A gated `eval` says its verdict in every format, `--quiet` or not, and never prints
+/// raw Markdown beside trec_eval's layout: the terminal summary there (on stderr, so
+/// that stdout stays trec_eval's), one line in the other formats, the gate's document in
+/// the JSON, the Markdown summary on stdout with `--format markdown`.
+#[test]
+fn a_gated_eval_says_its_verdict_in_every_format() {
+    let directory = tempfile::tempdir().unwrap();
+    let d = directory.path();
+    let qrels = write(d, "qrels", QRELS.as_bytes());
+    let run = write(d, "run", RUN.as_bytes());
+    let weak = write(d, "weak", WEAK_RUN.as_bytes());
+    // weak against run: MRR drops from (1/2 + 1) / 2 = 0.75 to (1/2 + 0) / 2 = 0.25.
+    let gated = |format: &str| {
+        hyde_eval(&[
+            "eval",
+            "--quiet",
+            "-m",
+            "map",
+            &qrels,
+            &weak,
+            "--baseline",
+            &run,
+            "--max-drop",
+            "mrr=0.4",
+            "--format",
+            format,
+        ])
+    };
+    let verdict =
+        format!("gate: REGRESSION (1 of 1 checks dropped beyond their threshold; baseline {run})");
+    let line = format!("{verdict}: {weak} MRR 0.7500 -> 0.2500 (-0.5000, max drop 0.4000)\n");
+
+    // trec_eval's layout on stdout (weak's AP: q1 finds d3, grade 2, at rank 2 of 2
+    // relevant: 0.25; q2 nothing); the terminal summary on stderr.
+    let output = gated("trec");
+    assert_eq!(code(&output), 1, "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        "map                   \tall\t0.1250\n"
+    );
+    let stderr = text(&output.stderr);
+    assert!(stderr.starts_with(&format!("{verdict}\n")), "{stderr}");
+    assert!(stderr.contains("-0.5000"), "{stderr}");
+    assert!(
+        !stderr.contains("##") && !stderr.contains("|---"),
+        "raw Markdown on the terminal: {stderr}"
+    );
+    assert_eq!(
+        text(&gated("table").stderr),
+        stderr,
+        "table is trec's alias"
+    );
+
+    let output = gated("json");
+    assert_eq!(code(&output), 1);
+    assert_eq!(text(&output.stderr), line);
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["runs"][0]["all"]["map"], 0.125);
+    assert_eq!(document["gate"]["passed"], false);
+    assert_eq!(document["gate"]["checks"][0]["metric"], "mrr");
+    assert_eq!(document["gate"]["checks"][0]["delta"], -0.5);
+
+    let output = gated("csv");
+    assert_eq!(code(&output), 1);
+    assert_eq!(text(&output.stderr), line);
+    assert_eq!(
+        text(&output.stdout),
+        format!("run,runid,query,measure,value\n{weak},weak,all,map,0.125\n")
+    );
+
+    let output = gated("markdown");
+    assert_eq!(code(&output), 1);
+    assert_eq!(text(&output.stderr), line);
+    let markdown = text(&output.stdout);
+    assert!(
+        markdown.starts_with("## ❌ hyde-eval gate: REGRESSION"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| map | 0.1250 |"), "{markdown}");
+
+    // A summary file that cannot be written fails the command, and the verdict is still
+    // said (it used to be lost behind the write error).
+    let output = hyde_eval(&[
+        "eval",
+        "--quiet",
+        "-m",
+        "map",
+        &qrels,
+        &weak,
+        "--baseline",
+        &run,
+        "--max-drop",
+        "mrr=0.4",
+        "--format",
+        "csv",
+        "--summary-file",
+        d.to_str().unwrap(),
+    ]);
+    let stderr = text(&output.stderr);
+    assert!(!matches!(code(&output), 0 | 1), "{stderr}");
+    assert!(stderr.starts_with(&line), "{stderr}");
+
+    // A gate that passes says so too; without a gate, --quiet keeps stderr empty.
+    let output = hyde_eval(&[
+        "eval", "--quiet", "--format", "csv", &qrels, &weak, "--min", "mrr=0.2",
+    ]);
+    assert_eq!(code(&output), 0);
+    assert_eq!(text(&output.stderr), "gate: PASS (1 targets met)\n");
+    let output = hyde_eval(&["eval", "--quiet", "--format", "csv", &qrels, &weak]);
+    assert_eq!(code(&output), 0);
+    assert_eq!(text(&output.stderr), "");
+}

@@ -456,3 +456,114 @@ fn absolute_targets_gate_with_or_without_a_baseline() {
         stdout(&output)
     );
 }
+
+/// The stderr of `output`, which must have exited with `code`.
+fn stderr_of(output: &std::process::Output, code: i32) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    stderr
+}
+
+/// With `--format json` or `csv` and `--no-report`, a failing gate used to exit 1 and
+/// say nothing. In every format, `--quiet` or not, the verdict is one line on stderr
+/// naming what failed (a verdict is not progress), and the JSON carries it as `gate`;
+/// `merge` concludes the same way.
+#[test]
+fn a_gate_says_its_verdict_on_stderr_in_every_format() {
+    // bm25's nDCG@10 on devmem is 0.5517 (README), so a floor of 0.99 is missed.
+    let failed = "gate: REGRESSION (1 of 1 targets missed): bm25 nDCG@10 0.5517 < min 0.9900\n";
+    for format in ["json", "csv", "markdown", "table"] {
+        let output = hyde_eval(&[
+            "run",
+            "--quiet",
+            "--no-report",
+            "--configurations",
+            "bm25",
+            "--min",
+            "ndcg@10=0.99",
+            "--format",
+            format,
+        ]);
+        assert_eq!(stderr_of(&output, 1), failed, "--format {format}");
+        if format == "json" {
+            let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            let gate = &document["gate"];
+            assert_eq!(gate["passed"], false, "{gate}");
+            assert_eq!(gate["target_checks"][0]["configuration"], "bm25");
+            assert_eq!(gate["target_checks"][0]["target"], 0.99);
+            assert_eq!(document["configurations"][0]["name"], "bm25");
+        }
+    }
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--configurations",
+        "bm25",
+        "--min",
+        "ndcg@10=0.5",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(stderr_of(&output, 0), "gate: PASS (1 targets met)\n");
+    // An output that cannot be written fails the command, and the verdict is still said.
+    let directory = tempfile::tempdir().unwrap();
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--configurations",
+        "bm25",
+        "--min",
+        "ndcg@10=0.99",
+        "--format",
+        "csv",
+        "--summary-file",
+        directory.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !matches!(output.status.code(), Some(0 | 1)),
+        "{:?}: {stderr}",
+        output.status
+    );
+    assert!(stderr.contains(failed), "{stderr}");
+    // Without a gate, a quiet run says nothing, as before.
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--configurations",
+        "bm25",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(stderr_of(&output, 0), "");
+
+    // merge concludes as run does.
+    let work = tempfile::tempdir().unwrap();
+    let shards_dir = work.path().join("shards");
+    let mut shard_dirs = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let output = hyde_eval(&[
+            "run",
+            "--quiet",
+            "--configurations",
+            "bm25",
+            "--shard",
+            shard,
+            "--output-dir",
+            shards_dir.to_str().unwrap(),
+        ]);
+        stderr_of(&output, 0);
+    }
+    for entry in std::fs::read_dir(&shards_dir).unwrap() {
+        shard_dirs.push(entry.unwrap().path().display().to_string());
+    }
+    shard_dirs.sort();
+    let merged = work.path().join("merged").display().to_string();
+    let mut args = vec!["merge", "--quiet", "--format", "csv"];
+    args.extend(shard_dirs.iter().map(String::as_str));
+    args.extend(["--output-dir", &merged, "--min", "ndcg@10=0.99"]);
+    assert_eq!(stderr_of(&hyde_eval(&args), 1), failed);
+}

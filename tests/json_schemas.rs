@@ -1,5 +1,6 @@
 //! Every JSON document hyde-eval writes (`results.json`, `gate.json`, `sweep.json`,
-//! `compare.json`) validates against its JSON Schema under `schemas/`, on devmem; the
+//! `compare.json`, and a gated run's `--format json`) validates against its JSON Schema
+//! under `schemas/`, on devmem; the
 //! schemas refuse what they describe as invalid; a reader refuses a results.json
 //! without `schema_version` with a message naming it.
 
@@ -22,10 +23,20 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&bytes).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
-/// The validator of a schema file (checked against the draft 2020-12 meta-schema).
+/// The validator of a schema file (checked against the draft 2020-12 meta-schema), with
+/// gate.schema.json known by its `$id` (results.schema.json's `gate` refers to it).
 fn validator(schema: &str) -> jsonschema::Validator {
     let schema = read_json(&common::repo_path(schema));
-    jsonschema::draft202012::new(&schema).unwrap_or_else(|error| panic!("{error}"))
+    let gate = read_json(&common::repo_path("schemas/gate.schema.json"));
+    let registry = jsonschema::Registry::new()
+        .add("urn:hyde-eval:gate:1", gate)
+        .and_then(|registry| registry.prepare())
+        .unwrap_or_else(|error| panic!("{error}"));
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .with_registry(&registry)
+        .build(&schema)
+        .unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// Every violation of `schema` by `document`, one line each.
@@ -142,6 +153,60 @@ fn every_document_written_on_devmem_validates_against_its_schema() {
     let baseline = read_json(&common::repo_path("reports/baseline.json"));
     assert_eq!(
         violations("schemas/results.schema.json", &baseline),
+        Vec::<String>::new()
+    );
+}
+
+/// A gated run's `--format json` is results.json with the gate's document as `gate`
+/// (valid against results.schema.json, which refers to gate.schema.json), and a gated
+/// `eval --format json` carries the same `gate`.
+#[test]
+fn a_gated_run_prints_results_json_with_its_gate() {
+    let directory = tempfile::tempdir().unwrap();
+    let output = directory.path().to_str().unwrap();
+    let printed = succeed(&[
+        "run",
+        "--quiet",
+        "--configurations",
+        "keyword,bm25",
+        "--baseline",
+        "reports/baseline.json",
+        "--max-drop",
+        "ndcg@10=0,mrr=0",
+        "--format",
+        "json",
+        "--output-dir",
+        output,
+    ]);
+    let mut printed: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(
+        violations("schemas/results.schema.json", &printed),
+        Vec::<String>::new()
+    );
+    let report = directory.path().join("devmem");
+    let gate = printed.as_object_mut().unwrap().remove("gate").unwrap();
+    assert_eq!(gate, read_json(&report.join("gate.json")));
+    assert_eq!(gate["checks"].as_array().unwrap().len(), 4);
+    assert_eq!(printed, read_json(&report.join("results.json")));
+    // A results.json holding a gate that is not gate.json's document is refused.
+    let mut edited = read_json(&report.join("results.json"));
+    edited["gate"] = serde_json::json!({"passed": "yes"});
+    assert!(!violations("schemas/results.schema.json", &edited).is_empty());
+
+    let eval = succeed(&[
+        "eval",
+        "--quiet",
+        "--format",
+        "json",
+        report.join("qrels.trec").to_str().unwrap(),
+        report.join("runs/bm25.run").to_str().unwrap(),
+        "--min",
+        "ndcg@10=0.1",
+    ]);
+    let eval: Value = serde_json::from_str(&eval).unwrap();
+    assert_eq!(eval["gate"]["passed"], true);
+    assert_eq!(
+        violations("schemas/gate.schema.json", &eval["gate"]),
         Vec::<String>::new()
     );
 }

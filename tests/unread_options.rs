@@ -329,7 +329,7 @@ fn options_of_another_mode_are_refused() {
         ),
         (
             vec!["run", "--no-report", "--dataset", &tiny, "--force"],
-            "--force applies to the files written, and --no-report writes none",
+            "--force lets the report replace an existing one, and --no-report writes none",
         ),
         (
             vec![
@@ -372,6 +372,14 @@ fn options_of_another_mode_are_refused() {
         (
             vec!["eval", &qrels, &a, "-q", "--format", "markdown"],
             "-q adds per-query values, and the Markdown summary holds the averages only",
+        ),
+        (
+            vec!["eval", "-N", "1000", &qrels, &a],
+            "-N sets the number of documents in the collection, which only utility reads",
+        ),
+        (
+            vec!["eval", "-J", &qrels, &a, "--min", "ndcg@10=0.1"],
+            "-J removes unjudged results before trec_eval's measures, and the gate scores whole rankings",
         ),
         (
             vec![

@@ -1,7 +1,8 @@
 //! The write policy (`src/write_policy`), held command by command from the failures it
 //! prevents: an output named as one of the command's inputs (directly, through a
 //! symlink, through a hard link), a user's file or directory at an output's name, a
-//! symlink at an output's name, a kill at any instant of a write, a user's files that
+//! symlink at an output's name, a baseline, comparison or sweep replaced by one that
+//! lacks its results, a kill at any instant of a write, a user's files that
 //! look like temporaries, `judge` racing a hand edit or a second judge, a symlinked
 //! `qrels.tsv`, and a SIGTERM that arrives once the report is in place.
 
@@ -495,6 +496,124 @@ fn a_baseline_is_replaced_only_by_one_that_keeps_its_results() {
     // Not a results document: a user's file.
     std::fs::write(&baseline, "{\"notes\": true}").unwrap();
     assert_refused(&update("bm25", false), &["was not written by hyde-eval"]);
+}
+
+/// `compare` (both forms) and `sweep` replace an earlier output of theirs only when
+/// the new one keeps its results: a sweep of one configuration replaced a full sweep's
+/// heatmaps, and a comparison of fewer runs a comparison of more. Refused naming what
+/// would be lost, the old output kept; `--force` replaces it.
+#[test]
+fn a_comparison_or_sweep_is_replaced_only_by_one_that_keeps_its_results() {
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path();
+    let (a, b, qrels) = runs(work);
+    let c = work.join("c.run");
+    std::fs::copy(&a, &c).unwrap();
+    let compare_runs = |runs: &[&Path], force: bool| {
+        let mut args = vec!["compare", "--quiet", "--qrels", path_str(&qrels)];
+        args.extend(runs.iter().map(|run| path_str(run)));
+        args.extend(["--output-dir", path_str(work), "--run-name", "cmp"]);
+        if force {
+            args.push("--force");
+        }
+        hyde_eval(&args)
+    };
+    let stored = work.join("cmp/compare.json");
+    assert_success(&compare_runs(&[&a, &b], false));
+    let before = std::fs::read(&stored).unwrap();
+    assert_refused(
+        &compare_runs(&[&b, &c], false),
+        &[
+            "holds a comparison of runs this one lacks (",
+            path_str(&a),
+            "--force",
+        ],
+    );
+    assert_eq!(std::fs::read(&stored).unwrap(), before);
+    assert_success(&compare_runs(&[&b, &c], true));
+    assert_ne!(std::fs::read(&stored).unwrap(), before);
+
+    // Stored results compared: their run names are the comparison's runs.
+    let dataset = tiny_copy(work, "tiny");
+    let reports = work.join("reports");
+    for name in ["first", "second", "third"] {
+        assert_success(&hyde_eval(&[
+            "run",
+            "--quiet",
+            "--dataset",
+            path_str(&dataset),
+            "--configurations",
+            "bm25,keyword",
+            "--output-dir",
+            path_str(&reports),
+            "--run-name",
+            name,
+        ]));
+    }
+    let results = |name: &str| reports.join(name).join("results.json");
+    let compare_results = |names: [&str; 2], force: bool| {
+        let (first, second) = (results(names[0]), results(names[1]));
+        let mut args = vec![
+            "compare",
+            "--quiet",
+            path_str(&first),
+            path_str(&second),
+            "--output-dir",
+            path_str(work),
+            "--run-name",
+            "stored",
+        ];
+        if force {
+            args.push("--force");
+        }
+        hyde_eval(&args)
+    };
+    assert_success(&compare_results(["first", "second"], false));
+    assert_refused(
+        &compare_results(["second", "third"], false),
+        &[
+            "holds a comparison of runs this one lacks (first)",
+            "--force",
+        ],
+    );
+    assert_success(&compare_results(["second", "third"], true));
+
+    // A sweep of one configuration over a sweep of two.
+    let sweep = |configurations: &str, force: bool| {
+        let mut args = vec![
+            "sweep",
+            "--quiet",
+            "--dataset",
+            path_str(&dataset),
+            "--configurations",
+            configurations,
+            "--steps",
+            "2",
+            "--folds",
+            "2",
+            "--output-dir",
+            path_str(work),
+            "--run-name",
+            "swept",
+        ];
+        if force {
+            args.push("--force");
+        }
+        hyde_eval(&args)
+    };
+    let heatmap = work.join("swept-sweep/heatmap-hyde-3b-hyp-ndcg-2.png");
+    assert_success(&sweep("blend,hyde-3b-hyp", false));
+    assert!(heatmap.is_file());
+    assert_refused(
+        &sweep("blend", false),
+        &[
+            "holds results of a configuration that this write does not hold (hyde-3b-hyp)",
+            "--force",
+        ],
+    );
+    assert!(heatmap.is_file(), "the full sweep's heatmap was dropped");
+    assert_success(&sweep("blend", true));
+    assert!(!heatmap.exists());
 }
 
 /// A dataset is imported or synthesized only into a new or empty directory, unless

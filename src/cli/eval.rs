@@ -23,9 +23,16 @@ ndcg_rel, Rndcg, binG, G, set_P, set_relative_P, set_recall, set_map, set_F, uti
 rbp, rbp_resid; the cut-off measures P, recall, ndcg_cut, map_cut, relative_P (default
 cut-offs 5,10,15,20,30,100,200,500,1000), success (1,5,10) and unj (5,10,20); the
 recall-level measures iprec_at_recall and 11pt_avg (0.0,0.1,...,1.0); Rprec_mult
-(0.2,0.4,...,2.0); relstring (per query, first 10 results). Set parameters with a dot,
-as trec_eval does: -m P.5,10 -m ndcg_cut.10 -m iprec_at_recall.0.25,0.5 -m
-relstring.20.
+(0.2,0.4,...,2.0); relstring (per query, first 10 results); and hyde-eval's judged
+(judged.10: judged results in the top k / min(k, returned); not in all_trec). Set
+parameters with a dot, as trec_eval does: -m P.5,10 -m ndcg_cut.10 -m
+iprec_at_recall.0.25,0.5 -m relstring.20. Also accepted: every name of a metric that the
+other commands take (ndcg@10, precision@5, recall@10, hit@5, mrr, judged@10, nDCG@10,
+P_5, RR) and ir_measures' names and parameters (P(rel=2)@5, AP(rel=2), R@100,
+Judged@10); rel=N sets the relevance level (-l N) of every measure, so two different
+rel= are refused, as is a rel= that -l contradicts. A measure named twice is computed
+once. -J drops the results the qrels do not judge (after -M); -N is the collection size
+that utility reads.
 
 Examples:
   hyde-eval eval qrels.test results.test
@@ -43,8 +50,10 @@ Regression gate: --baseline BASE.run [--max-drop ndcg@10=0.01,...] [--min ...]
 [--require-significant] gates every RUN against the baseline run with the metrics, paired
 tests and corrections of `run --baseline` (metric names recall@k precision@k ndcg@k hit@k
 mrr@k mrr map; cut-offs 1,3,5,10 plus those the thresholds name; -l is the relevance
-level, -M the depth). The verdict goes to stderr (stdout keeps the measures) and, with
---summary-file, as Markdown to that file.
+level, -M the depth). stdout keeps the measures (JSON adds the gate as `gate`, Markdown
+opens with the gate's summary); the verdict goes to stderr in every format, whatever
+--quiet (beside trec_eval's layout as the gate's table, else as one line), and with
+--summary-file as Markdown to that file.
 
 -q is trec_eval's per-query flag here, so that trec_eval command lines run unchanged;
 quiet is --quiet (every other command takes -q for --quiet).
@@ -92,13 +101,25 @@ pub struct EvalArgs {
     #[arg(short = 'c', long)]
     pub complete: bool,
 
-    /// Minimum grade that counts as relevant (trec_eval -l)
-    #[arg(short = 'l', long, value_name = "GRADE", default_value_t = 1)]
-    pub relevance_level: i32,
+    /// Minimum grade that counts as relevant (trec_eval -l; ir_measures' rel= in -m sets
+    /// it too) [default: 1]
+    #[arg(short = 'l', long, value_name = "GRADE")]
+    pub relevance_level: Option<i32>,
 
     /// Results kept per query after sorting (trec_eval -M) [default: all]
     #[arg(short = 'M', long, value_name = "N")]
     pub max_results: Option<usize>,
+
+    /// Judged documents only: every result the qrels do not judge (not listed, or listed
+    /// with a negative grade) is removed from each ranking, after -M, before any measure
+    /// (trec_eval -J)
+    #[arg(short = 'J', long)]
+    pub judged_only: bool,
+
+    /// Number of documents in the collection, which utility's fourth coefficient
+    /// (nonrelevant documents not retrieved) counts (trec_eval -N) [default: 0]
+    #[arg(short = 'N', long, value_name = "N")]
+    pub collection_size: Option<u64>,
 
     /// Output format
     #[arg(long, value_enum, default_value_t)]

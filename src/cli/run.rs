@@ -165,8 +165,9 @@ pub struct GateArgs {
     #[command(flatten)]
     pub significance: SignificanceArgs,
 
-    /// Format on stdout: the tables; JSON is results.json (the gate's verdict is gate.json
-    /// in the report); CSV the macro metric table; Markdown the pull-request summary
+    /// Format on stdout: the tables; JSON is results.json (with a gate, plus its verdict as
+    /// `gate`, gate.json's document); CSV the macro metric table; Markdown the
+    /// pull-request summary. A gate's verdict also ends stderr, in every format
     #[arg(long, value_enum, default_value_t)]
     pub format: OutputFormat,
 

@@ -31,7 +31,9 @@ pub(super) fn read_qrels(path: &std::path::Path) -> Result<InputBytes, Error> {
 pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
     use crate::report::{render, Document, Format};
     use crate::trec::parse;
-    use crate::trec_eval::{evaluate_run_file, EvalOptions, EvaluatedRun, MeasureSet, RunFailure};
+    use crate::trec_eval::{
+        evaluate_run_file, EvalOptions, EvaluatedRun, Family, MeasureSet, RunFailure,
+    };
 
     let measures = if args.measures.is_empty() {
         MeasureSet::official()
@@ -39,10 +41,18 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         MeasureSet::parse(&args.measures)
             .map_err(|message| Error::Usage(format!("-m: {message}")))?
     };
-    if args.relevance_level < 0 {
+    let relevance_level = measures
+        .relevance_level(args.relevance_level)
+        .map_err(|message| Error::Usage(format!("-m: {message}")))?;
+    if relevance_level < 0 {
         return Err(Error::Usage(
             "-l: the relevance level must be >= 0 (negative grades mean judged but unjudged)"
                 .into(),
+        ));
+    }
+    if args.collection_size.is_some() && !measures.contains(Family::Utility) {
+        return Err(Error::Usage(
+            "-N sets the number of documents in the collection, which only utility reads, and no utility is computed: add -m utility (or -m all_trec), or drop -N".into(),
         ));
     }
     if args.per_query && args.format == crate::cli::EvalFormat::Markdown {
@@ -54,11 +64,13 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         return Err(Error::Usage("-M must be at least 1".into()));
     }
     settings::check_threads(args.threads)?;
-    let gate_settings = resolve_gate(args)?;
+    let gate_settings = resolve_gate(args, relevance_level)?;
     let options = EvalOptions {
-        relevance_level: args.relevance_level,
+        relevance_level,
         complete: args.complete,
         max_results: args.max_results.unwrap_or(usize::MAX),
+        judged_only: args.judged_only,
+        collection_size: args.collection_size.unwrap_or(0),
         measures,
     };
     let mut builder = rayon::ThreadPoolBuilder::new();
@@ -72,7 +84,7 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
         let qrels_bytes = read_qrels(&args.qrels)?;
         let qrels = parse::as_text(&args.qrels, &qrels_bytes)
             .and_then(|text| parse::parse_qrels(&args.qrels, text))?;
-        qrels.check_scorable(&args.qrels, args.relevance_level)?;
+        qrels.check_scorable(&args.qrels, relevance_level)?;
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
             let bytes = read_run(path)?;
@@ -130,6 +142,7 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
                 evaluation,
             });
         }
+        let gate = gate_report(args, relevance_level, gate_settings)?;
         let format = match args.format {
             crate::cli::EvalFormat::Trec => Format::Trec,
             crate::cli::EvalFormat::Json => Format::Json,
@@ -144,18 +157,53 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
                 runs: &runs,
                 options: &options,
                 per_query: args.per_query,
+                gate: gate.as_ref(),
             },
         )?;
         print_to_stdout(&text)?;
-        gate(args, gate_settings)
+        match &gate {
+            Some(gate) => conclude_gate(args, format, gate),
+            None => Ok(crate::error::exit_code::OK),
+        }
+    })
+}
+
+/// Where `eval` says the gate's verdict, whatever `--quiet`: stdout keeps the measures
+/// in the format asked (JSON with a `gate` object, Markdown opening with the gate's
+/// summary); stderr gets the terminal summary beside trec_eval's layout (which it
+/// opens with the verdict), else the verdict line; `--summary-file` gets the Markdown
+/// summary. Returns the exit code.
+fn conclude_gate(
+    args: &crate::cli::EvalArgs,
+    format: crate::report::Format,
+    gate: &crate::gate::GateReport,
+) -> Result<u8, Error> {
+    use crate::error::exit_code;
+    if format == crate::report::Format::Trec {
+        eprintln!("{}", crate::report::table::gate_summary(gate));
+    } else {
+        eprintln!("{}", gate.verdict_line());
+    }
+    // After the verdict, so that a summary file that cannot be written does not hide it.
+    if let Some(path) = &args.gate.summary_file {
+        crate::write_policy::append(path, &crate::report::markdown::gate_section(gate))?;
+    }
+    Ok(if gate.passed {
+        exit_code::OK
+    } else {
+        exit_code::REGRESSION
     })
 }
 
 /// The gate's baseline path and options, as `settings::resolve_gate` gives them.
 type GateSettings = (Option<std::path::PathBuf>, crate::gate::GateOptions);
 
-/// The gate `eval` was asked for, checked before anything is evaluated.
-fn resolve_gate(args: &crate::cli::EvalArgs) -> Result<Option<GateSettings>, Error> {
+/// The gate `eval` was asked for, checked before anything is evaluated; its metrics are
+/// computed at `relevance_level`.
+fn resolve_gate(
+    args: &crate::cli::EvalArgs,
+    relevance_level: crate::dataset::Grade,
+) -> Result<Option<GateSettings>, Error> {
     let gate_args = &args.gate;
     let resolved = settings::resolve_gate(
         &settings::GateOptions {
@@ -168,9 +216,14 @@ fn resolve_gate(args: &crate::cli::EvalArgs) -> Result<Option<GateSettings>, Err
         },
         &settings::ConfigFile::default(),
     )?;
-    if resolved.is_some() && args.relevance_level < 1 {
+    if resolved.is_some() && relevance_level < 1 {
         return Err(Error::Usage(
             "the gate's metrics need -l 1 or more (grade 0 means judged not relevant)".into(),
+        ));
+    }
+    if resolved.is_some() && args.judged_only {
+        return Err(Error::Usage(
+            "-J removes unjudged results before trec_eval's measures, and the gate scores whole rankings with run's metrics: drop -J, or gate in a second eval without it".into(),
         ));
     }
     if resolved.is_none() && gate_args.summary_file.is_some() {
@@ -199,22 +252,25 @@ fn gate_cutoffs(options: &crate::gate::GateOptions) -> Vec<usize> {
 }
 
 /// `eval`'s regression gate (when asked): every run against the baseline run and the
-/// targets, with `run`'s metrics and the gate of `run --baseline`; returns the exit code.
-fn gate(args: &crate::cli::EvalArgs, gate_settings: Option<GateSettings>) -> Result<u8, Error> {
-    use crate::error::exit_code;
+/// targets, with `run`'s metrics at `relevance_level` and the gate of `run --baseline`.
+fn gate_report(
+    args: &crate::cli::EvalArgs,
+    relevance_level: crate::dataset::Grade,
+    gate_settings: Option<GateSettings>,
+) -> Result<Option<crate::gate::GateReport>, Error> {
     use crate::gate::run_gate;
     use crate::metrics::{MetricSettings, Semantics};
 
     let Some((baseline_path, options)) = gate_settings else {
-        return Ok(exit_code::OK);
+        return Ok(None);
     };
     let metrics = MetricSettings {
         cutoffs: gate_cutoffs(&options),
-        relevance_level: args.relevance_level,
+        relevance_level,
         semantics: Semantics::Trec,
     };
     let depth = args.max_results.unwrap_or(usize::MAX);
-    let judgments = load_judgments(&args.qrels, args.relevance_level)?;
+    let judgments = load_judgments(&args.qrels, relevance_level)?;
     let mut current = Vec::new();
     for path in &args.runs {
         let label = run_label(path);
@@ -242,22 +298,13 @@ fn gate(args: &crate::cli::EvalArgs, gate_settings: Option<GateSettings>) -> Res
         }
         None => None,
     };
-    let report = run_gate(
+    run_gate(
         &current,
         baseline.as_ref().zip(baseline_path.as_deref()),
         &options,
         0,
-    )?;
-    let summary = crate::report::markdown::gate_section(&report);
-    eprintln!("{summary}");
-    if let Some(path) = &args.gate.summary_file {
-        crate::write_policy::append(path, &summary)?;
-    }
-    Ok(if report.passed {
-        exit_code::OK
-    } else {
-        exit_code::REGRESSION
-    })
+    )
+    .map(Some)
 }
 
 /// How a run file is named in outputs: its path, `stdin` for `-`.

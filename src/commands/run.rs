@@ -186,8 +186,8 @@ pub(super) struct Conclusion<'a> {
 }
 
 /// Gates the results (when asked), prints the summary, appends it to the summary file,
-/// writes the report (with `gate.json`) and its HTML page (when asked); returns the exit
-/// code (1 when the gate fails).
+/// writes the report (with `gate.json`) and its HTML page (when asked), then prints the
+/// gate's verdict line on stderr; returns the exit code (1 when the gate fails).
 pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
     let Conclusion {
         results,
@@ -223,15 +223,62 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
     };
     let mut printer = Printer::new();
     printer.print(render(args.format.format(), &document)?.trim_end_matches('\n'))?;
-    if let Some(path) = &args.summary_file {
-        write_policy::append(path, &render(Format::Markdown, &document)?)?;
+    let written = write_outputs(ConclusionWrites {
+        document: &document,
+        run_name: &results.run_name,
+        gate: gate.as_ref(),
+        summary_file: args.summary_file.as_deref(),
+        write,
+        html,
+        quiet,
+    });
+    // Last, on stderr, in every format and whatever --quiet: the verdict is not progress,
+    // and a log whose stdout holds JSON, CSV or nothing still says it, also when writing
+    // an output failed.
+    let Some(gate) = gate else {
+        return written.map(|()| exit_code::OK);
+    };
+    eprintln!("{}", gate.verdict_line());
+    written?;
+    Ok(if gate.passed {
+        exit_code::OK
+    } else {
+        exit_code::REGRESSION
+    })
+}
+
+/// What `conclude` writes after printing: the summary file, the report and its page.
+struct ConclusionWrites<'a> {
+    document: &'a Document<'a>,
+    run_name: &'a str,
+    gate: Option<&'a crate::gate::GateReport>,
+    summary_file: Option<&'a Path>,
+    write: Option<(&'a Path, WriteReport<'a>)>,
+    html: bool,
+    quiet: bool,
+}
+
+/// Appends the Markdown summary to the summary file, writes the report (with
+/// `gate.json`) and its HTML page, as asked.
+fn write_outputs(writes: ConclusionWrites<'_>) -> Result<(), Error> {
+    let ConclusionWrites {
+        document,
+        run_name,
+        gate,
+        summary_file,
+        write,
+        html,
+        quiet,
+    } = writes;
+    if let Some(path) = summary_file {
+        write_policy::append(path, &render(Format::Markdown, document)?)?;
     }
     if let Some((output_dir, write)) = write {
         crate::progress::stage(
             !quiet,
             &format!(
                 "writing the report to {}",
-                output_dir.join(&results.run_name).display()
+                output_dir.join(run_name).display()
             ),
         );
         let extra = gate
@@ -255,10 +302,7 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
             note(quiet, &format!("HTML report written to {}", page.display()));
         }
     }
-    Ok(match gate {
-        Some(gate) if !gate.passed => exit_code::REGRESSION,
-        _ => exit_code::OK,
-    })
+    Ok(())
 }
 
 /// `hyde-eval run --shard I/N`: the shard's queries only, written with what `merge`

@@ -16,7 +16,17 @@ pub struct Json;
 impl Exporter for Json {
     fn render(&self, document: &Document<'_>) -> Option<Result<String, Error>> {
         let bytes = match document {
-            Document::Run { results, .. } => json_bytes(results),
+            Document::Run {
+                results,
+                gate: None,
+                ..
+            } => json_bytes(results),
+            // results.json as written, with the gate's verdict (gate.json) beside.
+            Document::Run {
+                results,
+                gate: Some(gate),
+                ..
+            } => json_bytes(&GatedRun { results, gate }),
             Document::Compare(report) => json_bytes(report),
             Document::Sweep(results) => sweep_json(results),
             Document::Eval {
@@ -24,7 +34,18 @@ impl Exporter for Json {
                 runs,
                 options,
                 per_query,
-            } => return Some(Ok(eval_json(qrels, runs, options, *per_query))),
+                gate,
+            } => {
+                return Some(Ok(eval_json(
+                    EvalDocument {
+                        qrels,
+                        runs,
+                        options,
+                        per_query: *per_query,
+                    },
+                    *gate,
+                )))
+            }
             Document::DatasetStats(stats) => json_bytes(&Versioned {
                 schema_version: super::STATS_SCHEMA_VERSION,
                 document: stats,
@@ -39,6 +60,14 @@ impl Exporter for Json {
         };
         Some(Ok(String::from_utf8(bytes).expect("JSON is UTF-8")))
     }
+}
+
+/// A gated run as `--format json` prints it: results.json's fields, then `gate`.
+#[derive(Serialize)]
+struct GatedRun<'a> {
+    #[serde(flatten)]
+    results: &'a crate::results::Results,
+    gate: &'a crate::gate::GateReport,
 }
 
 /// A document with `schema_version` as its first field.
@@ -80,6 +109,17 @@ struct JsonDocument<'a> {
     complete: bool,
     max_results: Option<usize>,
     runs: Vec<JsonRun<'a>>,
+    /// The gate's verdict and checks (gate.json's document), when gated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gate: Option<&'a crate::gate::GateReport>,
+}
+
+/// What `eval`'s JSON document holds besides the gate.
+pub struct EvalDocument<'a> {
+    pub qrels: &'a str,
+    pub runs: &'a [EvaluatedRun],
+    pub options: &'a EvalOptions,
+    pub per_query: bool,
 }
 
 #[derive(Serialize)]
@@ -113,13 +153,14 @@ fn measure_map(columns: &[Column], values: &[f64], per_query: bool) -> Map<Strin
 }
 
 /// A JSON document with full-precision values: `runs[].all` and, with `per_query`,
-/// `runs[].per_query.{query}`.
-pub fn eval_json(
-    qrels_path: &str,
-    runs: &[EvaluatedRun],
-    options: &EvalOptions,
-    per_query: bool,
-) -> String {
+/// `runs[].per_query.{query}`; with a `gate`, the gate's document as `gate`.
+pub fn eval_json(document: EvalDocument<'_>, gate: Option<&crate::gate::GateReport>) -> String {
+    let EvalDocument {
+        qrels: qrels_path,
+        runs,
+        options,
+        per_query,
+    } = document;
     let document = JsonDocument {
         schema_version: 1,
         tool: "hyde-eval eval",
@@ -158,6 +199,7 @@ pub fn eval_json(
                 }
             })
             .collect(),
+        gate,
     };
     let mut text = serde_json::to_string_pretty(&document).expect("serializable");
     text.push('\n');

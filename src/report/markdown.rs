@@ -22,7 +22,19 @@ impl Exporter for Markdown {
             } => Some(Ok(summary(results, columns, *gate))),
             Document::Compare(report) => Some(Ok(super::comparison::markdown(report))),
             Document::Sweep(results) => Some(Ok(sweep_summary(results))),
-            Document::Eval { runs, .. } => Some(Ok(eval_summary(runs))),
+            Document::Eval {
+                runs, gate: None, ..
+            } => Some(Ok(eval_summary(runs))),
+            // The verdict first, as in a run's summary.
+            Document::Eval {
+                runs,
+                gate: Some(gate),
+                ..
+            } => Some(Ok(format!(
+                "{}\n{}",
+                gate_section(gate),
+                eval_summary(runs)
+            ))),
             Document::DatasetStats(stats) => Some(Ok(format!(
                 "## Dataset `{}`\n\n{}",
                 cell(&stats.name),

@@ -253,12 +253,13 @@ pub enum Document<'a> {
     },
     Compare(&'a CompareReport),
     Sweep(&'a SweepResults),
-    /// `eval`'s evaluated runs.
+    /// `eval`'s evaluated runs, and the gate's verdict when gated.
     Eval {
         qrels: &'a str,
         runs: &'a [EvaluatedRun],
         options: &'a EvalOptions,
         per_query: bool,
+        gate: Option<&'a GateReport>,
     },
     /// `dataset stats`.
     DatasetStats(&'a DatasetStats),

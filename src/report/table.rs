@@ -652,45 +652,7 @@ pub fn expectation_failures(results: &Results) -> Option<String> {
 /// that moved), with significance after correction, then every absolute target check.
 pub fn gate_summary(gate: &GateReport) -> String {
     let failed = gate.failed_checks().count();
-    let missed = gate.missed_targets().count();
-    let baseline = gate.baseline.as_deref().unwrap_or_default();
-    let mut text = if gate.passed {
-        let mut parts = Vec::new();
-        if !gate.checks.is_empty() {
-            parts.push(format!(
-                "{} checks against {baseline}; none dropped beyond its threshold",
-                gate.checks.len()
-            ));
-        }
-        if !gate.target_checks.is_empty() {
-            parts.push(format!("{} targets met", gate.target_checks.len()));
-        }
-        format!("gate: PASS ({})", parts.join("; "))
-    } else {
-        let mut reasons = Vec::new();
-        if failed > 0 {
-            reasons.push(format!(
-                "{failed} of {} checks dropped beyond their threshold",
-                gate.checks.len()
-            ));
-        }
-        if missed > 0 {
-            reasons.push(format!(
-                "{missed} of {} targets missed",
-                gate.target_checks.len()
-            ));
-        }
-        if gate.failed_expectations > 0 {
-            reasons.push(format!("{} expectations failed", gate.failed_expectations));
-        }
-        match &gate.baseline {
-            Some(baseline) => format!(
-                "gate: REGRESSION ({}; baseline {baseline})",
-                reasons.join("; ")
-            ),
-            None => format!("gate: REGRESSION ({})", reasons.join("; ")),
-        }
-    };
+    let mut text = gate.verdict();
     if !gate.checks.is_empty() {
         text.push_str(&baseline_checks(gate, failed > 0));
     }

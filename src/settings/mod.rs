@@ -170,8 +170,10 @@ pub fn resolve_gate(
 ) -> Result<Option<(Option<PathBuf>, gate::GateOptions)>, Error> {
     let file_min = pairs(file, "min", file.gate.min.as_ref())?;
     let file_max_drop = pairs(file, "max_drop", file.gate.max_drop.as_ref())?;
+    let table_place = |key: &str| format!("[gate] {key} in {}", file.path.display());
     let targets = match (&args.min, &file_min) {
-        (Some(text), _) | (None, Some(text)) => parse_targets(text)?,
+        (Some(text), _) => parse_targets(text, "--min")?,
+        (None, Some(text)) => parse_targets(text, &table_place("min"))?,
         (None, None) => Vec::new(),
     };
     let baseline = args
@@ -200,9 +202,9 @@ pub fn resolve_gate(
         }
     }
     let thresholds = match &args.max_drop {
-        Some(text) => parse_thresholds(text)?,
+        Some(text) => parse_thresholds(text, "--max-drop")?,
         None => match &file_max_drop {
-            Some(text) if baseline.is_some() => parse_thresholds(text)?,
+            Some(text) if baseline.is_some() => parse_thresholds(text, &table_place("max_drop"))?,
             _ => Vec::new(),
         },
     };
@@ -492,8 +494,9 @@ fn resolve_metrics(
     Ok(metrics)
 }
 
-/// The metric columns of the terminal table: named ones (checked), else recall,
-/// precision and nDCG at every cut-off, MRR and MAP.
+/// The metric columns of the terminal table: named ones (checked, each metric once
+/// whatever its spellings), else recall, precision and nDCG at every cut-off, MRR and
+/// MAP.
 fn resolve_table_metrics(
     args: &RunOptions,
     file: &ConfigFile,
@@ -522,10 +525,15 @@ fn resolve_table_metrics(
         } else {
             "--metrics"
         };
-        table_metrics
-            .iter()
-            .map(|name| crate::metric_names::resolve(name, &metric_names, place))
-            .collect::<Result<_, _>>()?
+        // Two spellings of one metric (`ndcg@10`, `nDCG@10`) are one column.
+        let mut columns: Vec<String> = Vec::new();
+        for name in &table_metrics {
+            let metric = crate::metric_names::resolve(name, &metric_names, place)?;
+            if !columns.contains(&metric) {
+                columns.push(metric);
+            }
+        }
+        columns
     };
 
     Ok(table_metrics)
@@ -586,6 +594,22 @@ mod tests {
             "0 resolves to the largest k"
         );
         assert_eq!(get("multi-hyde").params.num_hypotheses, 3);
+    }
+
+    #[test]
+    fn two_spellings_of_one_metric_are_one_column() {
+        let args = RunOptions {
+            metrics: vec![
+                "ndcg@10".into(),
+                "RR".into(),
+                "nDCG@10".into(),
+                "NDCG_CUT_10".into(),
+                "mrr".into(),
+            ],
+            ..RunOptions::default()
+        };
+        let settings = resolve(&args, &ConfigFile::default(), &manifest()).unwrap();
+        assert_eq!(settings.table_metrics, ["ndcg@10", "mrr"]);
     }
 
     #[test]

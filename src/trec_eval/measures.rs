@@ -67,6 +67,9 @@ pub enum Family {
     Rbp,
     RbpResid,
     Unj,
+    /// hyde-eval's `judged@k` (ir_measures' `Judged@k`), which trec_eval lacks: judged
+    /// results in the top k / min(k, returned).
+    Judged,
 }
 
 /// What a family's parameters are.
@@ -163,7 +166,33 @@ impl Family {
             Family::Rbp => "rbp",
             Family::RbpResid => "rbp_resid",
             Family::Unj => "unj",
+            Family::Judged => "judged",
         }
+    }
+
+    /// trec_eval's families, then hyde-eval's additions, for lookups by name.
+    fn every() -> impl Iterator<Item = Family> {
+        Family::ALL.into_iter().chain([Family::Judged])
+    }
+
+    /// Whether the relevance level (`-l`, ir_measures' `rel=`) changes the family's
+    /// values: not for those that read gains (the positive grades), the number retrieved
+    /// or whether a result is judged.
+    fn depends_on_level(self) -> bool {
+        !matches!(
+            self,
+            Family::RunId
+                | Family::NumQ
+                | Family::NumRet
+                | Family::Ndcg
+                | Family::NdcgCut
+                | Family::NdcgRel
+                | Family::G
+                | Family::Rbp
+                | Family::RbpResid
+                | Family::Unj
+                | Family::Judged
+        )
     }
 
     fn parameter_kind(self) -> ParameterKind {
@@ -173,6 +202,8 @@ impl Family {
             }
             Family::Success => ParameterKind::Cutoffs(&DEFAULT_SUCCESS_CUTOFFS),
             Family::Unj => ParameterKind::Cutoffs(&DEFAULT_UNJUDGED_CUTOFFS),
+            // No default: ir_measures' Judged needs its cut-off.
+            Family::Judged => ParameterKind::Cutoffs(&[]),
             Family::RprecMult => ParameterKind::Multiples(&DEFAULT_R_MULTIPLES),
             Family::Utility => ParameterKind::Coefficients(&DEFAULT_UTILITY_COEFFICIENTS),
             Family::IprecAtRecall | Family::ElevenPointAverage => {
@@ -192,11 +223,18 @@ const DEFAULT_RELSTRING_LENGTH: usize = 10;
 /// Which measures to compute, with their parameters.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MeasureSet {
-    /// Requested families, each with its cut-offs or levels (empty for the others).
-    families: Vec<(Family, Vec<f64>)>,
+    /// Requested families, each with the parameters given for it (`None`: trec_eval's
+    /// defaults).
+    families: Vec<(Family, Option<Vec<f64>>)>,
     /// `relstring`'s length, and whether it was given (`relstring.20`, printed
     /// `relstring_20`) rather than the default (printed `relstring`).
     relstring: Option<(usize, bool)>,
+    /// The relevance levels ir_measures' `rel=` asked for, each with the `-m` argument
+    /// that asked.
+    levels: Vec<(Grade, String)>,
+    /// The first `-m` argument that named a measure the relevance level changes without
+    /// a `rel=`.
+    unleveled: Option<String>,
 }
 
 impl MeasureSet {
@@ -217,19 +255,22 @@ impl MeasureSet {
             Family::IprecAtRecall,
             Family::P,
         ] {
-            set.add(family, None);
+            set.families.push((family, None));
         }
         set
     }
 
-    /// Every measure hyde-eval computes, with default parameters (`all_trec`).
+    /// Every measure of trec_eval's that hyde-eval computes, with default parameters
+    /// (`all_trec`).
     pub fn all_trec() -> MeasureSet {
-        let mut set = MeasureSet::default();
-        for family in Family::ALL {
-            set.add(family, None);
+        MeasureSet {
+            families: Family::ALL
+                .into_iter()
+                .map(|family| (family, None))
+                .collect(),
+            relstring: Some((DEFAULT_RELSTRING_LENGTH, false)),
+            ..MeasureSet::default()
         }
-        set.relstring = Some((DEFAULT_RELSTRING_LENGTH, false));
-        set
     }
 
     /// `relstring`'s printed name and length, when requested: trec_eval's string of the
@@ -245,105 +286,202 @@ impl MeasureSet {
         })
     }
 
-    fn add(&mut self, family: Family, parameters: Option<Vec<f64>>) {
-        let parameters = parameters.unwrap_or_else(|| match family.parameter_kind() {
-            ParameterKind::None => Vec::new(),
-            ParameterKind::Cutoffs(defaults)
-            | ParameterKind::Levels(defaults)
-            | ParameterKind::Multiples(defaults)
-            | ParameterKind::Coefficients(defaults) => defaults.to_vec(),
-        });
-        match self.families.iter_mut().find(|(known, _)| *known == family) {
-            Some(entry) => entry.1 = parameters,
-            None => self.families.push((family, parameters)),
+    /// Adds `family` with the parameters given (`None`: the defaults). Each family is
+    /// computed once: given parameters win over the defaults, whatever the order (as in
+    /// trec_eval: `-m P -m P.7` and `-m P.7 -m P` print `P_7`); two lists of cut-offs,
+    /// recall levels or multiples are merged (`-m P.5 -m P@10`, `-m nDCG@10 -m
+    /// ndcg_cut.10`), and two different parameter lists of a measure that prints one value
+    /// (`utility`, `11pt_avg`) are refused.
+    fn add(&mut self, family: Family, parameters: Option<Vec<f64>>) -> Result<(), String> {
+        let Some(entry) = self.families.iter_mut().find(|(known, _)| *known == family) else {
+            self.families.push((family, parameters));
+            self.families.sort_by_key(|(family, _)| *family);
+            return Ok(());
+        };
+        match (&mut entry.1, parameters) {
+            (_, None) => {}
+            (slot @ None, given) => *slot = given,
+            (Some(known), Some(given)) => {
+                let merged = !matches!(
+                    (family, family.parameter_kind()),
+                    (Family::ElevenPointAverage, _) | (_, ParameterKind::Coefficients(_))
+                );
+                if merged {
+                    known.extend(given);
+                    known.sort_by(f64::total_cmp);
+                    known.dedup();
+                } else if *known != given {
+                    let list = |values: &[f64]| {
+                        values
+                            .iter()
+                            .map(f64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    };
+                    return Err(format!(
+                        "measure {} is given twice with different parameters ({} and {}), and it prints one value: give it once",
+                        family.name(),
+                        list(known),
+                        list(&given)
+                    ));
+                }
+            }
         }
-        self.families.sort_by_key(|(family, _)| *family);
+        Ok(())
     }
 
-    /// Parses trec_eval `-m` arguments: `official`, `all_trec`, a measure name, or a
-    /// measure with its parameters (`P.5,10`, `ndcg_cut.10`, `iprec_at_recall.0.25,0.5`).
+    /// Parses `-m` arguments: `official`, `all_trec`, a measure name, or a measure with
+    /// its parameters (`P.5,10`, `ndcg_cut.10`, `iprec_at_recall.0.25,0.5`), in the
+    /// spellings [`trec_eval_spelling`] accepts. Measures named twice are computed once.
     pub fn parse(arguments: &[String]) -> Result<MeasureSet, String> {
         let mut set = MeasureSet::default();
         for argument in arguments {
-            let argument = &trec_eval_spelling(argument)?;
-            let (name, parameters) = match argument.split_once('.') {
+            let Spelling { measure, level } = trec_eval_spelling(argument)?;
+            let (name, parameters) = match measure.split_once('.') {
                 Some((name, parameters)) => (name, Some(parameters)),
-                None => (argument.as_str(), None),
+                None => (measure.as_str(), None),
             };
-            match (name, parameters) {
-                ("official", None) => set.merge(MeasureSet::official()),
-                ("all_trec", None) => set.merge(MeasureSet::all_trec()),
-                ("relstring", None) => {
-                    if set.relstring.is_none() {
-                        set.relstring = Some((DEFAULT_RELSTRING_LENGTH, false));
-                    }
+            let family = match (name, parameters) {
+                ("official", None) | ("all_trec", None) | ("relstring", _) if level.is_some() => {
+                    return Err(format!(
+                        "measure {argument:?}: rel= sets the relevance level of one measure of ir_measures', and {name} is not one"
+                    ))
                 }
-                ("relstring", Some(length)) => match length.trim().parse::<usize>() {
-                    Ok(length) => set.relstring = Some((length, true)),
-                    Err(_) => {
-                        return Err(format!(
-                            "measure relstring: length {length:?} is not a whole number (e.g. -m relstring.20)"
-                        ))
-                    }
-                },
-                _ => {
-                    let Some(family) = Family::ALL.into_iter().find(|f| f.name() == name) else {
-                        let implemented: Vec<&str> = Family::ALL
-                            .iter()
-                            .map(|family| family.name())
-                            .chain(["relstring"])
-                            .collect();
-                        return Err(if NOT_IMPLEMENTED.contains(&name) {
-                            format!(
-                                "measure {name:?} is a trec_eval measure hyde-eval does not compute; it computes official, all_trec, {}",
-                                implemented.join(", ")
-                            )
-                        } else {
-                            format!(
-                                "unknown measure {name:?}{}; measures: official, all_trec, {}",
-                                crate::hints::suggestion(name, &implemented),
-                                implemented.join(", ")
-                            )
-                        });
-                    };
-                    let parameters = match (parameters, family.parameter_kind()) {
-                        (None, _) => None,
-                        (Some(_), ParameterKind::None) => {
-                            return Err(format!("measure {name} takes no parameters"))
-                        }
-                        (Some(list), ParameterKind::Cutoffs(_)) => Some(parse_cutoffs(name, list)?),
-                        (Some(list), ParameterKind::Levels(_)) => Some(parse_levels(name, list)?),
-                        (Some(list), ParameterKind::Multiples(_)) => {
-                            Some(parse_multiples(name, list)?)
-                        }
-                        (Some(list), ParameterKind::Coefficients(_)) => {
-                            Some(parse_coefficients(name, list)?)
-                        }
-                    };
-                    set.add(family, parameters);
+                ("official", None) => {
+                    set.merge(MeasureSet::official())?;
+                    set.unleveled.get_or_insert_with(|| argument.clone());
+                    continue;
                 }
+                ("all_trec", None) => {
+                    set.merge(MeasureSet::all_trec())?;
+                    set.unleveled.get_or_insert_with(|| argument.clone());
+                    continue;
+                }
+                ("relstring", length) => {
+                    set.add_relstring(length)?;
+                    continue;
+                }
+                _ => Family::every()
+                    .find(|family| family.name() == name)
+                    .ok_or_else(|| unknown_measure(name))?,
+            };
+            let parameters = match (parameters, family.parameter_kind()) {
+                (None, ParameterKind::Cutoffs([])) => {
+                    return Err(format!(
+                        "measure {name} needs a cut-off, e.g. -m {name}.10 (or {}@10)",
+                        "Judged"
+                    ))
+                }
+                (None, _) => None,
+                (Some(_), ParameterKind::None) => {
+                    return Err(format!("measure {name} takes no parameters"))
+                }
+                (Some(list), ParameterKind::Cutoffs(_)) => Some(parse_cutoffs(name, list)?),
+                (Some(list), ParameterKind::Levels(_)) => Some(parse_levels(name, list)?),
+                (Some(list), ParameterKind::Multiples(_)) => Some(parse_multiples(name, list)?),
+                (Some(list), ParameterKind::Coefficients(_)) => {
+                    Some(parse_coefficients(name, list)?)
+                }
+            };
+            match level {
+                Some(_) if !family.depends_on_level() => {
+                    return Err(if matches!(family, Family::Ndcg | Family::NdcgCut) {
+                        format!(
+                            "measure {argument:?}: nDCG's gains are the grades whatever the relevance level (trec_eval's ndcg_cut; ir_measures' nDCG takes no rel=), so rel= would change nothing: drop it"
+                        )
+                    } else {
+                        format!(
+                            "measure {argument:?}: {name} does not depend on the relevance level, so rel= would change nothing: drop it"
+                        )
+                    });
+                }
+                Some(level) => set.levels.push((level, argument.clone())),
+                None if family.depends_on_level() => {
+                    set.unleveled.get_or_insert_with(|| argument.clone());
+                }
+                None => {}
             }
+            set.add(family, parameters)?;
         }
         Ok(set)
     }
 
-    fn merge(&mut self, other: MeasureSet) {
+    /// `relstring` (the default length) or `relstring.N`: a given length wins over the
+    /// default; two different given lengths are refused.
+    fn add_relstring(&mut self, length: Option<&str>) -> Result<(), String> {
+        let Some(length) = length else {
+            self.relstring
+                .get_or_insert((DEFAULT_RELSTRING_LENGTH, false));
+            return Ok(());
+        };
+        let length = length.trim().parse::<usize>().map_err(|_| {
+            format!(
+                "measure relstring: length {length:?} is not a whole number (e.g. -m relstring.20)"
+            )
+        })?;
+        match self.relstring {
+            Some((known, true)) if known != length => Err(format!(
+                "measure relstring is given twice with different lengths ({known} and {length}): give it once"
+            )),
+            _ => {
+                self.relstring = Some((length, true));
+                Ok(())
+            }
+        }
+    }
+
+    fn merge(&mut self, other: MeasureSet) -> Result<(), String> {
         for (family, parameters) in other.families {
-            self.add(family, Some(parameters));
+            self.add(family, parameters)?;
         }
         if self.relstring.is_none() {
             self.relstring = other.relstring;
         }
+        Ok(())
     }
 
     pub fn contains(&self, family: Family) -> bool {
         self.families.iter().any(|(known, _)| *known == family)
     }
 
+    /// The relevance level every measure is computed at (trec_eval computes all at one
+    /// level): `explicit` (`-l`), else the one ir_measures' `rel=` asked for, else 1.
+    /// Refused, with the reason: two different `rel=` levels; a `rel=` that differs from
+    /// `-l`; a `rel=` other than 1 beside a measure the level changes named without one
+    /// (ir_measures reads that as rel=1, trec_eval as `-l`), unless `-l` says which.
+    pub fn relevance_level(&self, explicit: Option<Grade>) -> Result<Grade, String> {
+        let Some((level, asked)) = self.levels.first() else {
+            return Ok(explicit.unwrap_or(1));
+        };
+        if let Some((other, other_asked)) = self.levels.iter().find(|(other, _)| other != level) {
+            return Err(format!(
+                "{asked:?} asks for relevance level {level} and {other_asked:?} for {other}; eval computes every measure at one relevance level (trec_eval's -l): evaluate them in two runs"
+            ));
+        }
+        match (explicit, &self.unleveled) {
+            (Some(explicit), _) if explicit != *level => Err(format!(
+                "{asked:?} asks for relevance level {level}, and -l {explicit} for {explicit}; eval computes every measure at one relevance level: drop one, or make them equal"
+            )),
+            (None, Some(unleveled)) if *level != 1 => Err(format!(
+                "{asked:?} asks for relevance level {level}, and {unleveled:?} names no level, which ir_measures reads as rel=1 (and trec_eval as -l); eval computes every measure at one relevance level: give -l {level} to compute every measure at level {level}, or evaluate them in two runs"
+            )),
+            _ => Ok(*level),
+        }
+    }
+
     /// The per-query columns, in output order (everything but `runid` and `num_q`).
     pub fn columns(&self) -> Vec<Column> {
         let mut columns = Vec::new();
-        for (family, parameters) in &self.families {
+        for (family, given) in &self.families {
+            let parameters = given
+                .clone()
+                .unwrap_or_else(|| match family.parameter_kind() {
+                    ParameterKind::None => Vec::new(),
+                    ParameterKind::Cutoffs(defaults)
+                    | ParameterKind::Levels(defaults)
+                    | ParameterKind::Multiples(defaults)
+                    | ParameterKind::Coefficients(defaults) => defaults.to_vec(),
+                });
             let column = |parameter: Option<f64>, list: Vec<f64>| Column {
                 family: *family,
                 parameter,
@@ -352,7 +490,7 @@ impl MeasureSet {
             match (family, family.parameter_kind()) {
                 (Family::RunId | Family::NumQ, _) => {}
                 (Family::ElevenPointAverage | Family::Utility, _) => {
-                    columns.push(column(None, parameters.clone()))
+                    columns.push(column(None, parameters))
                 }
                 (_, ParameterKind::None) => columns.push(column(None, Vec::new())),
                 _ => columns.extend(
@@ -366,37 +504,151 @@ impl MeasureSet {
     }
 }
 
-/// `argument` in trec_eval's own `-m` spelling. Also accepted, in any case: the names
-/// trec_eval prints (`ndcg_cut_10`, `iprec_at_recall_0.10`, `relstring_20`) and
-/// ir_measures' (`nDCG@10`, `P@5`, `R@100`, `Success@1`, `AP`, `AP@10`, `RR`,
-/// `IPrec@0.1`, `NumQ`, `NumRet`, `NumRel`, `SetP`, `SetR`, `SetF`, `SetAP`), each
-/// mapped only to the trec_eval measure of the same definition.
-fn trec_eval_spelling(argument: &str) -> Result<String, String> {
-    let lower = argument.trim().to_ascii_lowercase();
+/// The error for a measure name that names no measure (or one hyde-eval does not
+/// compute), with the closest name and the list.
+fn unknown_measure(name: &str) -> String {
+    let implemented: Vec<&str> = Family::every()
+        .map(Family::name)
+        .chain(["relstring"])
+        .collect();
+    if NOT_IMPLEMENTED.contains(&name) {
+        format!(
+            "measure {name:?} is a trec_eval measure hyde-eval does not compute; it computes official, all_trec, {}",
+            implemented.join(", ")
+        )
+    } else {
+        format!(
+            "unknown measure {name:?}{}; measures: official, all_trec, {}",
+            crate::hints::suggestion(name, &implemented),
+            implemented.join(", ")
+        )
+    }
+}
+
+/// A `-m` argument in trec_eval's spelling, and the relevance level ir_measures' `rel=`
+/// asked for.
+struct Spelling {
+    measure: String,
+    level: Option<Grade>,
+}
+
+/// `argument` in trec_eval's own `-m` spelling, with its `rel=`. Also accepted, in any
+/// case: every spelling of a hyde-eval metric ([`crate::metric_names`]: `ndcg@10`,
+/// `precision@5`, `mrr`, `nDCG@10`, `P_5`, `RR`, `Judged@10`, ...), the names trec_eval
+/// prints (`ndcg_cut_10`, `iprec_at_recall_0.10`, `relstring_20`), ir_measures' other
+/// names (`AP@10`, `IPrec@0.1`, `NumQ`, `NumRet`, `NumRel`, `SetP`, `SetR`, `SetF`,
+/// `SetAP`) and its parameterised forms (`P(rel=2)@5`, `AP(rel=2)`, `R(cutoff=100)`),
+/// each mapped only to the measure of the same definition.
+fn trec_eval_spelling(argument: &str) -> Result<Spelling, String> {
+    let trimmed = argument.trim();
+    let Some(open) = trimmed.find('(') else {
+        return Ok(Spelling {
+            measure: plain_spelling(trimmed)?,
+            level: None,
+        });
+    };
+    // ir_measures' NAME(key=value,...), then an optional @cut-off.
+    let malformed = || {
+        format!(
+            "measure {argument:?}: expected ir_measures' NAME(rel=N)@k, e.g. P(rel=2)@5 or AP(rel=2)"
+        )
+    };
+    let close = trimmed
+        .rfind(')')
+        .filter(|&close| close > open)
+        .ok_or_else(malformed)?;
+    let (name, parameters, after) = (
+        trimmed[..open].trim(),
+        &trimmed[open + 1..close],
+        trimmed[close + 1..].trim(),
+    );
+    let (mut level, mut cutoff) = (None, None);
+    for parameter in parameters.split(',').filter(|item| !item.trim().is_empty()) {
+        let (key, value) = parameter.split_once('=').ok_or_else(malformed)?;
+        let value = value.trim();
+        match key.trim() {
+            "rel" => {
+                level = Some(value.parse::<Grade>().ok().filter(|&level| level >= 0).ok_or_else(
+                    || format!("measure {argument:?}: rel={value} is not a relevance level (a whole number >= 0)"),
+                )?)
+            }
+            "cutoff" => cutoff = Some(value),
+            other => {
+                return Err(format!(
+                    "measure {argument:?}: eval reads ir_measures' rel= and cutoff=, not {other}={value}{}",
+                    if other == "judged_only" {
+                        " (-J computes every measure over judged documents only)"
+                    } else {
+                        ""
+                    }
+                ))
+            }
+        }
+    }
+    let base = match (after.strip_prefix('@').map(str::trim), cutoff) {
+        (Some(at), Some(cutoff)) if at != cutoff => {
+            return Err(format!(
+                "measure {argument:?} gives two cut-offs ({cutoff} and {at}): give one"
+            ))
+        }
+        (Some(k), _) | (None, Some(k)) if after.is_empty() || after.starts_with('@') => {
+            format!("{name}@{k}")
+        }
+        (None, None) if after.is_empty() => name.to_owned(),
+        _ => return Err(malformed()),
+    };
+    // ir_measures' NumRet(rel=N) counts the relevant results retrieved.
+    let measure = if level.is_some() && base.eq_ignore_ascii_case("numret") {
+        "num_rel_ret".to_owned()
+    } else {
+        plain_spelling(&base)?
+    };
+    Ok(Spelling { measure, level })
+}
+
+/// [`trec_eval_spelling`] of an argument without ir_measures' parameters.
+fn plain_spelling(argument: &str) -> Result<String, String> {
+    // Every spelling of a hyde-eval metric, as every other flag reads it.
+    if let Some(metric) = crate::metric_names::canonical(argument) {
+        let measure = match metric.split_once('@') {
+            None => match metric.as_str() {
+                "mrr" => "recip_rank".to_owned(),
+                other => other.to_owned(),
+            },
+            Some((family, k)) => {
+                let family = match family {
+                    "recall" => "recall",
+                    "precision" => "P",
+                    "ndcg" => "ndcg_cut",
+                    "hit" => "success",
+                    "judged" => "judged",
+                    _ => return Err(no_counterpart(argument)),
+                };
+                format!("{family}.{k}")
+            }
+        };
+        return Ok(measure);
+    }
+    let lower = argument.to_ascii_lowercase();
     if let Some((name, parameter)) = lower.split_once('@') {
         let family = match name {
             "ndcg" => "ndcg_cut",
-            "p" => "P",
-            "r" => "recall",
-            "success" => "success",
+            "p" | "precision" => "P",
+            "r" | "recall" => "recall",
+            "success" | "hit" => "success",
             "ap" => "map_cut",
             "iprec" => "iprec_at_recall",
-            "rr" | "judged" => {
-                return Err(format!(
-                    "measure {argument:?} (ir_measures) has no trec_eval counterpart, so eval does not compute it; RR over the whole ranking is recip_rank"
-                ))
-            }
+            "judged" => "judged",
+            "rr" | "mrr" => return Err(no_counterpart(argument)),
             _ => {
                 return Err(format!(
-                    "unknown measure {argument:?}; eval takes trec_eval's names (ndcg_cut.10, ndcg_cut_10) or ir_measures' (nDCG@10, P@5, R@100, Success@1, AP@10, IPrec@0.1)"
+                    "unknown measure {argument:?}; eval takes trec_eval's names (ndcg_cut.10, ndcg_cut_10), hyde-eval's (ndcg@10, precision@5, recall@10, hit@5, judged@10, mrr, map) or ir_measures' (nDCG@10, P@5, R@100, Success@1, AP@10, IPrec@0.1, Judged@10, P(rel=2)@5)"
                 ))
             }
         };
         return Ok(format!("{family}.{parameter}"));
     }
     let whole = match lower.as_str() {
-        "rr" => Some("recip_rank"),
-        "ap" => Some("map"),
         "numq" => Some("num_q"),
         "numret" => Some("num_ret"),
         "numrel" => Some("num_rel"),
@@ -414,18 +666,14 @@ fn trec_eval_spelling(argument: &str) -> Result<String, String> {
         Some((name, parameters)) => (name, Some(parameters)),
         None => (lower.as_str(), None),
     };
-    if let Some(family) = Family::ALL
-        .into_iter()
-        .find(|family| family.name().eq_ignore_ascii_case(name))
-    {
+    if let Some(family) = Family::every().find(|family| family.name().eq_ignore_ascii_case(name)) {
         return Ok(match parameters {
             Some(parameters) => format!("{}.{parameters}", family.name()),
             None => family.name().to_owned(),
         });
     }
     // A printed name: the longest family with parameters, then `_` and the parameter.
-    let printed = Family::ALL
-        .into_iter()
+    let printed = Family::every()
         .filter(|family| family.parameter_kind() != ParameterKind::None)
         .map(Family::name)
         .chain(["relstring"])
@@ -438,6 +686,13 @@ fn trec_eval_spelling(argument: &str) -> Result<String, String> {
         Some((family, parameter)) => format!("{family}.{parameter}"),
         None => argument.to_owned(),
     })
+}
+
+/// The refusal of `RR@k` (hyde-eval's `mrr@k`), which trec_eval has no measure for.
+fn no_counterpart(argument: &str) -> String {
+    format!(
+        "measure {argument:?} (RR@k, hyde-eval's mrr@k) has no trec_eval counterpart, so eval does not compute it; RR over the whole ranking is recip_rank (-m RR)"
+    )
 }
 
 fn parse_cutoffs(name: &str, list: &str) -> Result<Vec<f64>, String> {
@@ -631,11 +886,13 @@ impl Column {
             }
             Family::Utility => {
                 let coefficient = |i: usize| self.list.get(i).copied().unwrap_or_default();
-                // The collection size (trec_eval's -N) is 0, as trec_eval's default.
+                // trec_eval's contingency table; the nonrelevant documents not retrieved
+                // count from the collection size (-N, 0 by default as in trec_eval).
                 coefficient(0) * relevant_returned
                     + coefficient(1) * (returned - relevant_returned)
                     + coefficient(2) * (relevant - relevant_returned)
-                    + coefficient(3) * (relevant_returned - returned - relevant)
+                    + coefficient(3)
+                        * (query.collection_size + relevant_returned - returned - relevant)
             }
             Family::BinG => query.binary_g(profile.relevant_total()),
             Family::G => query.normalized_g(),
@@ -644,6 +901,7 @@ impl Column {
             Family::Rbp => query.rank_biased_precision(),
             Family::RbpResid => query.rank_biased_residual(),
             Family::Unj => query.unjudged_share(k),
+            Family::Judged => crate::metrics::judged_share(query.grades, k),
             Family::RunId | Family::NumQ => unreachable!("not a per-query column"),
         }
     }
@@ -661,6 +919,8 @@ pub(super) struct QueryFacts<'g> {
     pub(super) judged_nonrelevant_returned: usize,
     /// Judgments below the relevance level (grade >= 0).
     pub(super) judged_nonrelevant: usize,
+    /// Documents in the collection (`-N`), for `utility`.
+    pub(super) collection_size: f64,
 }
 
 impl QueryFacts<'_> {

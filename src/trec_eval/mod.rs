@@ -9,6 +9,8 @@
 //!   positive grades whatever the level; results the qrels do not list and results they
 //!   list with a negative grade are told apart (trec_eval's nonpool and unjudged), as
 //!   `infAP` and `unj` need;
+//! - `-J` removes the results the qrels do not judge (not listed, or listed with a
+//!   negative grade) from each ranking after the `-M` cut, keeping the others' order;
 //! - queries are those of the qrels, in byte order of their ids; a qrels query absent
 //!   from the run is left out (trec_eval 9), or scores 0 with `-c`; run queries without
 //!   judgments are ignored;
@@ -58,6 +60,10 @@ pub struct EvalOptions {
     pub complete: bool,
     /// `-M`: results kept per query after sorting.
     pub max_results: usize,
+    /// `-J`: results the qrels do not judge are removed from each ranking (after `-M`).
+    pub judged_only: bool,
+    /// `-N`: documents in the collection (read by `utility` alone).
+    pub collection_size: u64,
     pub measures: MeasureSet,
 }
 
@@ -161,7 +167,14 @@ impl<'a> Context<'a> {
         let Worker { judged, scratch } = worker;
         judged.fill(self.qrels.grades(judgments));
         match ranking::rank(documents, keys, judged, self.options.max_results, scratch) {
-            Ok(()) => Ok(self.scores(&scratch.grades, &judged.grades)),
+            Ok(()) => {
+                if self.options.judged_only {
+                    // trec_eval's -J: the judged results keep their order (and ties
+                    // their docno order); the others leave the ranking.
+                    scratch.grades.retain(|&grade| grade >= 0);
+                }
+                Ok(self.scores(&scratch.grades, &judged.grades))
+            }
             Err(position) => Err(DuplicateResult {
                 query: judgments.query.to_owned(),
                 document: documents[position].to_owned(),
@@ -182,6 +195,7 @@ impl<'a> Context<'a> {
             level,
             judged_nonrelevant_returned: grades.iter().filter(below_level).count(),
             judged_nonrelevant: judged.iter().filter(below_level).count(),
+            collection_size: self.options.collection_size as f64,
         };
         let values = self
             .columns
@@ -230,7 +244,15 @@ impl<'a> Context<'a> {
                         .iter()
                         .map(|&(_, grade)| grade)
                         .collect();
-                    self.scores(&[], &judged)
+                    let (mut values, relstring) = self.scores(&[], &judged);
+                    // trec_eval scores a missing query's `utility` 0, whatever the
+                    // coefficients and -N (it zeroes the value after the fact).
+                    for (value, column) in values.iter_mut().zip(&self.columns) {
+                        if column.family == Family::Utility {
+                            *value = 0.0;
+                        }
+                    }
+                    (values, relstring)
                 }
             };
             per_query.push(QueryScores {
@@ -314,6 +336,8 @@ mod tests {
             relevance_level: 1,
             complete: false,
             max_results: usize::MAX,
+            judged_only: false,
+            collection_size: 0,
             measures: MeasureSet::parse(
                 &measures.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
             )
@@ -510,7 +534,9 @@ mod tests {
         ] {
             let expected = parse(&[trec_eval]).unwrap();
             for alias in aliases {
-                assert_eq!(parse(&[alias]).unwrap(), expected, "{alias}");
+                let alias_set = parse(&[alias]).unwrap();
+                assert_eq!(alias_set.columns(), expected.columns(), "{alias}");
+                assert_eq!(alias_set.relstring(), expected.relstring(), "{alias}");
             }
         }
         let columns = |names: &[&str]| -> Vec<String> {
@@ -538,13 +564,243 @@ mod tests {
                 "set_F"
             ]
         );
-        assert!(parse(&["RR@10"])
-            .unwrap_err()
-            .contains("no trec_eval counterpart"));
-        assert!(parse(&["Judged@10"])
-            .unwrap_err()
-            .contains("no trec_eval counterpart"));
+        for rr_at_k in ["RR@10", "mrr@10", "MRR@5"] {
+            assert!(
+                parse(&[rr_at_k])
+                    .unwrap_err()
+                    .contains("no trec_eval counterpart"),
+                "{rr_at_k}"
+            );
+        }
         assert!(parse(&["nDCG@0"]).unwrap_err().contains("positive integer"));
+        assert!(parse(&["judged"]).unwrap_err().contains("needs a cut-off"));
+    }
+
+    /// The names of the columns `measures` select.
+    fn column_names(measures: &[&str]) -> Vec<String> {
+        MeasureSet::parse(&measures.iter().map(|m| m.to_string()).collect::<Vec<_>>())
+            .unwrap()
+            .columns()
+            .iter()
+            .map(Column::name)
+            .collect()
+    }
+
+    #[test]
+    fn hyde_eval_names_select_trec_eval_measures() {
+        // As every other flag reads them (src/metric_names.rs), in any case.
+        assert_eq!(
+            column_names(&[
+                "mrr",
+                "MRR",
+                "precision@5",
+                "recall@10",
+                "hit@5",
+                "ndcg@10",
+                "map",
+                "bpref",
+                "judged@10",
+                "Judged@5"
+            ]),
+            [
+                "map",
+                "bpref",
+                "recip_rank",
+                "P_5",
+                "recall_10",
+                "ndcg_cut_10",
+                "success_5",
+                "judged_5",
+                "judged_10"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_measure_named_twice_is_one_column() {
+        assert_eq!(
+            column_names(&[
+                "ndcg_cut.10",
+                "nDCG@10",
+                "NDCG@10",
+                "ndcg@10",
+                "ndcg_cut_10"
+            ]),
+            ["ndcg_cut_10"]
+        );
+        // Cut-offs given twice are merged; given cut-offs win over the defaults in either
+        // order, as in trec_eval.
+        assert_eq!(
+            column_names(&["P.5", "P@10", "precision@5", "P_5"]),
+            ["P_5", "P_10"]
+        );
+        assert_eq!(column_names(&["P.7", "P"]), ["P_7"]);
+        assert_eq!(column_names(&["P", "P.7"]), ["P_7"]);
+        assert_eq!(
+            column_names(&["official", "P@7", "P.3"])
+                .into_iter()
+                .filter(|name| name.starts_with("P_"))
+                .collect::<Vec<_>>(),
+            ["P_3", "P_7"]
+        );
+        // A measure that prints one value cannot take two parameter lists.
+        let parse = |names: &[&str]| {
+            MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        let message = parse(&["utility.1,-1,0,0", "utility.2,-1,0,0"]).unwrap_err();
+        assert!(
+            message.contains(
+                "utility is given twice with different parameters (1,-1,0,0 and 2,-1,0,0)"
+            ),
+            "{message}"
+        );
+        assert_eq!(
+            column_names(&["utility.1,-1,0,0", "utility.1,-1,0,0"]),
+            ["utility"]
+        );
+        let message = parse(&["relstring.10", "relstring_20"]).unwrap_err();
+        assert!(
+            message.contains("different lengths (10 and 20)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn ir_measures_rel_sets_the_relevance_level_or_is_refused_with_the_reason() {
+        let parse = |names: &[&str]| {
+            MeasureSet::parse(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        };
+        let set = parse(&["P(rel=2)@5", "AP(rel=2)", "nDCG@10", "Judged@10"]).unwrap();
+        let names: Vec<String> = set.columns().iter().map(Column::name).collect();
+        assert_eq!(names, ["map", "P_5", "ndcg_cut_10", "judged_10"]);
+        assert_eq!(set.relevance_level(None), Ok(2));
+        assert_eq!(set.relevance_level(Some(2)), Ok(2));
+        let message = set.relevance_level(Some(1)).unwrap_err();
+        assert!(
+            message.contains("\"P(rel=2)@5\" asks for relevance level 2, and -l 1 for 1"),
+            "{message}"
+        );
+        // Two levels: trec_eval computes every measure at one.
+        let message = parse(&["P(rel=2)@5", "AP(rel=3)"])
+            .unwrap()
+            .relevance_level(None)
+            .unwrap_err();
+        assert!(
+            message.contains("\"P(rel=2)@5\" asks for relevance level 2 and \"AP(rel=3)\" for 3"),
+            "{message}"
+        );
+        // R@100 without rel= is rel=1 to ir_measures and -l to trec_eval: ambiguous beside
+        // rel=2, unless -l says which.
+        let set = parse(&["P(rel=2)@5", "R@100"]).unwrap();
+        let message = set.relevance_level(None).unwrap_err();
+        assert!(
+            message.contains("\"R@100\" names no level") && message.contains("give -l 2"),
+            "{message}"
+        );
+        assert_eq!(set.relevance_level(Some(2)), Ok(2));
+        assert_eq!(
+            parse(&["P(rel=1)@5", "map"]).unwrap().relevance_level(None),
+            Ok(1)
+        );
+        assert_eq!(parse(&["map"]).unwrap().relevance_level(Some(3)), Ok(3));
+        assert_eq!(parse(&["map"]).unwrap().relevance_level(None), Ok(1));
+        // nDCG's gains do not depend on the level (trec_eval's ndcg_cut), and ir_measures'
+        // nDCG takes no rel=: refused rather than computed unchanged.
+        let message = parse(&["nDCG(rel=2)@10"]).unwrap_err();
+        assert!(
+            message.contains("ir_measures' nDCG takes no rel="),
+            "{message}"
+        );
+        assert!(parse(&["Judged(rel=2)@10"])
+            .unwrap_err()
+            .contains("does not depend on the relevance level"));
+        // ir_measures' cutoff= is @k; NumRet(rel=N) counts relevant results retrieved.
+        assert_eq!(
+            column_names(&["P(cutoff=5)", "NumRet(rel=1)"]),
+            ["num_rel_ret", "P_5"]
+        );
+        assert!(parse(&["P(rel=2,cutoff=5)@10"])
+            .unwrap_err()
+            .contains("two cut-offs (5 and 10)"));
+        assert!(parse(&["P(judged_only=True)@5"])
+            .unwrap_err()
+            .contains("-J"));
+        assert!(parse(&["P(rel=x)@5"])
+            .unwrap_err()
+            .contains("rel=x is not a relevance level"));
+        assert!(parse(&["official(rel=2)"]).unwrap_err().contains("rel="));
+    }
+
+    #[test]
+    fn judged_only_drops_unjudged_results_after_the_cut() {
+        // The first test's query: trec_eval's order x(unlisted) c(1) a(2) e(listed -1) b(0).
+        // -J keeps c a b: relevant at ranks 1 and 2, 3 relevant judged (a, c, d).
+        let qrels = parse::parse_qrels(
+            Path::new("q"),
+            "1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d 1\n1 0 e -1\n",
+        )
+        .unwrap();
+        let run_bytes: &[u8] =
+            b"1 Q0 a 1 0.5 t\n1 Q0 b 2 0.1 t\n1 Q0 c 3 0.5 t\n1 Q0 e 4 0.4 t\n1 Q0 x 5 0.9 t\n";
+        let measures = [
+            "num_ret",
+            "P.2,5",
+            "recip_rank",
+            "map",
+            "unj.5",
+            "judged.5",
+            "bpref",
+        ];
+        let mut judged_only = options(&measures);
+        judged_only.judged_only = true;
+        let run = parse::parse_run(Path::new("r"), run_bytes).unwrap();
+        let evaluation = evaluate_run(&qrels, run, &judged_only).unwrap();
+        assert_eq!(value(&evaluation, "1", "num_ret"), 3.0);
+        assert_eq!(value(&evaluation, "1", "P_2"), 1.0);
+        assert_eq!(value(&evaluation, "1", "P_5"), 0.4);
+        assert_eq!(value(&evaluation, "1", "recip_rank"), 1.0);
+        assert!((value(&evaluation, "1", "map") - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(value(&evaluation, "1", "unj_5"), 0.0);
+        assert_eq!(value(&evaluation, "1", "judged_5"), 1.0);
+        assert!((value(&evaluation, "1", "bpref") - 2.0 / 3.0).abs() < 1e-12);
+        // Without -J: 2 of the 5 unjudged, judged@5 3/5; relevant at ranks 2 and 3.
+        let run = parse::parse_run(Path::new("r"), run_bytes).unwrap();
+        let evaluation = evaluate_run(&qrels, run, &options(&measures)).unwrap();
+        assert_eq!(value(&evaluation, "1", "unj_5"), 0.4);
+        assert_eq!(value(&evaluation, "1", "judged_5"), 0.6);
+        assert_eq!(value(&evaluation, "1", "P_2"), 0.5);
+        // -M cuts first (x c), then -J drops x: c alone.
+        judged_only.max_results = 2;
+        let run = parse::parse_run(Path::new("r"), run_bytes).unwrap();
+        let evaluation = evaluate_run(&qrels, run, &judged_only).unwrap();
+        assert_eq!(value(&evaluation, "1", "num_ret"), 1.0);
+        assert_eq!(value(&evaluation, "1", "P_2"), 0.5);
+    }
+
+    #[test]
+    fn collection_size_counts_the_nonrelevant_not_retrieved() {
+        // 5 retrieved, 2 of them relevant, 3 relevant judged: with -N 100 the
+        // nonrelevant not retrieved are 100 + 2 - 5 - 3 = 94 (trec_eval's m_utility.c).
+        let qrels = parse::parse_qrels(
+            Path::new("q"),
+            "1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d 1\n1 0 e -1\n2 0 z 1\n",
+        )
+        .unwrap();
+        let run_bytes: &[u8] =
+            b"1 Q0 a 1 0.5 t\n1 Q0 b 2 0.1 t\n1 Q0 c 3 0.5 t\n1 Q0 e 4 0.4 t\n1 Q0 x 5 0.9 t\n";
+        let mut sized = options(&["utility.1,-1,-3,1"]);
+        sized.collection_size = 100;
+        sized.complete = true;
+        let run = parse::parse_run(Path::new("r"), run_bytes).unwrap();
+        let evaluation = evaluate_run(&qrels, run, &sized).unwrap();
+        // 1*2 - 1*3 - 3*1 + 1*94.
+        assert_eq!(value(&evaluation, "1", "utility"), 90.0);
+        // A query missing from the run scores 0 under -c, as trec_eval zeroes it.
+        assert_eq!(value(&evaluation, "2", "utility"), 0.0);
+        sized.collection_size = 0;
+        let run = parse::parse_run(Path::new("r"), run_bytes).unwrap();
+        let evaluation = evaluate_run(&qrels, run, &sized).unwrap();
+        assert_eq!(value(&evaluation, "1", "utility"), -10.0);
     }
 
     #[test]

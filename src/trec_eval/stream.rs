@@ -176,6 +176,8 @@ mod tests {
             relevance_level: 1,
             complete: true,
             max_results: 50,
+            judged_only: false,
+            collection_size: 0,
             measures: MeasureSet::parse(&["all_trec".to_owned()]).unwrap(),
         }
     }
