@@ -19,14 +19,13 @@ macro_rules! println {
     };
 }
 
-use clap::Parser;
 use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, EngineAction, ModelsAction};
 use hyde_eval::commands;
 
 fn main() -> ExitCode {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     require_x86_64_v3();
-    let cli = Cli::parse();
+    let cli = Cli::from_command_line();
     hyde_eval::progress::start();
     if let Err(error) = hyde_eval::interrupt::install() {
         eprintln!("warning: cannot install the SIGINT/SIGTERM handler: {error}");

@@ -24,6 +24,25 @@ fn devmem() -> String {
     repo_path("datasets/devmem").to_str().unwrap().to_owned()
 }
 
+/// `sweep --baseline` is no typo of `--engine`: the commands that take `--baseline` are
+/// named instead; a real typo is still suggested.
+#[test]
+fn an_unknown_option_is_suggested_only_when_it_is_a_typo() {
+    let output = hyde_eval(&["sweep", "--baseline", "x"]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(!message.contains("--engine"), "{message}");
+    assert!(
+        message.contains("--baseline is an option of `hyde-eval run`")
+            && message.contains("not of `hyde-eval sweep`"),
+        "{message}"
+    );
+    let output = hyde_eval(&["run", "--embeder", "hash"]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("--embedder"), "{message}");
+}
+
 /// `Rprec` is not a typo of `bpref`: no such suggestion.
 #[test]
 fn rprec_draws_no_bpref_suggestion() {
