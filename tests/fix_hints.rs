@@ -24,6 +24,61 @@ fn devmem() -> String {
     repo_path("datasets/devmem").to_str().unwrap().to_owned()
 }
 
+/// A run given where the qrels go, and the qrels among the runs: one problem (not one
+/// per line of the run), naming both files and the command line in the right order.
+#[test]
+fn eval_with_the_qrels_and_the_run_swapped_says_so_once_with_the_command_in_order() {
+    let work = tempfile::tempdir().unwrap();
+    let qrels = work.path().join("qrels.txt");
+    let run = work.path().join("a.run");
+    write(&qrels, "q1 0 d1 1\nq1 0 d2 0\n");
+    write(&run, "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n");
+    let (qrels, run) = (qrels.to_str().unwrap(), run.to_str().unwrap());
+
+    let output = hyde_eval(&["eval", run, qrels]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("(1 problem)"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "{run}: holds a run (`qid Q0 docno rank score tag` lines), not judgments, and {qrels} holds the judgments: the qrels and a run are swapped"
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "hint: the qrels go first: hyde-eval eval {qrels} {run}"
+        )),
+        "{message}"
+    );
+
+    // The same in compare, whose qrels are an option's value.
+    let other = work.path().join("b.run");
+    write(&other, "q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 1.0 t\n");
+    let other = other.to_str().unwrap();
+    let output = hyde_eval(&["compare", &format!("--qrels={run}"), qrels, other]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(&format!(
+            "hint: the qrels go first: hyde-eval compare --qrels={qrels} {run} {other}"
+        )),
+        "{message}"
+    );
+
+    // A run where the qrels go and no judgments anywhere: still one problem.
+    let output = hyde_eval(&["eval", run, run]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("(1 problem)")
+            && message
+                .contains("holds a run (`qid Q0 docno rank score tag` lines), not judgments\n")
+            && message.contains("hint: pass the qrels (`qid 0 docno grade` lines) first"),
+        "{message}"
+    );
+}
+
 /// `sweep --baseline` is no typo of `--engine`: the commands that take `--baseline` are
 /// named instead; a real typo is still suggested.
 #[test]

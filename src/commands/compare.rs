@@ -142,7 +142,7 @@ fn external(args: &CompareArgs, qrels: &Path) -> Result<Compared, Error> {
         None => ConfigFile::default(),
     };
     let (metrics, depth) = settings::external_metrics(&args.run.options(), &file)?;
-    let judgments = super::eval::load_judgments(qrels, metrics.relevance_level)?;
+    let judgments = super::eval::load_judgments(qrels, metrics.relevance_level, &args.results)?;
     let mut runs = Vec::new();
     for path in &args.results {
         let label = super::eval::run_label(path);
