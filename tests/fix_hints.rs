@@ -79,6 +79,52 @@ fn eval_with_the_qrels_and_the_run_swapped_says_so_once_with_the_command_in_orde
     );
 }
 
+/// A BEIR (or TREC) directory passed to `run --dataset` without `--dataset-format`:
+/// named for what it holds, with the options that read it (the split it has).
+#[test]
+fn a_beir_or_trec_directory_without_dataset_format_names_the_options_that_read_it() {
+    let work = tempfile::tempdir().unwrap();
+    let beir = work.path().join("beir");
+    write(
+        &beir.join("corpus.jsonl"),
+        "{\"_id\":\"d1\",\"text\":\"a\"}\n",
+    );
+    write(
+        &beir.join("queries.jsonl"),
+        "{\"_id\":\"q1\",\"text\":\"a\"}\n",
+    );
+    write(
+        &beir.join("qrels/dev.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+    );
+    let output = hyde_eval(&["run", "--no-report", "--dataset", beir.to_str().unwrap()]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(
+            "holds a BEIR collection (corpus.jsonl, queries.jsonl, qrels/dev.tsv), not hyde-eval's layout (facts.jsonl, queries.jsonl, qrels.tsv)"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("hint: add --dataset-format beir --split dev to read it"),
+        "{message}"
+    );
+
+    let trec = work.path().join("trec");
+    write(&trec.join("docs.tsv"), "d1\ta\n");
+    write(&trec.join("queries.tsv"), "q1\ta\n");
+    write(&trec.join("qrels"), "q1 0 d1 1\n");
+    let output = hyde_eval(&["run", "--no-report", "--dataset", trec.to_str().unwrap()]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("holds a TREC collection (docs.tsv, queries.tsv, qrels)")
+            && message.contains("hint: add --dataset-format trec to read it"),
+        "{message}"
+    );
+}
+
 /// `sweep --baseline` is no typo of `--engine`: the commands that take `--baseline` are
 /// named instead; a real typo is still suggested.
 #[test]
