@@ -125,6 +125,42 @@ fn a_beir_or_trec_directory_without_dataset_format_names_the_options_that_read_i
     );
 }
 
+/// `R@100` on devmem, whose cut-offs are 1, 5 and 10: the `--k` that computes it.
+#[test]
+fn a_metric_at_a_cutoff_not_computed_names_the_k_that_computes_it() {
+    let output = hyde_eval(&[
+        "run",
+        "--no-report",
+        "--quiet",
+        "--dataset",
+        &devmem(),
+        "--metrics",
+        "R@100",
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("\"R@100\" is recall@100, which this run does not compute")
+            && message.contains("; add the cut-off: --k 1,5,10,100"),
+        "{message}"
+    );
+    // A metric with no cut-off has no such hint.
+    let output = hyde_eval(&[
+        "run",
+        "--no-report",
+        "--quiet",
+        "--dataset",
+        &devmem(),
+        "--metrics",
+        "ndcg",
+    ]);
+    assert!(
+        !stderr(&output).contains("add the cut-off"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 /// `sweep --baseline` is no typo of `--engine`: the commands that take `--baseline` are
 /// named instead; a real typo is still suggested.
 #[test]
