@@ -161,6 +161,47 @@ fn a_metric_at_a_cutoff_not_computed_names_the_k_that_computes_it() {
     );
 }
 
+/// Every unknown configuration in one message, not the first alone.
+#[test]
+fn every_unknown_configuration_is_listed_at_once() {
+    let output = hyde_eval(&[
+        "run",
+        "--no-report",
+        "--quiet",
+        "--dataset",
+        &devmem(),
+        "--configurations",
+        "foo,bm25,hybird,foo",
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(
+            "error: 2 unknown configurations: \"foo\", \"hybird\" (did you mean \"hybrid\"?); available: keyword, bm25,"
+        ),
+        "{message}"
+    );
+    let output = hyde_eval(&[
+        "run",
+        "--no-report",
+        "--quiet",
+        "--dataset",
+        &devmem(),
+        "--set",
+        "bm25x.bm25_k1=1.0",
+        "--set",
+        "blnd.rrf_k=10",
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(
+            "--set: 2 unknown configurations: \"bm25x\" (did you mean \"bm25\"?), \"blnd\" (did you mean \"blend\"?)"
+        ),
+        "{message}"
+    );
+}
+
 /// `sweep --baseline` is no typo of `--engine`: the commands that take `--baseline` are
 /// named instead; a real typo is still suggested.
 #[test]
