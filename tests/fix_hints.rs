@@ -202,6 +202,45 @@ fn every_unknown_configuration_is_listed_at_once() {
     );
 }
 
+/// `report --sweep results.json`: the file is named a results document, with where it
+/// goes (tests/report.rs has a timings.json given as RESULTS).
+#[test]
+fn report_given_the_wrong_document_names_what_it_is() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let output = hyde_eval(&[
+        "run",
+        "--quiet",
+        "--dataset",
+        &devmem(),
+        "--configurations",
+        "bm25",
+        "--output-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = out.join("devmem/results.json");
+    let results = results.to_str().unwrap();
+    let output = hyde_eval(&[
+        "report",
+        "--sweep",
+        results,
+        results,
+        "--output-dir",
+        work.path().join("report").to_str().unwrap(),
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(&format!(
+            "{results}: is a results.json (written by `hyde-eval run` or `hyde-eval baseline update`), not a sweep.json"
+        )) && message.contains(&format!(
+            "hint: --sweep takes a sweep.json; a results.json is the report's RESULTS: hyde-eval report {results}"
+        )),
+        "{message}"
+    );
+}
+
 /// `sweep --baseline` is no typo of `--engine`: the commands that take `--baseline` are
 /// named instead; a real typo is still suggested.
 #[test]
