@@ -12,13 +12,6 @@ macro_rules! eprintln {
     };
 }
 
-/// std's `println!`, as the library shadows it: a closed stdout is no panic.
-macro_rules! println {
-    ($($argument:tt)*) => {
-        hyde_eval::console::stdout_line(format_args!($($argument)*))
-    };
-}
-
 use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, EngineAction, ModelsAction};
 use hyde_eval::commands;
 
@@ -42,10 +35,7 @@ fn main() -> ExitCode {
         } => commands::models_fetch(args),
         Command::Sweep(args) => commands::sweep(args),
         Command::Report(args) => commands::report(args),
-        Command::Configurations => {
-            println!("{}", commands::list_configurations());
-            Ok(hyde_eval::error::exit_code::OK)
-        }
+        Command::Configurations(args) => commands::configurations(args),
         Command::Fuse(args) => commands::fuse(args),
         Command::Eval(args) => commands::eval(args),
         Command::Dataset(command) => commands::dataset(command),

@@ -280,3 +280,35 @@ fn rprec_draws_no_bpref_suggestion() {
     );
     assert!(!message.contains("did you mean"), "{message}");
 }
+
+/// `configurations --format json`: every preset, in order, with what `run` runs.
+#[test]
+fn configurations_lists_the_presets_as_json() {
+    let output = hyde_eval(&["configurations", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["schema_version"], 1);
+    let presets = document["configurations"].as_array().unwrap();
+    let names: Vec<&str> = presets
+        .iter()
+        .map(|preset| preset["name"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = hyde_eval::configuration::Preset::ALL
+        .iter()
+        .map(|preset| preset.name())
+        .collect();
+    assert_eq!(names, expected);
+    let bm25 = &presets[names.iter().position(|name| *name == "bm25").unwrap()];
+    assert_eq!(
+        bm25["parameters"],
+        serde_json::json!(["bm25_k1", "bm25_b", "bm25_analyzer", "depth"])
+    );
+    assert_eq!(bm25["in_default_run"], true);
+    let output = hyde_eval(&["configurations", "--format", "csv"]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.starts_with("configuration,what it does,reproduces,parameters it reads\n"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), expected.len() + 1);
+}

@@ -113,7 +113,7 @@ pub enum Command {
     #[command(after_long_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// List the built-in configurations, what each does and the seed it reproduces.
-    Configurations,
+    Configurations(ConfigurationsArgs),
     /// Fetch local embedding models into the cache directory.
     Models {
         #[command(subcommand)]

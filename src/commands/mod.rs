@@ -24,7 +24,7 @@ mod sweep;
 pub use baseline::baseline_update;
 pub use cache::{cache_clear, cache_stats};
 pub use compare::compare;
-pub use configurations::list_configurations;
+pub use configurations::configurations;
 pub use dataset::dataset;
 pub use draft_queries::draft_queries;
 pub use engine::{engine_drop, engine_load, engine_status};
