@@ -1,44 +1,47 @@
 //! "Did you mean" hints: the known name closest to a mistyped one, for flags, config
 //! keys, metric and configuration names. Pure string functions with no knowledge of
 //! where the names come from.
+//!
+//! A name is suggested only when it is a plausible typo of the one given: within one
+//! edit for names of up to five characters, two for longer ones, where swapping two
+//! neighbouring characters is one edit ([`strsim::osa_distance`]). A fixed bound of two
+//! edits would turn one short name into another (`Rprec` into `bpref`, `R@5` into
+//! `P@1`), which is no typo but a different thing.
 
-/// " (did you mean X?)" when a known name is within two edits of `name`.
+/// " (did you mean X?)" when a known name is a plausible typo of `name`.
 pub fn suggestion(name: &str, known: &[&str]) -> String {
-    known
-        .iter()
-        .map(|candidate| (edit_distance(name, candidate), candidate))
-        .filter(|(distance, _)| *distance <= 2)
-        .min()
-        .map(|(_, candidate)| format!(" (did you mean {candidate:?}?)"))
+    closest(name, known.iter().copied())
+        .map(|candidate| format!(" (did you mean {candidate:?}?)"))
         .unwrap_or_default()
 }
 
+/// The known name `name` is a plausible typo of, the closest when several are.
+pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|candidate| (strsim::osa_distance(name, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= typo_bound(name, candidate))
+        .min()
+        .map(|(_, candidate)| candidate)
+}
+
+/// The most edits a typo of one of two names makes: one when the shorter has up to five
+/// characters, else two.
+fn typo_bound(a: &str, b: &str) -> usize {
+    if a.chars().count().min(b.chars().count()) <= 5 {
+        1
+    } else {
+        2
+    }
+}
+
 /// For serde's "unknown field `x`, expected one of `a`, `b`, ..." (or "expected `a` or
-/// `b`"), the closest expected name as a hint, when one is within two edits.
+/// `b`"), the closest expected name as a hint, when one is a plausible typo.
 pub fn unknown_field_hint(message: &str) -> Option<String> {
     let rest = message.strip_prefix("unknown field `")?;
     let (field, expected) = rest.split_once('`')?;
-    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    known
-        .iter()
-        .map(|candidate| (edit_distance(field, candidate), *candidate))
-        .filter(|(distance, _)| *distance <= 2)
-        .min()
-        .map(|(_, candidate)| format!("did you mean `{candidate}`?"))
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
+    let known = expected.split('`').skip(1).step_by(2);
+    closest(field, known).map(|candidate| format!("did you mean `{candidate}`?"))
 }
 
 #[cfg(test)]
@@ -61,11 +64,33 @@ mod tests {
     }
 
     #[test]
-    fn suggestions_come_within_two_edits() {
+    fn suggestions_are_plausible_typos() {
         assert_eq!(
             super::suggestion("hyde3b", &["hyde-3b", "hybrid"]),
             " (did you mean \"hyde-3b\"?)"
         );
         assert_eq!(super::suggestion("zzz", &["hyde-3b"]), "");
+        // Two neighbouring characters swapped are one edit.
+        assert_eq!(
+            super::suggestion("ndgc@10", &["ndcg@10", "ndcg@1"]),
+            " (did you mean \"ndcg@10\"?)"
+        );
+        assert_eq!(
+            super::suggestion("blnd", &["blend"]),
+            " (did you mean \"blend\"?)"
+        );
+        // Two edits turn a short name into another name, not into its spelling.
+        assert_eq!(super::suggestion("rprec", &["bpref", "map", "mrr"]), "");
+        assert_eq!(super::suggestion("r@5", &["p@1"]), "");
+        assert_eq!(super::closest("baseline", ["engine", "embedder"]), None);
+        // Longer names take two edits.
+        assert_eq!(
+            super::closest("min_cosin", ["min_cosine", "min_query_chars"]),
+            Some("min_cosine")
+        );
+        assert_eq!(
+            super::closest("vector_topk", ["vector_top_k"]),
+            Some("vector_top_k")
+        );
     }
 }

@@ -12,21 +12,13 @@ macro_rules! eprintln {
     };
 }
 
-/// std's `println!`, as the library shadows it: a closed stdout is no panic.
-macro_rules! println {
-    ($($argument:tt)*) => {
-        hyde_eval::console::stdout_line(format_args!($($argument)*))
-    };
-}
-
-use clap::Parser;
 use hyde_eval::cli::{BaselineAction, CacheAction, Cli, Command, EngineAction, ModelsAction};
 use hyde_eval::commands;
 
 fn main() -> ExitCode {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     require_x86_64_v3();
-    let cli = Cli::parse();
+    let cli = Cli::from_command_line();
     hyde_eval::progress::start();
     if let Err(error) = hyde_eval::interrupt::install() {
         eprintln!("warning: cannot install the SIGINT/SIGTERM handler: {error}");
@@ -43,10 +35,7 @@ fn main() -> ExitCode {
         } => commands::models_fetch(args),
         Command::Sweep(args) => commands::sweep(args),
         Command::Report(args) => commands::report(args),
-        Command::Configurations => {
-            println!("{}", commands::list_configurations());
-            Ok(hyde_eval::error::exit_code::OK)
-        }
+        Command::Configurations(args) => commands::configurations(args),
         Command::Fuse(args) => commands::fuse(args),
         Command::Eval(args) => commands::eval(args),
         Command::Dataset(command) => commands::dataset(command),

@@ -83,8 +83,9 @@ pub fn resolve(spelling: &str, computed: &[String], place: &str) -> Result<Strin
     match canonical(spelling) {
         Some(name) if known.contains(&name.as_str()) => Ok(name),
         Some(name) => Err(Error::Usage(format!(
-            "{place}: {spelling:?} is {name}, which this run does not compute; it computes: {}",
-            known.join(", ")
+            "{place}: {spelling:?} is {name}, which this run does not compute; it computes: {}{}",
+            known.join(", "),
+            missing_cutoff_hint(&name, &known)
         ))),
         None => Err(Error::Usage(format!(
             "{place}: unknown metric {spelling:?}{}; it computes: {}; names may be {ACCEPTED_SPELLINGS}",
@@ -92,6 +93,27 @@ pub fn resolve(spelling: &str, computed: &[String], place: &str) -> Result<Strin
             known.join(", ")
         ))),
     }
+}
+
+/// "; add the cut-off: --k 1,5,10,100" when `name` is measured at a cut-off none of the
+/// `computed` names has: the cut-offs computed, with the missing one.
+fn missing_cutoff_hint(name: &str, computed: &[&str]) -> String {
+    let cutoff = |name: &str| {
+        name.split_once('@')
+            .and_then(|(_, k)| k.parse::<usize>().ok())
+    };
+    let Some(missing) = cutoff(name) else {
+        return String::new();
+    };
+    let mut cutoffs: Vec<usize> = computed.iter().filter_map(|name| cutoff(name)).collect();
+    if cutoffs.contains(&missing) {
+        return String::new();
+    }
+    cutoffs.push(missing);
+    cutoffs.sort_unstable();
+    cutoffs.dedup();
+    let list: Vec<String> = cutoffs.iter().map(usize::to_string).collect();
+    format!("; add the cut-off: --k {}", list.join(","))
 }
 
 #[cfg(test)]

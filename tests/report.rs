@@ -251,7 +251,8 @@ fn report_input_errors_exit_2() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("timings.json:") && stderr.contains("not a hyde-eval results.json"),
+        stderr
+            .contains("timings.json: is a timings.json (a run's stage times), not a results.json"),
         "{stderr}"
     );
     // A sweep of another dataset is refused.

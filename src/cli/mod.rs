@@ -113,7 +113,7 @@ pub enum Command {
     #[command(after_long_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// List the built-in configurations, what each does and the seed it reproduces.
-    Configurations,
+    Configurations(ConfigurationsArgs),
     /// Fetch local embedding models into the cache directory.
     Models {
         #[command(subcommand)]
@@ -160,6 +160,130 @@ pub enum Command {
     /// Print the man page hyde-eval(1), or write it with a page per subcommand.
     #[command(after_long_help = MAN_EXAMPLES)]
     Man(ManArgs),
+}
+
+impl Cli {
+    /// Parses the command line as [`Parser::parse`] does (exiting with clap's message on
+    /// a usage error), with hyde-eval's "did you mean" for an unknown option: clap's
+    /// suggests any option of a similar shape (`sweep --baseline` drew `--engine`).
+    pub fn from_command_line() -> Cli {
+        Cli::try_parse().unwrap_or_else(|error| unknown_option_hint(error).exit())
+    }
+}
+
+/// An unknown option's error with the suggestion `crate::hints` makes among the options
+/// of the command given, in place of clap's; when it makes none, the commands that do
+/// take the option are named.
+fn unknown_option_hint(mut error: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::CommandFactory;
+    if error.kind() != ErrorKind::UnknownArgument {
+        return error;
+    }
+    let Some(ContextValue::String(given)) = error.get(ContextKind::InvalidArg) else {
+        return error;
+    };
+    let Some(name) = given.strip_prefix("--") else {
+        return error;
+    };
+    let name = name
+        .split_once('=')
+        .map_or(name, |(name, _)| name)
+        .to_owned();
+    let mut root = Cli::command();
+    root.build();
+    let command = command_given(&root);
+    let clap_suggestion = match error.get(ContextKind::SuggestedArg) {
+        Some(ContextValue::String(flag)) => Some(flag.clone()),
+        _ => None,
+    };
+    let longs: Vec<&str> = command
+        .get_arguments()
+        .filter(|argument| !argument.is_hide_set())
+        .filter_map(clap::Arg::get_long)
+        .collect();
+    let ours = crate::hints::closest(&name, longs).map(|long| format!("--{long}"));
+    if ours.is_some() && ours == clap_suggestion {
+        return error;
+    }
+    let usage = command.clone().render_usage();
+    match ours {
+        Some(flag) => {
+            error.insert(ContextKind::SuggestedArg, ContextValue::String(flag));
+        }
+        None => {
+            error.remove(ContextKind::SuggestedArg);
+            let mut everywhere = Vec::new();
+            all_longs(&root, &mut everywhere);
+            let meant = if everywhere.contains(&name.as_str()) {
+                Some(name.as_str())
+            } else {
+                crate::hints::closest(&name, everywhere)
+            };
+            let takers = meant.map_or_else(Vec::new, |long| commands_taking(&root, long));
+            if let (Some(name), false) = (meant, takers.is_empty()) {
+                let mut tips = match error.remove(ContextKind::Suggested) {
+                    Some(ContextValue::StyledStrs(tips)) => tips,
+                    _ => Vec::new(),
+                };
+                tips.push(
+                    format!(
+                        "--{name} is an option of {}, not of `{}`",
+                        takers.join(", "),
+                        command.get_bin_name().unwrap_or(command.get_name())
+                    )
+                    .into(),
+                );
+                error.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+            }
+        }
+    }
+    error.insert(ContextKind::Usage, ContextValue::StyledStr(usage));
+    error
+}
+
+/// The (sub)command the command line names: the deepest subcommand its leading words
+/// reach.
+fn command_given(root: &clap::Command) -> &clap::Command {
+    let mut command = root;
+    for word in std::env::args_os().skip(1) {
+        match word.to_str().and_then(|word| command.find_subcommand(word)) {
+            Some(subcommand) => command = subcommand,
+            None => break,
+        }
+    }
+    command
+}
+
+/// The long options of `command` and of every command under it.
+fn all_longs<'a>(command: &'a clap::Command, longs: &mut Vec<&'a str>) {
+    longs.extend(
+        command
+            .get_arguments()
+            .filter(|argument| !argument.is_hide_set())
+            .filter_map(clap::Arg::get_long),
+    );
+    for subcommand in command.get_subcommands() {
+        all_longs(subcommand, longs);
+    }
+}
+
+/// The commands under `command` (its full names, `hyde-eval run`) that take `--long`.
+fn commands_taking(command: &clap::Command, long: &str) -> Vec<String> {
+    let mut takers = Vec::new();
+    if command
+        .get_arguments()
+        .any(|argument| !argument.is_hide_set() && argument.get_long() == Some(long))
+    {
+        takers.push(format!(
+            "`{}`",
+            command.get_bin_name().unwrap_or(command.get_name())
+        ));
+    }
+    for subcommand in command.get_subcommands() {
+        takers.extend(commands_taking(subcommand, long));
+    }
+    takers
 }
 
 /// A value parser for a configuration name: any name (a config file may define more),

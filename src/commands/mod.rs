@@ -24,7 +24,7 @@ mod sweep;
 pub use baseline::baseline_update;
 pub use cache::{cache_clear, cache_stats};
 pub use compare::compare;
-pub use configurations::list_configurations;
+pub use configurations::configurations;
 pub use dataset::dataset;
 pub use draft_queries::draft_queries;
 pub use engine::{engine_drop, engine_load, engine_status};
@@ -46,6 +46,7 @@ use crate::cli::RunArgs;
 use crate::dataset::Dataset;
 use crate::error::{Error, Problem};
 use crate::pipeline::run::DatasetInputs;
+use crate::results::kind::DocumentKind;
 use crate::settings::{self, ConfigFile};
 
 /// Loads the config file and the dataset on a pool of `--threads` workers (a BEIR
@@ -147,17 +148,28 @@ fn print_line(text: &str) -> Result<(), Error> {
     Printer::new().print(text)
 }
 
-/// Reads a JSON document that hyde-eval wrote, naming the file and line on failure.
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Error> {
+/// Reads the JSON document of kind `expected` that hyde-eval wrote, naming the file and
+/// line on failure; another of its documents is named for what it is, with `hint` (given
+/// the kind found) saying where it goes.
+fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    expected: DocumentKind,
+    hint: &dyn Fn(DocumentKind) -> String,
+) -> Result<T, Error> {
     let bytes = crate::input::read(path)?;
     serde_json::from_slice(&bytes).map_err(|error| {
+        let what = expected.file_name();
         Error::problem(
-            Problem::new(
-                path,
-                Some(error.line()),
-                format!("not a hyde-eval {what}: {error}"),
-            )
-            .with_hint(format!("pass the {what} that hyde-eval wrote")),
+            crate::results::kind::wrong_document(path, &bytes, expected, hint).unwrap_or_else(
+                || {
+                    Problem::new(
+                        path,
+                        Some(error.line()),
+                        format!("not a hyde-eval {what}: {error}"),
+                    )
+                    .with_hint(format!("pass the {what} that hyde-eval wrote"))
+                },
+            ),
         )
     })
 }

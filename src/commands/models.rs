@@ -7,7 +7,7 @@ use crate::models::{self, Fetched};
 /// `hyde-eval models fetch NAME`: downloads, verifies and unpacks a known model.
 pub fn models_fetch(args: &ModelsFetchArgs) -> Result<u8, Error> {
     let model = models::known_model(&args.name)?;
-    let destination = models::model_dir(model.name)?;
+    let destination = models::model_dir(model.name, args.cache_dir.as_deref())?;
     let progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     match models::fetch(
         &model,

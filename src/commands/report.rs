@@ -33,7 +33,9 @@ pub fn report(args: &ReportArgs) -> Result<u8, Error> {
         &directory,
         Policy::new(args.force),
     )?;
-    let results: Results = read_json(&args.results, "results.json")?;
+    let results: Results = read_json(&args.results, DocumentKind::Results, &|found| {
+        results_hint(&args.results, found)
+    })?;
     let columns = table_columns(&results);
     let document = report::Document::Run {
         results: &results,
@@ -43,6 +45,17 @@ pub fn report(args: &ReportArgs) -> Result<u8, Error> {
     print_line(report::render(args.format.format(), &document)?.trim_end_matches('\n'))?;
     note(args.quiet, &format!("report written to {}", page.display()));
     Ok(crate::error::exit_code::OK)
+}
+
+/// Where a document of kind `found`, passed as report's RESULTS at `path`, goes instead.
+fn results_hint(path: &Path, found: DocumentKind) -> String {
+    match found {
+        DocumentKind::Sweep => format!(
+            "a sweep.json goes into the report of its run's results: hyde-eval report RESULTS --sweep {}",
+            path.display()
+        ),
+        _ => "pass the results.json that `hyde-eval run` wrote".into(),
+    }
 }
 
 /// The columns `run` shows by default, of those the results hold: recall, precision and
@@ -73,7 +86,9 @@ pub(super) fn write_html_report(
     directory: &Path,
     policy: Policy,
 ) -> Result<PathBuf, Error> {
-    let results: Results = read_json(results_path, "results.json")?;
+    let results: Results = read_json(results_path, DocumentKind::Results, &|found| {
+        results_hint(results_path, found)
+    })?;
     if results.schema_version != crate::results::SCHEMA_VERSION {
         return Err(Error::problem(Problem::new(
             results_path,
@@ -87,7 +102,15 @@ pub(super) fn write_html_report(
     }
     let mut sweeps = Vec::new();
     for path in sweep_paths {
-        let sweep: SweepResults = read_json(path, "sweep.json")?;
+        let sweep: SweepResults = read_json(path, DocumentKind::Sweep, &|found| {
+            match found {
+            DocumentKind::Results => format!(
+                "--sweep takes a sweep.json; a results.json is the report's RESULTS: hyde-eval report {}",
+                path.display()
+            ),
+            _ => "--sweep takes a sweep.json written by `hyde-eval sweep`".into(),
+        }
+        })?;
         if sweep.schema_version != crate::sweep::SCHEMA_VERSION {
             return Err(Error::problem(Problem::new(
                 path,

@@ -29,6 +29,17 @@ pub enum Format {
 }
 
 impl Format {
+    /// The name `--dataset-format` and `--from` take.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "native",
+            Format::Beir => "beir",
+            Format::Trec => "trec",
+            Format::Csv => "csv",
+            Format::Smart => "smart",
+        }
+    }
+
     /// Every format, with a line on each (for help texts).
     pub const CHOICES: [(Format, &'static str); 5] = [
         (
@@ -70,6 +81,86 @@ impl Default for ImportOptions {
             trec: TrecFiles::default(),
         }
     }
+}
+
+/// Another format's layout found in a directory read as native that holds no fact list:
+/// the format, the files that tell it, and the options that read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignLayout {
+    pub format: Format,
+    pub files: String,
+    pub options: String,
+}
+
+/// The format whose files `root` holds, told by their names (the default ones of each
+/// format), when it is not hyde-eval's own layout.
+pub fn foreign_layout(root: &Path) -> Option<ForeignLayout> {
+    let present = |name: &str| crate::input::or_gzipped(&root.join(name)).is_file();
+    let layout = |format, files: &str, options: String| ForeignLayout {
+        format,
+        files: files.to_owned(),
+        options,
+    };
+    if present("corpus.jsonl") {
+        let mut splits: Vec<String> = std::fs::read_dir(root.join("qrels"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".tsv").map(str::to_owned)
+            })
+            .collect();
+        splits.sort();
+        let default_split = ImportOptions::default().split;
+        let options = match splits.first() {
+            Some(split) if !splits.contains(&default_split) => {
+                format!("--dataset-format beir --split {split}")
+            }
+            _ => "--dataset-format beir".to_owned(),
+        };
+        let files = if splits.is_empty() {
+            "corpus.jsonl, queries.jsonl".to_owned()
+        } else {
+            let splits: Vec<String> = splits
+                .iter()
+                .map(|split| format!("qrels/{split}.tsv"))
+                .collect();
+            format!("corpus.jsonl, queries.jsonl, {}", splits.join(", "))
+        };
+        return Some(layout(Format::Beir, &files, options));
+    }
+    if present("facts.csv") {
+        return Some(layout(
+            Format::Csv,
+            "facts.csv, queries.csv, qrels.csv",
+            "--dataset-format csv".into(),
+        ));
+    }
+    if let Some(files) = super::smart::files_held(root) {
+        return Some(layout(
+            Format::Smart,
+            &files.join(", "),
+            "--dataset-format smart".into(),
+        ));
+    }
+    let trec = TrecFiles::default();
+    if [&trec.docs, &trec.queries, &trec.qrels]
+        .iter()
+        .all(|file| root.join(file).is_file())
+    {
+        return Some(layout(
+            Format::Trec,
+            &format!(
+                "{}, {}, {}",
+                trec.docs.display(),
+                trec.queries.display(),
+                trec.qrels.display()
+            ),
+            "--dataset-format trec".into(),
+        ));
+    }
+    None
 }
 
 /// Loads a dataset directory in `format`.

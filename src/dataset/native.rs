@@ -197,14 +197,7 @@ fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, E
             )
             .with_hint("remove one of them"),
         )),
-        (false, false) => Err(Error::problem(Problem::new(
-            root,
-            None,
-            format!(
-                "no fact list: expected {FACTS_FILE} or chatcli's {}",
-                chatcli::MEMORY_INDEX_FILE
-            ),
-        ))),
+        (false, false) => Err(Error::problem(no_fact_list(root))),
         (false, true) => {
             let bytes = input::read(&chatcli_file)?;
             hasher.add(chatcli::MEMORY_INDEX_FILE, &bytes);
@@ -251,6 +244,38 @@ impl FactList {
             }
         }
     }
+}
+
+/// The problem of a dataset directory with no fact list; when it holds another format's
+/// files, they are named with the options that read them. The format is not guessed: it
+/// decides how the files are read (a BEIR split, a TREC file name), which a command line
+/// states.
+fn no_fact_list(root: &Path) -> Problem {
+    let Some(layout) = super::import::foreign_layout(root) else {
+        return Problem::new(
+            root,
+            None,
+            format!(
+                "no fact list: expected {FACTS_FILE} or chatcli's {}",
+                chatcli::MEMORY_INDEX_FILE
+            ),
+        );
+    };
+    let format = layout.format.name();
+    Problem::new(
+        root,
+        None,
+        format!(
+            "holds a {} collection ({}), not hyde-eval's layout ({FACTS_FILE}, {QUERIES_FILE}, {QRELS_FILE})",
+            format.to_uppercase(),
+            layout.files
+        ),
+    )
+    .with_hint(format!(
+        "add {} to read it (or convert it once: hyde-eval dataset import --from {format} {} DIR)",
+        layout.options,
+        root.display()
+    ))
 }
 
 /// The queries and the line each is on (their expectations are checked once the facts

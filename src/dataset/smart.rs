@@ -201,22 +201,31 @@ fn source(path: &Path, line: usize) -> Source {
     }
 }
 
-pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
-    let kind = Kind::ALL
+/// The SMART collection whose files `root` holds, by their names.
+fn detect(root: &Path) -> Option<Kind> {
+    Kind::ALL
         .into_iter()
         .find(|kind| kind.files().iter().all(|file| root.join(file).is_file()))
-        .ok_or_else(|| {
-            let expected: Vec<String> = Kind::ALL
-                .iter()
-                .map(|kind| format!("{} ({})", kind.name(), kind.files().join(", ")))
-                .collect();
-            Error::problem(
-                Problem::new(root, None, "no SMART collection found").with_hint(format!(
-                    "expected the files of one of: {}",
-                    expected.join("; ")
-                )),
-            )
-        })?;
+}
+
+/// The files of the SMART collection `root` holds, when it holds one.
+pub(super) fn files_held(root: &Path) -> Option<[&'static str; 3]> {
+    detect(root).map(Kind::files)
+}
+
+pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
+    let kind = detect(root).ok_or_else(|| {
+        let expected: Vec<String> = Kind::ALL
+            .iter()
+            .map(|kind| format!("{} ({})", kind.name(), kind.files().join(", ")))
+            .collect();
+        Error::problem(
+            Problem::new(root, None, "no SMART collection found").with_hint(format!(
+                "expected the files of one of: {}",
+                expected.join("; ")
+            )),
+        )
+    })?;
     let [docs_file, queries_file, judgments_file] = kind.files().map(PathBuf::from);
     let mut collection = Collection::new(root, format!("{} (SMART format)", kind.name()));
     collection.name = Some(kind.name().to_owned());

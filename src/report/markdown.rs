@@ -89,7 +89,7 @@ pub(super) fn cell(text: &str) -> String {
 }
 
 /// A Markdown table: a header and rows of cells, escaped.
-fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+pub fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
     let mut text = format!(
         "| {} |\n|{}\n",
         header

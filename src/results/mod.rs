@@ -16,6 +16,7 @@ pub mod digest;
 pub mod engine;
 pub mod external;
 pub mod hyde_figures;
+pub mod kind;
 pub mod merge;
 pub mod per_query;
 pub mod recompute;

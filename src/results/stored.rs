@@ -96,15 +96,23 @@ impl StoredResults {
     pub fn load(path: &Path) -> Result<StoredResults, Error> {
         let bytes = crate::input::read(path)?;
         let stored: StoredResults = serde_json::from_slice(&bytes).map_err(|error| {
+            let hint =
+                "pass a results.json written by `hyde-eval run` or `hyde-eval baseline update`";
             Error::problem(
-                Problem::new(
+                super::kind::wrong_document(
                     path,
-                    Some(error.line()),
-                    format!("not a hyde-eval results.json: {error}"),
+                    &bytes,
+                    super::kind::DocumentKind::Results,
+                    |_| hint.into(),
                 )
-                .with_hint(
-                    "pass a results.json written by `hyde-eval run` or `hyde-eval baseline update`",
-                ),
+                .unwrap_or_else(|| {
+                    Problem::new(
+                        path,
+                        Some(error.line()),
+                        format!("not a hyde-eval results.json: {error}"),
+                    )
+                    .with_hint(hint)
+                }),
             )
         })?;
         if stored.schema_version != SCHEMA_VERSION {

@@ -239,6 +239,30 @@ fn configuration_candidates(file: &ConfigFile) -> Result<Vec<Candidate>, Error> 
     Ok(candidates)
 }
 
+/// "unknown configuration(s) ..." naming every one of `given` that is not among `names`
+/// (each once, with a "did you mean"), or `None` when all are known.
+fn unknown_names<'a>(given: impl Iterator<Item = &'a str>, names: &[&str]) -> Option<String> {
+    let mut unknown: Vec<&str> = Vec::new();
+    for name in given {
+        if !names.contains(&name) && !unknown.contains(&name) {
+            unknown.push(name);
+        }
+    }
+    let listed: Vec<String> = unknown
+        .iter()
+        .map(|name| format!("{name:?}{}", crate::hints::suggestion(name, names)))
+        .collect();
+    match listed.as_slice() {
+        [] => None,
+        [one] => Some(format!("unknown configuration {one}")),
+        several => Some(format!(
+            "{} unknown configurations: {}",
+            several.len(),
+            several.join(", ")
+        )),
+    }
+}
+
 /// The configurations to run, each with its parameters after every override.
 pub(super) fn resolve_configurations(
     args: &RunOptions,
@@ -264,29 +288,23 @@ pub(super) fn resolve_configurations(
             .map(|candidate| candidate.name.clone())
             .collect()
     };
-    for name in &selected {
-        if !names.contains(&name.as_str()) {
-            return Err(Error::Usage(format!(
-                "unknown configuration {name:?}{}; available: {}",
-                crate::hints::suggestion(name, &names),
-                names.join(", ")
-            )));
-        }
+    if let Some(unknown) = unknown_names(selected.iter().map(String::as_str), &names) {
+        return Err(Error::Usage(format!(
+            "{unknown}; available: {}",
+            names.join(", ")
+        )));
     }
     let sets: Vec<Given> = args
         .set
         .iter()
         .map(|argument| parse_set(argument))
         .collect::<Result<_, _>>()?;
-    for set in &sets {
-        if let Some(configuration) = &set.configuration {
-            if !names.contains(&configuration.as_str()) {
-                return Err(Error::Usage(format!(
-                    "--set: unknown configuration {configuration:?}{}",
-                    crate::hints::suggestion(configuration, &names)
-                )));
-            }
-        }
+    let set_names = sets.iter().filter_map(|set| set.configuration.as_deref());
+    if let Some(unknown) = unknown_names(set_names, &names) {
+        return Err(Error::Usage(format!(
+            "--set: {unknown}; available: {}",
+            names.join(", ")
+        )));
     }
     let file_params = Given {
         place: Place::File("[params]".into()),

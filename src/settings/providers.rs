@@ -44,7 +44,12 @@ pub(super) fn resolve_embedder(
                 .map_or("", |(_, kind)| kind)
         )));
     }
-    let local_default = || crate::models::model_dir(crate::models::DEFAULT_LOCAL_MODEL);
+    let local_default = || {
+        crate::models::model_dir(
+            crate::models::DEFAULT_LOCAL_MODEL,
+            super::cache_dir(args.cache_dir.as_deref(), file).as_deref(),
+        )
+    };
     let embedder = if let Some(table) = file.embedders.get(&embedder_name) {
         match backends::embedder_choice(&file.path, &embedder_name, table)? {
             EmbedderTableChoice::Remote(remote) => EmbedderChoice::Remote(remote),

@@ -112,7 +112,7 @@ impl ModelDirectory {
             return Err(Error::problem(
                 Problem::new(root, None, "no sentence-transformers model here (modules.json not found)")
                     .with_hint(format!(
-                        "fetch the default model with `hyde-eval models fetch {DEFAULT_LOCAL_MODEL}`, or pass --model-dir DIR with a sentence-transformers model directory"
+                        "fetch the default model with `hyde-eval models fetch {DEFAULT_LOCAL_MODEL}` (with the run's --cache-dir DIR, if it has one), or pass --model-dir DIR with a sentence-transformers model directory"
                     )),
             ));
         }
