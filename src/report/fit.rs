@@ -4,7 +4,8 @@
 //! block per row, one `header  value` line per column). The width is the terminal's
 //! when stdout is a terminal reporting a positive width, else `COLUMNS`, else unknown
 //! (no limit): a terminal reporting 0 columns counts as unknown. `NO_COLOR` (set and
-//! not empty) turns styling (bold) off. The choices are pure functions of their
+//! not empty) turns styling (bold) off. Widths are what a terminal shows: colour and
+//! style escape codes take none, and a character takes its Unicode display width. The choices are pure functions of their
 //! inputs; [`output_width`] and [`new_table`] read the process's terminal and
 //! environment.
 
@@ -174,7 +175,7 @@ pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
     let mut wrapped: Vec<String> = Vec::new();
     for line in text.split('\n') {
         let is_table = line.starts_with(['┌', '│', '╞', '├', '└']);
-        if is_table || line.chars().count() <= width {
+        if is_table || visible_width(line) <= width {
             wrapped.push(line.to_owned());
             continue;
         }
@@ -186,7 +187,7 @@ pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
             } else {
                 format!("{current} {word}")
             };
-            if candidate.chars().count() > width && !current.is_empty() {
+            if visible_width(&candidate) > width && !current.is_empty() {
                 wrapped.push(std::mem::replace(&mut current, format!("{indent}{word}")));
             } else {
                 current = candidate;
@@ -197,11 +198,13 @@ pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
     wrapped.join("\n")
 }
 
+/// The columns `line` takes on a terminal: escape codes (colour, bold) take none.
+pub fn visible_width(line: &str) -> usize {
+    console::measure_text_width(line)
+}
+
 fn widest_line(text: &str) -> usize {
-    text.lines()
-        .map(|line| line.chars().count())
-        .max()
-        .unwrap_or(0)
+    text.lines().map(visible_width).max().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -256,6 +259,34 @@ mod tests {
         assert_eq!(widest_line(&whole), 47);
         assert_eq!(fit_to(&table(4), Some(47)), whole);
         assert_eq!(fit_to(&table(4), None), whole);
+    }
+
+    #[test]
+    fn escape_codes_take_no_width() {
+        // A best cell as a terminal gets it: 24-bit blue, bold, " 0.5091▲ ", reset.
+        let cell = "│\u{1b}[38;2;0;114;178m\u{1b}[1m 0.5091▲ \u{1b}[0m│";
+        assert_eq!(visible_width(cell), 11);
+        // A table styled on a terminal fits where its plain text fits: 47 columns, as
+        // `a_table_that_fits_is_left_whole`.
+        let mut coloured = new_table();
+        coloured.enforce_styling();
+        coloured.set_header(vec!["configuration", "nDCG@1", "nDCG@2", "nDCG@3"]);
+        for name in ["keyword", "hyde-3b-hyp"] {
+            let mut row = vec![Cell::new(name)];
+            row.extend((1..4).map(|column| {
+                Cell::new(format!("0.{column:04}*"))
+                    .add_attribute(comfy_table::Attribute::Bold)
+                    .fg(comfy_table::Color::Rgb {
+                        r: 0,
+                        g: 114,
+                        b: 178,
+                    })
+            }));
+            coloured.add_row(row);
+        }
+        let whole = coloured.to_string();
+        assert!(whole.contains("\u{1b}[1m"), "{whole:?}");
+        assert_eq!(fit_to(&coloured, Some(47)), whole);
     }
 
     #[test]
