@@ -228,6 +228,7 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
     };
     let mut printer = Printer::new();
     printer.print(render(args.format.format(), &document)?.trim_end_matches('\n'))?;
+    judged_warning(quiet, results);
     if let Some(path) = &args.summary_file {
         write_policy::append(path, &render(Format::Markdown, &document)?)?;
     }

@@ -271,9 +271,9 @@ pub fn report_files(
                     "confidence interval over queries (" (charts::BAR_INTERVAL_RESAMPLES) " resamples; hover for the interval). "
                     span.win { "Blue" } " = best in column." }
                 (metric_table(results))
-                @if let Some(judged) = super::JudgedSummary::of(results) {
-                    p.muted { (judged.line()) }
-                    @if let Some(warning) = &judged.warning { p { strong { "Warning: " } (warning) } }
+                @if let Some(warning) = super::JudgedWarning::of(results) {
+                    p { strong { "Warning: " } (warning.headline()) }
+                    ul.compact { @for entry in warning.entries() { li { (entry) } } }
                 }
                 (chart(&bars, "bar chart of the headline metrics per configuration"))
                 (chart(&curves, "recall@k and nDCG@k over the cut-offs"))

@@ -475,11 +475,13 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
         results.dataset.content_hash
     );
     text.push_str(&metric_table(results, metrics));
-    if let Some(judged) = super::JudgedSummary::of(results) {
-        let _ = write!(text, "\n{}\n", judged.line());
-        if let Some(warning) = &judged.warning {
-            let _ = write!(text, "\n> **Warning:** {}\n", cell(warning));
-        }
+    if let Some(warning) = super::JudgedWarning::of(results) {
+        let _ = write!(
+            text,
+            "\n> **Warning:** {} {}.\n",
+            cell(&warning.headline()),
+            cell(&warning.entries().join("; "))
+        );
     }
     if let Some(tags) = tag_section(results, metrics) {
         text.push('\n');

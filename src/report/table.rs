@@ -46,7 +46,8 @@ impl Exporter for Terminal {
 
 /// The terminal rendering of a run, section by section: the summary line, the metric
 /// table, then (when they have anything to say) the breakdown by query tag, engine, HyDE,
-/// backend, abstention, scenario, expectation and gate sections.
+/// backend, abstention, scenario, expectation and gate sections. The judged@k warning
+/// is not among them: it goes to stderr ([`super::JudgedWarning`]).
 pub fn run_sections(
     results: &Results,
     columns: &[String],
@@ -61,7 +62,6 @@ pub fn run_sections(
             adaptive_floor_table(results),
             backend_table(results),
             abstention_line(results),
-            judged_lines(results),
             scenario_table(results),
             expectation_failures(results),
             gate.map(gate_summary),
@@ -539,18 +539,6 @@ pub fn summary_line(results: &Results) -> String {
 }
 
 /// Correct abstentions on queries without relevant facts; `None` when every query has one.
-/// The share of each configuration's top k that has a judgment, with a warning when
-/// any is low.
-pub fn judged_lines(results: &Results) -> Option<String> {
-    let summary = super::JudgedSummary::of(results)?;
-    let mut text = summary.line();
-    if let Some(warning) = &summary.warning {
-        text.push_str("\nwarning: ");
-        text.push_str(warning);
-    }
-    Some(text)
-}
-
 pub fn abstention_line(results: &Results) -> Option<String> {
     let unanswerable = results.evaluation.queries_without_relevant.len();
     if unanswerable == 0 {
