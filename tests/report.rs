@@ -298,7 +298,8 @@ fn has_pixel(pixels: &[u8], color: palette::Rgb) -> bool {
 /// The page and the chart files speak the palette: the stylesheet's best and loss
 /// colours and the charts' best bars, gains and losses are the palette's constants
 /// (no red best bar any more); every embedded chart has twice the pixels of its
-/// displayed size; each per-query comparison sits in a <details> (the first open).
+/// displayed size and fits a page 800 px wide; each per-query comparison sits in a
+/// <details> (the first open).
 #[test]
 fn html_uses_the_palette_embeds_2x_charts_and_folds_the_diagnostics() {
     use base64::Engine;
@@ -337,6 +338,9 @@ fn html_uses_the_palette_embeds_2x_charts_and_folds_the_diagnostics() {
             attribute("height").parse().unwrap(),
         );
         assert!(shown.0 > 100 && shown.1 > 100, "{shown:?}");
+        // Shown at its own size on a page 800 px wide (less 2 x 24 px of padding), so
+        // its text is as large as it was drawn.
+        assert!(shown.0 <= 800 - 48, "{shown:?}");
         assert_eq!((width, height), (2 * shown.0, 2 * shown.1));
     }
 

@@ -67,7 +67,7 @@ fn shows_whole(stdout: &str, configuration: &str, value: &str) -> bool {
     stdout.lines().any(|line| {
         let cells: Vec<&str> = line
             .split(['│', '┆'])
-            .map(|cell| cell.trim().trim_end_matches('*'))
+            .map(|cell| cell.trim().trim_end_matches(['*', '▲']))
             .collect();
         cells.get(1) == Some(&configuration) && cells.contains(&value)
     })

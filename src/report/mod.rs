@@ -15,6 +15,7 @@ pub mod files;
 pub mod fit;
 pub mod html;
 pub mod json;
+pub mod leaders;
 pub mod markdown;
 pub mod palette;
 pub mod sweep;
@@ -54,6 +55,10 @@ pub fn generation_time_text(hyde: &HydeSummary) -> String {
             format!("{:.0} ({} queries)", time.mean_ms, time.queries)
         })
 }
+
+/// The legend of the significance marks of HyDE's improvement over its counterpart
+/// ([`crate::results::hyde_figures::Improvement`]), under every table that shows it.
+pub const HYDE_IMPROVEMENT_LEGEND: &str = "vs counterpart: * p adj. < 0.05, ** p adj. < 0.01 (paired randomization test, Holm-corrected over the run's HyDE configurations)";
 
 /// The warning that a run's scores are lower bounds: the configurations whose
 /// `judged@k` at the run's deepest cut-off is below
@@ -106,7 +111,7 @@ impl JudgedWarning {
                 })
             })
             .collect();
-        (!low.is_empty()).then(|| JudgedWarning {
+        (!low.is_empty()).then_some(JudgedWarning {
             metric,
             low,
             configurations: results.configurations.len(),
