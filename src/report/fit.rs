@@ -74,7 +74,8 @@ pub fn fit(table: &Table) -> String {
 }
 
 /// `table` rendered no wider than `width` (when known): whole when it fits, else in
-/// column groups that each repeat the first column, else vertically.
+/// as few column groups as fit, each repeating the first column and the groups as even
+/// in width as they can be, else vertically.
 pub fn fit_to(table: &Table, width: Option<usize>) -> String {
     let whole = table.to_string();
     let Some(width) = width else {
@@ -97,26 +98,48 @@ pub fn fit_to(table: &Table, width: Option<usize>) -> String {
         .chain([header.len()])
         .max()
         .unwrap_or(0);
-    let fits = |group: &[usize]| widest_line(&select(&header, &rows, group)) <= width;
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut current = vec![0];
-    for column in 1..columns {
-        let mut wider = current.clone();
-        wider.push(column);
-        if fits(&wider) {
-            current = wider;
-        } else if current.len() > 1 && fits(&[0, column]) {
-            groups.push(std::mem::replace(&mut current, vec![0, column]));
-        } else {
-            return vertical(&header, &rows);
+    // The fewest column groups no wider than `limit` (each packed as full as it goes);
+    // `None` when the first column and some other one are wider together.
+    let groups_within = |limit: usize| -> Option<Vec<Vec<usize>>> {
+        let fits = |group: &[usize]| widest_line(&select(&header, &rows, group)) <= limit;
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut current = vec![0];
+        for column in 1..columns {
+            let mut wider = current.clone();
+            wider.push(column);
+            if fits(&wider) {
+                current = wider;
+            } else if current.len() > 1 && fits(&[0, column]) {
+                groups.push(std::mem::replace(&mut current, vec![0, column]));
+            } else {
+                return None;
+            }
+        }
+        if current.len() == 1 {
+            return None;
+        }
+        groups.push(current);
+        Some(groups)
+    };
+    let Some(fewest) = groups_within(width) else {
+        return vertical(&header, &rows);
+    };
+    // As many groups, as even as they can be (not ten columns and then one): the
+    // narrowest limit that needs no more groups. Fewer groups never need a narrower
+    // limit, so it is found by bisection.
+    let (mut narrow, mut wide) = (0, width);
+    let mut even = fewest.clone();
+    while narrow + 1 < wide {
+        let limit = (narrow + wide) / 2;
+        match groups_within(limit).filter(|groups| groups.len() <= fewest.len()) {
+            Some(groups) => {
+                even = groups;
+                wide = limit;
+            }
+            None => narrow = limit,
         }
     }
-    if current.len() == 1 {
-        return vertical(&header, &rows);
-    }
-    groups.push(current);
-    groups
-        .iter()
+    even.iter()
         .map(|group| select(&header, &rows, group))
         .collect::<Vec<_>>()
         .join("\n")
@@ -291,8 +314,9 @@ mod tests {
 
     #[test]
     fn a_wide_table_splits_into_column_groups_that_each_fit() {
-        // 1 + 15 + 9 * 10 = 106 columns whole; at 60, four value columns per group
-        // (16 + 4 * 10 + 1 = 57; five would be 67).
+        // 1 + 15 + 9 * 10 = 106 columns whole; at 60, at most four value columns per
+        // group (16 + 4 * 10 + 1 = 57; five would be 67), so three groups, evenly three
+        // columns each.
         let text = fit_to(&table(10), Some(60));
         assert!(
             text.lines().all(|line| line.chars().count() <= 60),
@@ -303,8 +327,8 @@ mod tests {
             .filter(|line| line.contains("configuration"))
             .collect();
         assert_eq!(headers.len(), 3, "{text}");
-        assert!(headers[0].contains("nDCG@4") && !headers[0].contains("nDCG@5"));
-        assert!(headers[2].contains("nDCG@9"));
+        assert!(headers[0].contains("nDCG@3") && !headers[0].contains("nDCG@4"));
+        assert!(headers[2].contains("nDCG@7") && headers[2].contains("nDCG@9"));
         // Every number appears whole, once per row.
         for column in 1..10 {
             assert_eq!(
@@ -313,6 +337,22 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn column_groups_are_as_even_as_they_can_be() {
+        // 11 value columns: 16 + 11 x 10 + 1 = 127 whole. At 120, ten fit in one group
+        // (117), so two groups are needed; even, they are 6 and 5 columns (77 and 67),
+        // not 10 and 1.
+        let text = fit_to(&table(12), Some(120));
+        let headers: Vec<&str> = text
+            .lines()
+            .filter(|line| line.contains("configuration"))
+            .collect();
+        assert_eq!(headers.len(), 2, "{text}");
+        assert_eq!(headers[0].matches("nDCG@").count(), 6, "{text}");
+        assert_eq!(headers[1].matches("nDCG@").count(), 5, "{text}");
+        assert_eq!(visible_width(headers[0]), 77);
     }
 
     #[test]
