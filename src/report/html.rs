@@ -326,7 +326,8 @@ fn dataset_section(results: &Results) -> Markup {
             dt { "facts" } dd { (dataset.facts) }
             dt { "queries" } dd { (dataset.queries) " (" (evaluation.evaluated_queries) " evaluated, "
                 (evaluation.queries_without_relevant.len()) " without relevant facts)" }
-            dt { "judgments" } dd { (dataset.judgments) }
+            dt { "judgments" } dd { (dataset.judgments)
+                @if dataset.judgments_complete { " (declared complete: every fact not judged for a query is not relevant to it)" } }
             dt { "queries with hypotheses" } dd { (dataset.queries_with_hypotheses) }
             dt { "now" } dd { (dataset.now) }
             dt { "content hash" } dd.mono { (dataset.content_hash) }

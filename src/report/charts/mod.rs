@@ -486,7 +486,8 @@ pub fn delta_plot(
         .min(1.0)
         * 1.1;
     let count = sorted.len().max(1);
-    render(MAX_WIDTH, 400, |root| {
+    // Narrower than the others: it sits in a collapsible box with its own padding.
+    render(MAX_WIDTH - 40, 400, |root| {
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(root)
             .caption(
