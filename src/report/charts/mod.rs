@@ -323,7 +323,7 @@ pub fn metric_bars<C: ScoredConfiguration>(
                 .caption(metric, text_style(14))
                 .margin_right(14)
                 .margin_left(if panel == 0 { 4 } else { 0 })
-                .x_label_area_size(34)
+                .x_label_area_size(46)
                 .y_label_area_size(if panel == 0 { label_width } else { 0 })
                 .build_cartesian_2d(0.0..1.25f64, (0..rows - 1).into_segmented())?;
             chart
@@ -418,7 +418,7 @@ pub fn cutoff_curves<C: ScoredConfiguration>(
             let mut chart = ChartBuilder::on(&area)
                 .caption(format!("{family}@k"), text_style(15))
                 .margin(10)
-                .x_label_area_size(36)
+                .x_label_area_size(46)
                 .y_label_area_size(44)
                 .build_cartesian_2d((0..points - 1).into_segmented(), 0.0..1.0f64)?;
             chart
@@ -499,7 +499,7 @@ pub fn delta_plot(
                 text_style(17),
             )
             .margin(14)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..count as f64, -extent..extent)?;
         chart
@@ -591,7 +591,7 @@ pub fn sweep_heatmap(
                 text_style(16),
             )
             .margin(10)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(52)
             .build_cartesian_2d(-half..1.0 + half, -half..1.0 + half)?;
         chart
@@ -759,7 +759,7 @@ pub fn sweep_lines(
             )
             .margin(12)
             .margin_right(24)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(56)
             .build_cartesian_2d(x_low..x_high, y_low..y_high)?;
         chart
