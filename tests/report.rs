@@ -124,7 +124,8 @@ fn per_query_records_match_the_run_files() {
 
 /// The report files exist; metrics.md and metrics.csv carry results.json's numbers,
 /// the best of each column marked as in the terminal table; the page embeds every
-/// chart and references nothing outside itself.
+/// chart, references nothing outside itself and opens on the results (the metric
+/// table and its charts before the dataset and configuration details).
 #[test]
 fn report_writes_page_charts_and_metric_exports() {
     let output_dir = run_with_html();
@@ -192,6 +193,10 @@ fn report_writes_page_charts_and_metric_exports() {
     }
     assert!(page.contains("default-src 'none'"));
     assert!(page.contains("hyde-3b-hyp vs blend on ndcg@10"));
+    let position = |anchor: &str| page.find(anchor).unwrap_or_else(|| panic!("{anchor}"));
+    assert!(position("id=\"metrics\"") < position("id=\"dataset\""));
+    assert!(position("alt=\"bar chart") < position("id=\"dataset\""));
+    assert!(position("id=\"dataset\"") < position("id=\"configurations\""));
 }
 
 /// Writes a copy of `directory`'s results.json whose queries, hypotheses, facts and

@@ -252,20 +252,20 @@ pub fn report_files(
             body {
                 h1 { "hyde-eval report: " (results.run_name) }
                 p.muted {
-                    (results.tool.name) " " (results.tool.version)
+                    "dataset " (results.dataset.name) " (" (results.evaluation.evaluated_queries) " queries evaluated)"
+                    " · " (results.tool.name) " " (results.tool.version)
                     " · results schema " (results.schema_version)
                     " · compared on " code { (metric) }
                 }
                 nav.muted {
-                    a href="#dataset" { "Dataset" } " · "
                     a href="#metrics" { "Metrics" } " · "
                     @if has_tags { a href="#tags" { "By query tag" } " · " }
+                    a href="#dataset" { "Dataset" } " · "
                     a href="#configurations" { "Configurations" } " · "
                     a href="#accounting" { "Accounting" } " · "
                     @if !sweep_sections.is_empty() { a href="#sweep-1" { "Sweeps" } " · " }
                     a href="#diagnostics" { "Per-query diagnostics" }
                 }
-                (dataset_section(results))
                 h2 #metrics { "Metrics" }
                 p.muted { "Macro averages over the " (results.evaluation.evaluated_queries)
                     " queries with at least one relevant fact. Under each value, ± half the width of its 95% bootstrap "
@@ -281,6 +281,7 @@ pub fn report_files(
                 (chart(&bars, "bar chart of the headline metrics per configuration"))
                 (chart(&curves, "recall@k and nDCG@k over the cut-offs"))
                 @if let Some(tags) = tag_section(results, &metric) { (tags) }
+                (dataset_section(results))
                 (configuration_table(results))
                 @if let Some(engine) = engine_section(results, &metric) { (engine) }
                 (accounting_table(results))
