@@ -889,6 +889,33 @@ mod tests {
     }
 
     #[test]
+    fn the_legend_draws_each_configuration_in_its_line_colour() {
+        // 12 configurations in 3 legend columns in a box below the 340 px plot, inset 6
+        // px from the top and 40 from the left of the 740 px chart: columns of (700 -
+        // 16) / 3 = 228 px, and entry i's line starts at x = 40 + 8 + (i % 3) x 228 and
+        // runs at y = 340 + 6 + 6 + (i / 3) x 22 + 8; 2 bitmap pixels per layout pixel.
+        let configurations: Vec<Macro> = (0..12)
+            .map(|index| Macro {
+                name: format!("configuration-{index}"),
+                values: vec![("ndcg@10".into(), 0.05 + 0.07 * index as f64)],
+            })
+            .collect();
+        let png = cutoff_curves(&[10], &configurations, &["ndcg"]).unwrap();
+        let (width, _, pixels) = pixels(&png);
+        for index in 0..12u32 {
+            let x = 2 * (40 + 8 + (index % 3) * 228 + 3);
+            let y = 2 * (340 + 6 + 6 + (index / 3) * 22 + 8);
+            let at = ((y * width + x) * 3) as usize;
+            let expected = palette::series(index as usize);
+            assert_eq!(
+                pixels[at..at + 3],
+                [expected.0, expected.1, expected.2],
+                "legend entry {index}"
+            );
+        }
+    }
+
+    #[test]
     fn charts_fit_a_page_800_px_wide() {
         // The report's page is 800 px wide less 2 x 24 px of padding.
         const { assert!(MAX_WIDTH <= 800 - 48) };
