@@ -241,10 +241,8 @@ impl DrawingBackend for TextBackend<'_> {
                 pen += font.kern(previous, id);
             }
             previous = Some(id);
-            let glyph = id.with_scale_and_position(
-                self.px_scale(size),
-                ab_glyph::point(pen, dy + ascent),
-            );
+            let glyph =
+                id.with_scale_and_position(self.px_scale(size), ab_glyph::point(pen, dy + ascent));
             pen += font.h_advance(id);
             let Some(outline) = self.font.outline_glyph(glyph) else {
                 continue;
@@ -365,11 +363,7 @@ mod tests {
         // taken as the ascent-to-descent height, 1362 units).
         let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).unwrap();
         let mut pixels = vec![255u8; 400 * 40 * 3];
-        let backend = TextBackend::new(
-            BitMapBackend::with_buffer(&mut pixels, (400, 40)),
-            font,
-            1,
-        );
+        let backend = TextBackend::new(BitMapBackend::with_buffer(&mut pixels, (400, 40)), font, 1);
         let style: TextStyle = ("sans-serif", 20).into_font().color(&BLACK);
         let (width, _) = backend.estimate_text_size("0123456789", &style).unwrap();
         assert_eq!(width, 115);
