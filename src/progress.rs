@@ -9,7 +9,9 @@
 //! nothing, give their elapsed time): always when stderr is not a terminal, and on a
 //! terminal while no progress bar is drawn. Counted stages ([`counted`]) draw a bar on
 //! a terminal, whose estimate of the time left is the elapsed time scaled by what
-//! remains, shown once there is something to scale. `HYDE_EVAL_PROGRESS_INTERVAL_MS`
+//! remains, shown once [`ESTIMATE_AFTER_PERCENT`] of the units are done (the first units
+//! carry warm-up costs, so an estimate from them alone is far too long).
+//! `HYDE_EVAL_PROGRESS_INTERVAL_MS`
 //! sets the heartbeat's interval (default 5,000 ms).
 
 use std::io::IsTerminal;
@@ -134,11 +136,24 @@ fn progress_text(done: u64, total: u64, elapsed: Duration) -> String {
     )
 }
 
+/// The share of a counted stage, in percent, that must be done before the time left is
+/// estimated.
+pub const ESTIMATE_AFTER_PERCENT: u64 = 5;
+
+/// The units of `total` that must be done before the time left is estimated:
+/// [`ESTIMATE_AFTER_PERCENT`] of them, rounded up, and at least one.
+fn units_before_estimate(total: u64) -> u64 {
+    total
+        .saturating_mul(ESTIMATE_AFTER_PERCENT)
+        .div_ceil(100)
+        .max(1)
+}
+
 /// The time left, as the time so far scaled by what remains; nothing is claimed before
-/// the first unit is done.
+/// [`units_before_estimate`] are done.
 fn time_left(done: u64, total: u64, elapsed: Duration) -> String {
-    if done == 0 {
-        return "time left unknown until the first is done".to_owned();
+    if done < units_before_estimate(total) {
+        return format!("time left estimated once {ESTIMATE_AFTER_PERCENT}% is done");
     }
     let left = elapsed.as_secs_f64() * (total - done.min(total)) as f64 / done as f64;
     format!("about {} left", duration_text(left))
@@ -258,7 +273,7 @@ mod tests {
         );
         assert_eq!(
             progress_text(0, 1000, Duration::from_millis(1500)),
-            "0/1000 (0%), 1.5 s in stage, time left unknown until the first is done"
+            "0/1000 (0%), 1.5 s in stage, time left estimated once 5% is done"
         );
         assert_eq!(
             progress_text(0, 0, Duration::from_millis(54_000)),
@@ -270,5 +285,28 @@ mod tests {
             "about 3 min 20 s left"
         );
         assert_eq!(duration_text(7500.0), "2 h 5 min");
+    }
+
+    #[test]
+    fn the_estimate_waits_until_five_percent_are_done() {
+        // A stage of 1,000 queries whose first took 3 s of warm-up: scaled alone, 999
+        // more would take 2,997 s (50 minutes). Nothing is claimed until 50 are done.
+        let held = "time left estimated once 5% is done";
+        assert_eq!(time_left(1, 1000, Duration::from_secs(3)), held);
+        assert_eq!(time_left(49, 1000, Duration::from_secs(5)), held);
+        // 50 of 1,000 in 5 s: 950 more at 10 per second is 95 s.
+        assert_eq!(
+            time_left(50, 1000, Duration::from_secs(5)),
+            "about 1 min 35 s left"
+        );
+        // 5% of 9 is 0.45, rounded up to one unit; 5% of 30 is 1.5, rounded up to 2.
+        assert_eq!(units_before_estimate(9), 1);
+        assert_eq!(units_before_estimate(30), 2);
+        assert_eq!(time_left(1, 30, Duration::from_secs(1)), held);
+        assert_eq!(
+            time_left(2, 30, Duration::from_secs(2)),
+            "about 28.0 s left"
+        );
+        assert_eq!(units_before_estimate(0), 1);
     }
 }

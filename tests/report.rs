@@ -124,7 +124,8 @@ fn per_query_records_match_the_run_files() {
 
 /// The report files exist; metrics.md and metrics.csv carry results.json's numbers,
 /// the best of each column marked as in the terminal table; the page embeds every
-/// chart and references nothing outside itself.
+/// chart, references nothing outside itself and opens on the results (the metric
+/// table and its charts before the dataset and configuration details).
 #[test]
 fn report_writes_page_charts_and_metric_exports() {
     let output_dir = run_with_html();
@@ -192,6 +193,10 @@ fn report_writes_page_charts_and_metric_exports() {
     }
     assert!(page.contains("default-src 'none'"));
     assert!(page.contains("hyde-3b-hyp vs blend on ndcg@10"));
+    let position = |anchor: &str| page.find(anchor).unwrap_or_else(|| panic!("{anchor}"));
+    assert!(position("id=\"metrics\"") < position("id=\"dataset\""));
+    assert!(position("alt=\"bar chart") < position("id=\"dataset\""));
+    assert!(position("id=\"dataset\"") < position("id=\"configurations\""));
 }
 
 /// Writes a copy of `directory`'s results.json whose queries, hypotheses, facts and
@@ -299,7 +304,8 @@ fn has_pixel(pixels: &[u8], color: palette::Rgb) -> bool {
 /// The page and the chart files speak the palette: the stylesheet's best and loss
 /// colours and the charts' best bars, gains and losses are the palette's constants
 /// (no red best bar any more); every embedded chart has twice the pixels of its
-/// displayed size; each per-query comparison sits in a <details> (the first open).
+/// displayed size and fits a page 800 px wide; each per-query comparison sits in a
+/// <details> (the first open).
 #[test]
 fn html_uses_the_palette_embeds_2x_charts_and_folds_the_diagnostics() {
     use base64::Engine;
@@ -338,6 +344,9 @@ fn html_uses_the_palette_embeds_2x_charts_and_folds_the_diagnostics() {
             attribute("height").parse().unwrap(),
         );
         assert!(shown.0 > 100 && shown.1 > 100, "{shown:?}");
+        // Shown at its own size on a page 800 px wide (less 2 x 24 px of padding), so
+        // its text is as large as it was drawn.
+        assert!(shown.0 <= 800 - 48, "{shown:?}");
         assert_eq!((width, height), (2 * shown.0, 2 * shown.1));
     }
 

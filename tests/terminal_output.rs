@@ -1,7 +1,8 @@
 //! The terminal table as a person sees it: at 80 and 120 columns (COLUMNS when piped,
 //! and a real pseudo-terminal through `script`) no line is wider than the terminal and
 //! every number is printed whole; a terminal reporting 0 columns counts as unknown;
-//! NO_COLOR leaves no ANSI escape in the output.
+//! NO_COLOR leaves no ANSI escape in the output; with colour on, a table is cut into the
+//! same column groups as without (escape codes take no width on a terminal).
 
 mod common;
 
@@ -66,7 +67,7 @@ fn shows_whole(stdout: &str, configuration: &str, value: &str) -> bool {
     stdout.lines().any(|line| {
         let cells: Vec<&str> = line
             .split(['│', '┆'])
-            .map(|cell| cell.trim().trim_end_matches('*'))
+            .map(|cell| cell.trim().trim_end_matches(['*', '▲']))
             .collect();
         cells.get(1) == Some(&configuration) && cells.contains(&value)
     })
@@ -191,4 +192,177 @@ fn a_terminal_of_80_columns_or_reporting_0_gets_tables_that_fit() {
     let styled = run_in_terminal(120, false);
     assert!(styled.contains("\u{1b}[1m"), "{styled:?}");
     assert!(widest(&without_escapes(&styled)) <= 120, "{styled}");
+}
+
+/// What `hyde-eval ARGS` prints to a pseudo-terminal of `columns` columns, with colour
+/// on or off (`NO_COLOR`), run in `directory`.
+fn terminal_output(
+    columns: usize,
+    colour: bool,
+    directory: &std::path::Path,
+    args: &str,
+) -> String {
+    let cache = tempfile::tempdir().unwrap();
+    let inner = format!(
+        "stty cols {columns}; {} {args}",
+        env!("CARGO_BIN_EXE_hyde-eval")
+    );
+    let mut command = std::process::Command::new("script");
+    command
+        .args(["--quiet", "--return", "--command", &inner, "/dev/null"])
+        .current_dir(directory)
+        .env("HYDE_EVAL_CACHE", cache.path())
+        .env_remove("COLUMNS")
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null());
+    if !colour {
+        command.env("NO_COLOR", "1");
+    }
+    let output = command
+        .output()
+        .expect("util-linux `script` runs (it gives the run a pseudo-terminal)");
+    let text = String::from_utf8(output.stdout)
+        .unwrap()
+        .replace("\r\n", "\n");
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    text
+}
+
+/// The header line of each column group, as a terminal shows it (escapes removed).
+fn group_headers(text: &str) -> Vec<String> {
+    without_escapes(text)
+        .lines()
+        .filter(|line| line.starts_with("│ configuration "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Asserts that at each width, `args` run in `directory` prints the same text with
+/// colour on as with it off, once the escapes are removed: the same column groups, each
+/// line as wide. Returns the colourless output per width.
+fn same_with_and_without_colour(directory: &std::path::Path, args: &str) -> Vec<(usize, String)> {
+    [80, 100, 120, 200]
+        .into_iter()
+        .map(|columns| {
+            let coloured = terminal_output(columns, true, directory, args);
+            let plain = terminal_output(columns, false, directory, args);
+            assert!(coloured.contains("\u{1b}[1m"), "colour is on: {coloured:?}");
+            assert!(!plain.contains('\u{1b}'), "NO_COLOR: {plain:?}");
+            assert_eq!(
+                group_headers(&coloured),
+                group_headers(&plain),
+                "at {columns} columns, colour changes the column groups:\n{coloured}\n---\n{plain}"
+            );
+            assert_eq!(without_escapes(&coloured), plain, "at {columns} columns");
+            assert!(widest(&plain) <= columns, "{plain}");
+            (columns, plain)
+        })
+        .collect()
+}
+
+#[test]
+fn colour_takes_no_width_the_readme_table_groups_as_without_colour() {
+    // The README's run: every configuration on devmem.
+    let outputs = same_with_and_without_colour(&common::repo_path(""), "run --quiet --no-report");
+    // "│ configuration ┆" is 17 columns and each of the 11 metric columns 10 (a value
+    // and its mark, 7 characters, padded by 2, then a separator): 127 whole. A group of
+    // m metrics takes 17 + 10m: 6 fit in 80 columns, 8 in 100, 10 in 120, all 11 in 200.
+    for (columns, plain) in outputs {
+        let expected = if columns == 200 { 1 } else { 2 };
+        assert_eq!(
+            group_headers(&plain).len(),
+            expected,
+            "at {columns} columns:\n{plain}"
+        );
+    }
+}
+
+/// A BEIR collection of 6 documents and 4 queries (one judged document each) in
+/// `directory`, where BM25 finds every judged document first.
+fn write_beir_collection(directory: &std::path::Path) {
+    let documents = [
+        (
+            "d1",
+            "Postgres vacuum",
+            "autovacuum reclaims dead tuples in postgres tables",
+        ),
+        (
+            "d2",
+            "Redis eviction",
+            "redis evicts keys with the allkeys-lru policy when memory is full",
+        ),
+        (
+            "d3",
+            "Go modules",
+            "go modules pin dependency versions in go.sum",
+        ),
+        (
+            "d4",
+            "Kubernetes probes",
+            "a readiness probe keeps a pod out of service until it answers",
+        ),
+        (
+            "d5",
+            "TLS renewal",
+            "cert-manager renews certificates thirty days before expiry",
+        ),
+        (
+            "d6",
+            "Kafka retention",
+            "kafka deletes log segments older than the retention period",
+        ),
+    ];
+    let corpus: String = documents
+        .iter()
+        .map(|(id, title, text)| {
+            format!("{{\"_id\":\"{id}\",\"title\":\"{title}\",\"text\":\"{text}\"}}\n")
+        })
+        .collect();
+    let queries = [
+        ("q1", "how does autovacuum reclaim dead tuples", "d1"),
+        (
+            "q2",
+            "which redis policy evicts keys when memory is full",
+            "d2",
+        ),
+        ("q3", "readiness probe pod service", "d4"),
+        ("q4", "kafka log segments retention period", "d6"),
+    ];
+    let query_lines: String = queries
+        .iter()
+        .map(|(id, text, _)| format!("{{\"_id\":\"{id}\",\"text\":\"{text}\"}}\n"))
+        .collect();
+    let mut qrels = String::from("query-id\tcorpus-id\tscore\n");
+    for (id, _, document) in queries {
+        qrels.push_str(&format!("{id}\t{document}\t1\n"));
+    }
+    std::fs::create_dir_all(directory.join("qrels")).unwrap();
+    std::fs::write(directory.join("corpus.jsonl"), corpus).unwrap();
+    std::fs::write(directory.join("queries.jsonl"), query_lines).unwrap();
+    std::fs::write(directory.join("qrels").join("test.tsv"), qrels).unwrap();
+}
+
+#[test]
+fn colour_takes_no_width_a_three_configuration_beir_table_groups_as_without_colour() {
+    let work = tempfile::tempdir().unwrap();
+    write_beir_collection(&work.path().join("beir"));
+    let outputs = same_with_and_without_colour(
+        work.path(),
+        "run --quiet --no-report --dataset beir --dataset-format beir --configurations bm25,dense,blend",
+    );
+    // 14 metric columns (R, P, nDCG at 1, 3, 5, 10; MRR; MAP): 17 + 14 x 10 = 157
+    // columns whole; 6 per group at 80 columns (3 groups), 8 at 100 and 10 at 120 (2
+    // groups), whole at 200.
+    for (columns, plain) in outputs {
+        let expected = match columns {
+            80 => 3,
+            200 => 1,
+            _ => 2,
+        };
+        assert_eq!(
+            group_headers(&plain).len(),
+            expected,
+            "at {columns} columns:\n{plain}"
+        );
+    }
 }

@@ -60,6 +60,7 @@ pub fn baseline_update(args: &BaselineUpdateArgs) -> Result<u8, Error> {
                 gate: None,
             };
             Printer::new().print(&render(Format::Table, &document)?)?;
+            judged_warning(args.run.quiet, &results);
             (
                 render(Format::Json, &document)?.into_bytes(),
                 StoredResults::from_results(&results),

@@ -143,6 +143,14 @@ fn note(quiet: bool, text: &str) {
     }
 }
 
+/// The judged@k warning of `results` on stderr (see [`crate::report::JudgedWarning`]),
+/// unless `quiet`; printed once per command, after its table.
+fn judged_warning(quiet: bool, results: &crate::results::Results) {
+    if let Some(warning) = crate::report::JudgedWarning::of(results) {
+        note(quiet, &warning.text());
+    }
+}
+
 /// Writes `text` and a newline to stdout; a closed pipe only stops the printing.
 fn print_line(text: &str) -> Result<(), Error> {
     Printer::new().print(text)

@@ -43,6 +43,7 @@ pub fn report(args: &ReportArgs) -> Result<u8, Error> {
         gate: None,
     };
     print_line(report::render(args.format.format(), &document)?.trim_end_matches('\n'))?;
+    judged_warning(args.quiet, &results);
     note(args.quiet, &format!("report written to {}", page.display()));
     Ok(crate::error::exit_code::OK)
 }

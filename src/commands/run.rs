@@ -223,6 +223,7 @@ pub(super) fn conclude(conclusion: Conclusion<'_>) -> Result<u8, Error> {
     };
     let mut printer = Printer::new();
     printer.print(render(args.format.format(), &document)?.trim_end_matches('\n'))?;
+    judged_warning(quiet, results);
     let written = write_outputs(ConclusionWrites {
         document: &document,
         run_name: &results.run_name,

@@ -1,5 +1,7 @@
 //! `dataset.toml`: a dataset's name, description, the fixed "now" used for temporal
-//! scores, default cut-offs and optional defaults for the embedder.
+//! scores, default cut-offs, optional defaults for the embedder, and whether its
+//! judgments are complete (every fact not judged for a query is known not relevant to
+//! it, so a low `judged@k` is no reason to warn).
 
 use std::path::Path;
 
@@ -31,6 +33,10 @@ pub struct Manifest {
     pub embedder: Option<String>,
     /// Concept lexicon for the `concept` provider, relative to the dataset directory.
     pub concept_lexicon: Option<String>,
+    /// Every fact not judged for a query is known not relevant to it (`judgments_complete
+    /// = true`): the judgments cover the whole collection, so unjudged facts in a
+    /// ranking are no reason to read the scores as lower bounds.
+    pub judgments_complete: bool,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +49,8 @@ struct ManifestFile {
     k: Option<Vec<usize>>,
     embedder: Option<String>,
     concept_lexicon: Option<String>,
+    #[serde(default)]
+    judgments_complete: bool,
 }
 
 /// Parses `dataset.toml` text; keys it does not set keep their defaults.
@@ -52,7 +60,7 @@ pub(super) fn parse(path: &Path, text: &str, directory_name: &str) -> Result<Man
             .span()
             .map(|span| super::lines::line_of_offset(text, span.start));
         let hint = crate::hints::unknown_field_hint(error.message()).unwrap_or_else(|| {
-            "allowed keys: name, description, now, k, embedder, concept_lexicon".into()
+            "allowed keys: name, description, now, k, embedder, concept_lexicon, judgments_complete".into()
         });
         Error::problem(Problem::new(path, line, error.message().to_owned()).with_hint(hint))
     })?;
@@ -92,6 +100,7 @@ pub(super) fn parse(path: &Path, text: &str, directory_name: &str) -> Result<Man
     }
     manifest.embedder = file.embedder;
     manifest.concept_lexicon = file.concept_lexicon;
+    manifest.judgments_complete = file.judgments_complete;
     Ok(manifest)
 }
 
@@ -113,6 +122,7 @@ impl Manifest {
             cutoffs: DEFAULT_CUTOFFS.to_vec(),
             embedder: None,
             concept_lexicon: None,
+            judgments_complete: false,
         }
     }
 }

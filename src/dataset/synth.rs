@@ -374,7 +374,10 @@ pub fn write(
             "description = \"hyde-eval dataset synth --facts {} --queries {} --seed {} --topics {} --vocabulary {}\"",
             options.facts, options.queries, options.seed, options.topics, options.vocabulary
         )?;
-        writeln!(out, "now = \"2026-01-01T00:00:00Z\"")
+        writeln!(out, "now = \"2026-01-01T00:00:00Z\"")?;
+        // Every query's relevant facts are generated with it, so every other fact is
+        // known not relevant.
+        writeln!(out, "judgments_complete = true")
     })?;
     file("facts.jsonl", &mut |out| {
         for fact in 0..options.facts {

@@ -100,14 +100,9 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, 
             diagnoses.push(diagnosis(candidate, base, headline, &png));
         }
     }
-    let best: Vec<Option<String>> = metrics
+    let leading: Vec<Vec<bool>> = metrics
         .iter()
-        .map(|metric| {
-            runs.iter()
-                .filter_map(|(_, results)| configuration_of(results)?.macro_value(metric))
-                .reduce(f64::max)
-                .map(|top| format!("{top:.4}"))
-        })
+        .map(|metric| super::leaders::of_configurations(&scored, metric))
         .collect();
     let compared = report.rows.first();
     let page = html! {
@@ -133,18 +128,20 @@ pub fn page(report: &CompareReport, runs: &[ExternalRun<'_>]) -> Result<String, 
                     dt { "semantics" } dd { (reference.evaluation.semantics.name()) }
                 }
                 h2 #metrics { "Metrics" }
-                p.muted { "Macro averages over the qrels queries with at least one relevant document. " span.win { "Blue" } " = best in column." }
+                p.muted { "Macro averages over the qrels queries with at least one relevant document. " span.win { "Blue" }
+                    (super::leaders::legend("", "the queries both runs answer", scored.len())) ". " code { "judged@k" } " is coverage: never blue." }
                 div.scroll { table {
                     thead { tr { th { "run" } @for metric in metrics { th { (metric) } } } }
                     tbody {
                         @for (label, results) in runs {
                             @let configuration = configuration_of(results);
+                            @let position = scored.iter().position(|run| run.label == *label);
                             tr data-run=(label) {
                                 td { (label) }
-                                @for (metric, best) in metrics.iter().zip(&best) {
+                                @for (metric, leads) in metrics.iter().zip(&leading) {
                                     @let shown = configuration.as_ref().and_then(|c| c.macro_value(metric)).map_or("-".to_owned(), |v| format!("{v:.4}"));
-                                    @if runs.len() > 1 && Some(&shown) == best.as_ref() {
-                                        td.num.best data-metric=(metric) title="best in column" { (shown) }
+                                    @if position.and_then(|at| leads.get(at)).copied().unwrap_or(false) {
+                                        td.num.best data-metric=(metric) title="best in column or tied with it" { (shown) }
                                     } @else {
                                         td.num data-metric=(metric) { (shown) }
                                     }

@@ -4,7 +4,8 @@
 //! block per row, one `header  value` line per column). The width is the terminal's
 //! when stdout is a terminal reporting a positive width, else `COLUMNS`, else unknown
 //! (no limit): a terminal reporting 0 columns counts as unknown. `NO_COLOR` (set and
-//! not empty) turns styling (bold) off. The choices are pure functions of their
+//! not empty) turns styling (bold) off. Widths are what a terminal shows: colour and
+//! style escape codes take none, and a character takes its Unicode display width. The choices are pure functions of their
 //! inputs; [`output_width`] and [`new_table`] read the process's terminal and
 //! environment.
 
@@ -73,7 +74,8 @@ pub fn fit(table: &Table) -> String {
 }
 
 /// `table` rendered no wider than `width` (when known): whole when it fits, else in
-/// column groups that each repeat the first column, else vertically.
+/// as few column groups as fit, each repeating the first column and the groups as even
+/// in width as they can be, else vertically.
 pub fn fit_to(table: &Table, width: Option<usize>) -> String {
     let whole = table.to_string();
     let Some(width) = width else {
@@ -96,26 +98,48 @@ pub fn fit_to(table: &Table, width: Option<usize>) -> String {
         .chain([header.len()])
         .max()
         .unwrap_or(0);
-    let fits = |group: &[usize]| widest_line(&select(&header, &rows, group)) <= width;
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut current = vec![0];
-    for column in 1..columns {
-        let mut wider = current.clone();
-        wider.push(column);
-        if fits(&wider) {
-            current = wider;
-        } else if current.len() > 1 && fits(&[0, column]) {
-            groups.push(std::mem::replace(&mut current, vec![0, column]));
-        } else {
-            return vertical(&header, &rows);
+    // The fewest column groups no wider than `limit` (each packed as full as it goes);
+    // `None` when the first column and some other one are wider together.
+    let groups_within = |limit: usize| -> Option<Vec<Vec<usize>>> {
+        let fits = |group: &[usize]| widest_line(&select(&header, &rows, group)) <= limit;
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut current = vec![0];
+        for column in 1..columns {
+            let mut wider = current.clone();
+            wider.push(column);
+            if fits(&wider) {
+                current = wider;
+            } else if current.len() > 1 && fits(&[0, column]) {
+                groups.push(std::mem::replace(&mut current, vec![0, column]));
+            } else {
+                return None;
+            }
+        }
+        if current.len() == 1 {
+            return None;
+        }
+        groups.push(current);
+        Some(groups)
+    };
+    let Some(fewest) = groups_within(width) else {
+        return vertical(&header, &rows);
+    };
+    // As many groups, as even as they can be (not ten columns and then one): the
+    // narrowest limit that needs no more groups. Fewer groups never need a narrower
+    // limit, so it is found by bisection.
+    let (mut narrow, mut wide) = (0, width);
+    let mut even = fewest.clone();
+    while narrow + 1 < wide {
+        let limit = (narrow + wide) / 2;
+        match groups_within(limit).filter(|groups| groups.len() <= fewest.len()) {
+            Some(groups) => {
+                even = groups;
+                wide = limit;
+            }
+            None => narrow = limit,
         }
     }
-    if current.len() == 1 {
-        return vertical(&header, &rows);
-    }
-    groups.push(current);
-    groups
-        .iter()
+    even.iter()
         .map(|group| select(&header, &rows, group))
         .collect::<Vec<_>>()
         .join("\n")
@@ -174,7 +198,7 @@ pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
     let mut wrapped: Vec<String> = Vec::new();
     for line in text.split('\n') {
         let is_table = line.starts_with(['┌', '│', '╞', '├', '└']);
-        if is_table || line.chars().count() <= width {
+        if is_table || visible_width(line) <= width {
             wrapped.push(line.to_owned());
             continue;
         }
@@ -186,7 +210,7 @@ pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
             } else {
                 format!("{current} {word}")
             };
-            if candidate.chars().count() > width && !current.is_empty() {
+            if visible_width(&candidate) > width && !current.is_empty() {
                 wrapped.push(std::mem::replace(&mut current, format!("{indent}{word}")));
             } else {
                 current = candidate;
@@ -197,11 +221,13 @@ pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
     wrapped.join("\n")
 }
 
+/// The columns `line` takes on a terminal: escape codes (colour, bold) take none.
+pub fn visible_width(line: &str) -> usize {
+    console::measure_text_width(line)
+}
+
 fn widest_line(text: &str) -> usize {
-    text.lines()
-        .map(|line| line.chars().count())
-        .max()
-        .unwrap_or(0)
+    text.lines().map(visible_width).max().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -259,9 +285,38 @@ mod tests {
     }
 
     #[test]
+    fn escape_codes_take_no_width() {
+        // A best cell as a terminal gets it: 24-bit blue, bold, " 0.5091▲ ", reset.
+        let cell = "│\u{1b}[38;2;0;114;178m\u{1b}[1m 0.5091▲ \u{1b}[0m│";
+        assert_eq!(visible_width(cell), 11);
+        // A table styled on a terminal fits where its plain text fits: 47 columns, as
+        // `a_table_that_fits_is_left_whole`.
+        let mut coloured = new_table();
+        coloured.enforce_styling();
+        coloured.set_header(vec!["configuration", "nDCG@1", "nDCG@2", "nDCG@3"]);
+        for name in ["keyword", "hyde-3b-hyp"] {
+            let mut row = vec![Cell::new(name)];
+            row.extend((1..4).map(|column| {
+                Cell::new(format!("0.{column:04}*"))
+                    .add_attribute(comfy_table::Attribute::Bold)
+                    .fg(comfy_table::Color::Rgb {
+                        r: 0,
+                        g: 114,
+                        b: 178,
+                    })
+            }));
+            coloured.add_row(row);
+        }
+        let whole = coloured.to_string();
+        assert!(whole.contains("\u{1b}[1m"), "{whole:?}");
+        assert_eq!(fit_to(&coloured, Some(47)), whole);
+    }
+
+    #[test]
     fn a_wide_table_splits_into_column_groups_that_each_fit() {
-        // 1 + 15 + 9 * 10 = 106 columns whole; at 60, four value columns per group
-        // (16 + 4 * 10 + 1 = 57; five would be 67).
+        // 1 + 15 + 9 * 10 = 106 columns whole; at 60, at most four value columns per
+        // group (16 + 4 * 10 + 1 = 57; five would be 67), so three groups, evenly three
+        // columns each.
         let text = fit_to(&table(10), Some(60));
         assert!(
             text.lines().all(|line| line.chars().count() <= 60),
@@ -272,8 +327,8 @@ mod tests {
             .filter(|line| line.contains("configuration"))
             .collect();
         assert_eq!(headers.len(), 3, "{text}");
-        assert!(headers[0].contains("nDCG@4") && !headers[0].contains("nDCG@5"));
-        assert!(headers[2].contains("nDCG@9"));
+        assert!(headers[0].contains("nDCG@3") && !headers[0].contains("nDCG@4"));
+        assert!(headers[2].contains("nDCG@7") && headers[2].contains("nDCG@9"));
         // Every number appears whole, once per row.
         for column in 1..10 {
             assert_eq!(
@@ -282,6 +337,22 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn column_groups_are_as_even_as_they_can_be() {
+        // 11 value columns: 16 + 11 x 10 + 1 = 127 whole. At 120, ten fit in one group
+        // (117), so two groups are needed; even, they are 6 and 5 columns (77 and 67),
+        // not 10 and 1.
+        let text = fit_to(&table(12), Some(120));
+        let headers: Vec<&str> = text
+            .lines()
+            .filter(|line| line.contains("configuration"))
+            .collect();
+        assert_eq!(headers.len(), 2, "{text}");
+        assert_eq!(headers[0].matches("nDCG@").count(), 6, "{text}");
+        assert_eq!(headers[1].matches("nDCG@").count(), 5, "{text}");
+        assert_eq!(visible_width(headers[0]), 77);
     }
 
     #[test]

@@ -13,7 +13,8 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::charts::{self, ChartError};
 use super::diagnostics::{self, Comparison, QueryDiagnosis};
-use super::markdown::{best_printed, metric_value};
+use super::leaders;
+use super::markdown::metric_value;
 use super::palette;
 use super::sweep::{file_slug, point_label, sweep_charts};
 use super::table::{sweep_headline, SWEEP_NOTE};
@@ -251,33 +252,36 @@ pub fn report_files(
             body {
                 h1 { "hyde-eval report: " (results.run_name) }
                 p.muted {
-                    (results.tool.name) " " (results.tool.version)
+                    "dataset " (results.dataset.name) " (" (results.evaluation.evaluated_queries) " queries evaluated)"
+                    " · " (results.tool.name) " " (results.tool.version)
                     " · results schema " (results.schema_version)
                     " · compared on " code { (metric) }
                 }
                 nav.muted {
-                    a href="#dataset" { "Dataset" } " · "
                     a href="#metrics" { "Metrics" } " · "
                     @if has_tags { a href="#tags" { "By query tag" } " · " }
+                    a href="#dataset" { "Dataset" } " · "
                     a href="#configurations" { "Configurations" } " · "
                     a href="#accounting" { "Accounting" } " · "
                     @if !sweep_sections.is_empty() { a href="#sweep-1" { "Sweeps" } " · " }
                     a href="#diagnostics" { "Per-query diagnostics" }
                 }
-                (dataset_section(results))
                 h2 #metrics { "Metrics" }
                 p.muted { "Macro averages over the " (results.evaluation.evaluated_queries)
                     " queries with at least one relevant fact. Under each value, ± half the width of its 95% bootstrap "
                     "confidence interval over queries (" (charts::BAR_INTERVAL_RESAMPLES) " resamples; hover for the interval). "
-                    span.win { "Blue" } " = best in column." }
+                    span.win { "Blue" }
+                    (leaders::legend("", &format!("the {} evaluated queries", results.evaluation.evaluated_queries), results.configurations.len()))
+                    ". " code { "judged@k" } " is the share of the top k that has a judgment (coverage), not a ranking's quality: never blue." }
                 (metric_table(results))
-                @if let Some(judged) = super::JudgedSummary::of(results) {
-                    p.muted { (judged.line()) }
-                    @if let Some(warning) = &judged.warning { p { strong { "Warning: " } (warning) } }
+                @if let Some(warning) = super::JudgedWarning::of(results) {
+                    p { strong { "Warning: " } (warning.headline()) }
+                    ul.compact { @for entry in warning.entries() { li { (entry) } } }
                 }
                 (chart(&bars, "bar chart of the headline metrics per configuration"))
                 (chart(&curves, "recall@k and nDCG@k over the cut-offs"))
                 @if let Some(tags) = tag_section(results, &metric) { (tags) }
+                (dataset_section(results))
                 (configuration_table(results))
                 @if let Some(engine) = engine_section(results, &metric) { (engine) }
                 (accounting_table(results))
@@ -323,7 +327,8 @@ fn dataset_section(results: &Results) -> Markup {
             dt { "facts" } dd { (dataset.facts) }
             dt { "queries" } dd { (dataset.queries) " (" (evaluation.evaluated_queries) " evaluated, "
                 (evaluation.queries_without_relevant.len()) " without relevant facts)" }
-            dt { "judgments" } dd { (dataset.judgments) }
+            dt { "judgments" } dd { (dataset.judgments)
+                @if dataset.judgments_complete { " (declared complete: every fact not judged for a query is not relevant to it)" } }
             dt { "queries with hypotheses" } dd { (dataset.queries_with_hypotheses) }
             dt { "now" } dd { (dataset.now) }
             dt { "content hash" } dd.mono { (dataset.content_hash) }
@@ -371,13 +376,16 @@ fn metric_groups(metrics: &[String]) -> Vec<(String, Vec<String>)> {
     groups
 }
 
-/// Every metric of every configuration, the best of each column marked, each value
-/// with ± half its 95% bootstrap interval; columns grouped by cut-off and the
+/// Every metric of every configuration, the leaders of each column marked (the best
+/// value and every value tied with it, see [`leaders`]), each value with ± half its 95%
+/// bootstrap interval; columns grouped by cut-off and the
 /// configuration column pinned while the table scrolls sideways.
 fn metric_table(results: &Results) -> Markup {
-    let best = best_printed(results);
-    let many = results.configurations.len() > 1;
     let metrics = &results.evaluation.metrics;
+    let leading: Vec<Vec<bool>> = metrics
+        .iter()
+        .map(|metric| leaders::of_configurations(&results.configurations, metric))
+        .collect();
     let groups = metric_groups(metrics);
     let grouped = groups.iter().any(|(cutoff, _)| !cutoff.is_empty());
     html! {
@@ -402,13 +410,13 @@ fn metric_table(results: &Results) -> Markup {
                 @for (index, configuration) in results.configurations.iter().enumerate() {
                     tr {
                         td.sticky { (configuration.name) }
-                        @for (metric, best) in metrics.iter().zip(&best) {
+                        @for (metric, leads) in metrics.iter().zip(&leading) {
                             @let shown = format!("{:.4}", metric_value(results, index, metric));
                             @let interval = charts::mean_interval(configuration, metric);
                             @let title = format!("{metric}: 95% bootstrap interval {:.4} to {:.4}", interval.low, interval.high);
                             @let spread = format!("±{:.3}", (interval.high - interval.low) / 2.0);
-                            @if many && shown == *best {
-                                td.num.best title=(format!("best in column; {title}")) { (shown) span.ci { (spread) } }
+                            @if leads[index] {
+                                td.num.best title=(format!("best in column or tied with it; {title}")) { (shown) span.ci { (spread) } }
                             } @else {
                                 td.num title=(title) { (shown) span.ci { (spread) } }
                             }
@@ -435,24 +443,17 @@ fn tag_section(results: &Results, headline: &str) -> Option<Markup> {
             .and_then(|entry| entry.macro_metrics.get(headline))
             .and_then(serde_json::Value::as_f64)
     };
-    let best: Vec<Option<String>> = tags
+    let leading: Vec<Vec<bool>> = tags
         .iter()
-        .map(|tag| {
-            results
-                .configurations
-                .iter()
-                .filter_map(|configuration| value(configuration, &tag.tag))
-                .reduce(f64::max)
-                .map(|top| format!("{top:.4}"))
-        })
+        .map(|tag| leaders::of_tag(results, &tag.tag, headline))
         .collect();
-    let many = results.configurations.len() > 1;
     Some(html! {
         h2 #tags { "By query tag" }
         p.muted {
             (headline) " averaged over the evaluated queries of each tag (their number in brackets); "
-            "a query with several tags counts in each. " span.win { "Blue" } " = best in column. Every metric is in "
-            code { "results.json" } " (" code { "configurations[].by_tag" } ")."
+            "a query with several tags counts in each. Every metric is in "
+            code { "results.json" } " (" code { "configurations[].by_tag" } "). "
+            span.win { "Blue" } (leaders::legend("", "each tag's queries", results.configurations.len())) "."
         }
         div.scroll { table {
             thead { tr {
@@ -460,13 +461,13 @@ fn tag_section(results: &Results, headline: &str) -> Option<Markup> {
                 @for tag in tags { th { (tag.tag) " (" (tag.queries) ")" } }
             } }
             tbody {
-                @for configuration in &results.configurations {
+                @for (index, configuration) in results.configurations.iter().enumerate() {
                     tr {
                         td { (configuration.name) }
-                        @for (tag, best) in tags.iter().zip(&best) {
+                        @for (tag, leads) in tags.iter().zip(&leading) {
                             @let shown = value(configuration, &tag.tag).map_or("-".to_owned(), |v| format!("{v:.4}"));
-                            @if many && Some(&shown) == best.as_ref() {
-                                td.num.best title="best in column" { (shown) }
+                            @if leads[index] {
+                                td.num.best title="best in column or tied with it" { (shown) }
                             } @else {
                                 td.num { (shown) }
                             }
@@ -671,6 +672,7 @@ fn accounting_table(results: &Results) -> Markup {
                 }
             }
         } }
+        @if !rows.is_empty() { p.muted { "nDCG@10 " (super::HYDE_IMPROVEMENT_LEGEND) "." } }
     }
 }
 

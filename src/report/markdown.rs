@@ -194,27 +194,9 @@ pub fn metric_value(results: &Results, index: usize, metric: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The best value of `metric` over the configurations, as printed (4 decimals): a value
-/// that prints the same is marked best, as in the terminal table.
-fn best_of(results: &Results, metric: &str) -> String {
-    number(
-        (0..results.configurations.len())
-            .map(|index| metric_value(results, index, metric))
-            .fold(f64::NEG_INFINITY, f64::max),
-    )
-}
-
-/// For each metric of the run, in metric order, the best value as printed.
-pub fn best_printed(results: &Results) -> Vec<String> {
-    results
-        .evaluation
-        .metrics
-        .iter()
-        .map(|metric| best_of(results, metric))
-        .collect()
-}
-
-/// The metric table as Markdown (the given metric columns), best value per column in bold.
+/// The metric table as Markdown (the given metric columns), the leaders of each column
+/// in bold (the best value and every value tied with it, see
+/// [`super::leaders`]), then the legend when any is bold.
 pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     let mut text = String::from("| configuration |");
     for metric in metrics {
@@ -222,15 +204,15 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     }
     text.push_str("\n|---|");
     text.push_str(&"---:|".repeat(metrics.len()));
-    let best: Vec<String> = metrics
+    let leading: Vec<Vec<bool>> = metrics
         .iter()
-        .map(|metric| best_of(results, metric))
+        .map(|metric| super::leaders::of_configurations(&results.configurations, metric))
         .collect();
     for (index, configuration) in results.configurations.iter().enumerate() {
         let _ = write!(text, "\n| {} |", cell(&configuration.name));
-        for (metric, best) in metrics.iter().zip(&best) {
+        for (metric, leads) in metrics.iter().zip(&leading) {
             let shown = number(metric_value(results, index, metric));
-            if shown == *best && results.configurations.len() > 1 {
+            if leads[index] {
                 let _ = write!(text, " **{shown}** |");
             } else {
                 let _ = write!(text, " {shown} |");
@@ -238,13 +220,37 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
         }
     }
     text.push('\n');
+    if leading.iter().flatten().any(|&leads| leads) {
+        let _ = writeln!(
+            text,
+            "\n{}.",
+            super::leaders::legend(
+                "**Bold**",
+                &format!(
+                    "the {} evaluated queries",
+                    results.evaluation.evaluated_queries
+                ),
+                results.configurations.len()
+            )
+        );
+    }
+    if metrics
+        .iter()
+        .any(|metric| !super::leaders::ranks_configurations(metric))
+    {
+        text.push_str(JUDGED_NOTE);
+    }
     text
 }
+
+/// Why the `judged@k` columns carry no bold.
+const JUDGED_NOTE: &str =
+    "`judged@k` says how much of the top k has a judgment (coverage), not how good a ranking is, so it is never bold.\n";
 
 /// Every metric of the run as a Markdown document (the report's `metrics.md` export).
 pub fn metric_document(results: &Results) -> String {
     format!(
-        "**{}**: {} queries evaluated, relevance >= {}, {:?} semantics; **bold** = best in column\n\n{}",
+        "**{}**: {} queries evaluated, relevance >= {}, {:?} semantics\n\n{}",
         cell(&results.dataset.name),
         results.evaluation.evaluated_queries,
         results.evaluation.settings.relevance_level,
@@ -482,11 +488,13 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
         results.dataset.content_hash
     );
     text.push_str(&metric_table(results, metrics));
-    if let Some(judged) = super::JudgedSummary::of(results) {
-        let _ = write!(text, "\n{}\n", judged.line());
-        if let Some(warning) = &judged.warning {
-            let _ = write!(text, "\n> **Warning:** {}\n", cell(warning));
-        }
+    if let Some(warning) = super::JudgedWarning::of(results) {
+        let _ = write!(
+            text,
+            "\n> **Warning:** {} {}.\n",
+            cell(&warning.headline()),
+            cell(&warning.entries().join("; "))
+        );
     }
     if let Some(tags) = tag_section(results, metrics) {
         text.push('\n');
@@ -508,8 +516,8 @@ pub fn summary(results: &Results, metrics: &[String], gate: Option<&GateReport>)
 }
 
 /// The headline metric (nDCG@10, as the terminal's breakdown) of each configuration on
-/// the queries of each tag, the best of each column in bold; `None` when no query has a
-/// tag.
+/// the queries of each tag, the leaders of each column in bold, then the legend; `None`
+/// when no query has a tag.
 fn tag_section(results: &Results, metrics: &[String]) -> Option<String> {
     let metric = super::table::headline_metric(metrics)?;
     let tags = &results.configurations.first()?.by_tag;
@@ -522,23 +530,15 @@ fn tag_section(results: &Results, metrics: &[String]) -> Option<String> {
     }
     text.push_str("\n|---|");
     text.push_str(&"---:|".repeat(tags.len()));
-    let best: Vec<String> = tags
+    let leading: Vec<Vec<bool>> = tags
         .iter()
-        .map(|tag| {
-            number(
-                results
-                    .configurations
-                    .iter()
-                    .map(|configuration| tag_metric(configuration, &tag.tag, metric))
-                    .fold(f64::NEG_INFINITY, f64::max),
-            )
-        })
+        .map(|tag| super::leaders::of_tag(results, &tag.tag, metric))
         .collect();
-    for configuration in &results.configurations {
+    for (index, configuration) in results.configurations.iter().enumerate() {
         let _ = write!(text, "\n| {} |", cell(&configuration.name));
-        for (tag, best) in tags.iter().zip(&best) {
+        for (tag, leads) in tags.iter().zip(&leading) {
             let shown = number(tag_metric(configuration, &tag.tag, metric));
-            if shown == *best && results.configurations.len() > 1 {
+            if leads[index] {
                 let _ = write!(text, " **{shown}** |");
             } else {
                 let _ = write!(text, " {shown} |");
@@ -546,6 +546,17 @@ fn tag_section(results: &Results, metrics: &[String]) -> Option<String> {
         }
     }
     text.push('\n');
+    if leading.iter().flatten().any(|&leads| leads) {
+        let _ = writeln!(
+            text,
+            "\n{}.",
+            super::leaders::legend(
+                "**Bold**",
+                "each tag's queries",
+                results.configurations.len()
+            )
+        );
+    }
     Some(text)
 }
 
@@ -576,6 +587,7 @@ fn hyde_section(results: &Results) -> Option<String> {
                 ))
             );
         }
+        let _ = writeln!(text, "\n{}.", super::HYDE_IMPROVEMENT_LEGEND);
     }
     let floors: Vec<_> = results
         .configurations

@@ -18,6 +18,7 @@ pub mod fit;
 pub mod html;
 pub mod json;
 pub mod latex;
+pub mod leaders;
 pub mod markdown;
 pub mod palette;
 pub mod sweep;
@@ -58,65 +59,100 @@ pub fn generation_time_text(hyde: &HydeSummary) -> String {
         })
 }
 
-/// Each configuration's `judged@k` at the run's deepest cut-off, and a warning naming
-/// those below [`crate::metrics::JUDGED_WARNING_THRESHOLD`]: their other scores count
-/// many unjudged facts as not relevant. `None` for results without `judged@k`.
-pub struct JudgedSummary {
+/// The legend of the significance marks of HyDE's improvement over its counterpart
+/// ([`crate::results::hyde_figures::Improvement`]), under every table that shows it.
+pub const HYDE_IMPROVEMENT_LEGEND: &str = "vs counterpart: * p adj. < 0.05, ** p adj. < 0.01 (paired randomization test, Holm-corrected over the run's HyDE configurations)";
+
+/// The warning that a run's scores are lower bounds: the configurations whose
+/// `judged@k` at the run's deepest cut-off is below
+/// [`crate::metrics::JUDGED_WARNING_THRESHOLD`] (their rankings hold many facts without a
+/// judgment, which count as not relevant), each with its bpref, which leaves unjudged
+/// facts out. `judged@k` measures how complete the judgments are, not how good a
+/// ranking is, so it is reported only here and never marked best.
+pub struct JudgedWarning {
     /// `judged@k` of the deepest cut-off.
     pub metric: String,
-    /// Configuration name and its `judged@k`, in run order.
-    pub values: Vec<(String, f64)>,
-    /// The warning sentence, when any configuration is below the threshold.
-    pub warning: Option<String>,
+    /// The configurations below the threshold, in run order: name, `judged@k` and bpref
+    /// (when the run computed it).
+    pub low: Vec<(String, f64, Option<f64>)>,
+    /// Configurations in the run.
+    pub configurations: usize,
 }
 
-impl JudgedSummary {
-    pub fn of(results: &Results) -> Option<JudgedSummary> {
+impl JudgedWarning {
+    /// The warning for `results`; `None` when every configuration is at or above the
+    /// threshold, when the results hold no `judged@k`, or when the dataset declares its
+    /// judgments complete (`judgments_complete = true` in `dataset.toml`).
+    pub fn of(results: &Results) -> Option<JudgedWarning> {
+        if results.dataset.judgments_complete {
+            return None;
+        }
         let metric = results
             .evaluation
             .metrics
             .iter()
             .rfind(|metric| metric.starts_with("judged@"))?
             .clone();
-        let values: Vec<(String, f64)> = results
+        let value = |configuration: &crate::results::ConfigurationResult, metric: &str| {
+            configuration
+                .macro_metrics
+                .get(metric)
+                .and_then(serde_json::Value::as_f64)
+        };
+        let threshold = crate::metrics::JUDGED_WARNING_THRESHOLD;
+        let low: Vec<(String, f64, Option<f64>)> = results
             .configurations
             .iter()
-            .map(|configuration| {
-                let value = configuration
-                    .macro_metrics
-                    .get(&metric)
-                    .and_then(serde_json::Value::as_f64)
-                    .unwrap_or(f64::NAN);
-                (configuration.name.clone(), value)
+            .filter_map(|configuration| {
+                let judged = value(configuration, &metric).unwrap_or(f64::NAN);
+                (judged < threshold).then(|| {
+                    (
+                        configuration.name.clone(),
+                        judged,
+                        value(configuration, "bpref"),
+                    )
+                })
             })
             .collect();
-        let threshold = crate::metrics::JUDGED_WARNING_THRESHOLD;
-        let low: Vec<String> = values
-            .iter()
-            .filter(|(_, value)| *value < threshold)
-            .map(|(name, value)| format!("{name} ({value:.2})"))
-            .collect();
-        let warning = (!low.is_empty()).then(|| {
-            format!(
-                "{metric} below {threshold}: {}; unjudged facts score as not relevant, so these scores are lower bounds (judge them with `hyde-eval judge`, or read bpref)",
-                low.join(", ")
-            )
-        });
-        Some(JudgedSummary {
+        (!low.is_empty()).then_some(JudgedWarning {
             metric,
-            values,
-            warning,
+            low,
+            configurations: results.configurations.len(),
         })
     }
 
-    /// One line: `judged@10: a 0.95, b 0.71`.
-    pub fn line(&self) -> String {
-        let values: Vec<String> = self
-            .values
+    /// What is wrong and what to do, in one sentence.
+    pub fn headline(&self) -> String {
+        format!(
+            "{} is below {} for {} of {} configurations: facts without a judgment count as not relevant, so their scores are lower bounds (bpref leaves unjudged facts out). Judge their top results with `hyde-eval judge`, or, if every fact without a judgment is known not relevant, set `judgments_complete = true` in dataset.toml.",
+            self.metric,
+            crate::metrics::JUDGED_WARNING_THRESHOLD,
+            self.low.len(),
+            self.configurations
+        )
+    }
+
+    /// One entry per configuration below the threshold: `bm25: judged@10 0.09, bpref
+    /// 0.6412`.
+    pub fn entries(&self) -> Vec<String> {
+        self.low
             .iter()
-            .map(|(name, value)| format!("{name} {value:.2}"))
-            .collect();
-        format!("{}: {}", self.metric, values.join(", "))
+            .map(|(name, judged, bpref)| {
+                let bpref = bpref.map_or(String::new(), |bpref| format!(", bpref {bpref:.4}"));
+                format!("{name}: {} {judged:.2}{bpref}", self.metric)
+            })
+            .collect()
+    }
+
+    /// The warning as stderr prints it: `warning: ` and the headline, then one indented
+    /// line per configuration.
+    pub fn text(&self) -> String {
+        let mut text = format!("warning: {}", self.headline());
+        for entry in self.entries() {
+            text.push_str("\n  ");
+            text.push_str(&entry);
+        }
+        text
     }
 }
 

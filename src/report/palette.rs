@@ -1,8 +1,10 @@
 //! The reports' one colour language, shared by the terminal table, the charts and the
 //! HTML page: blue marks the best value and gains, vermillion marks losses, grey is
 //! neutral. The pair is from Okabe and Ito's palette, which stays distinguishable under
-//! the common colour-vision deficiencies (unlike red against green); series (one colour
-//! per configuration) use Tableau's colour-blind 10.
+//! the common colour-vision deficiencies (unlike red against green). Series (one per
+//! configuration in a line chart) take 12 distinct hues, mostly Paul Tol's, none near
+//! the loss colour (a configuration is not a loss) or the best colour; the charts give
+//! each its own marker too, so lines stay apart without colour vision.
 //!
 //! Every renderer takes its colours from here, so "best" and "loss" look the same in
 //! every output.
@@ -31,21 +33,24 @@ pub const BEST_TINT: Rgb = Rgb(214, 233, 245);
 /// A light tint of [`LOSS`] for backgrounds behind black text.
 pub const LOSS_TINT: Rgb = Rgb(251, 226, 206);
 
-/// Tableau's colour-blind 10, one colour per configuration of a line chart.
-pub const SERIES: [Rgb; 10] = [
-    Rgb(0, 107, 164),
-    Rgb(255, 128, 14),
-    Rgb(171, 171, 171),
-    Rgb(89, 89, 89),
-    Rgb(95, 158, 209),
-    Rgb(200, 82, 0),
-    Rgb(137, 137, 137),
-    Rgb(162, 200, 236),
-    Rgb(255, 188, 121),
-    Rgb(207, 207, 207),
+/// One colour per configuration of a line chart: 12 hues at least 25 apart (CIE76 ΔE)
+/// from each other, from [`LOSS`] and from [`BEST`].
+pub const SERIES: [Rgb; 12] = [
+    Rgb(0x33, 0x22, 0x88), // indigo
+    Rgb(0x11, 0x77, 0x33), // green
+    Rgb(0xee, 0x33, 0x77), // magenta
+    Rgb(0x33, 0xbb, 0xee), // cyan
+    Rgb(0x99, 0x99, 0x33), // olive
+    Rgb(0x88, 0x22, 0x55), // wine
+    Rgb(0x44, 0xaa, 0x99), // teal
+    Rgb(0xdd, 0xaa, 0x33), // ochre
+    Rgb(0xaa, 0x44, 0x99), // purple
+    Rgb(0x55, 0x55, 0x55), // dark grey
+    Rgb(0xcc, 0x66, 0x77), // rose
+    Rgb(0x8c, 0x56, 0x4b), // brown
 ];
 
-/// The colour of the `index`-th series.
+/// The colour of the `index`-th series (they repeat after 12).
 pub fn series(index: usize) -> Rgb {
     SERIES[index % SERIES.len()]
 }
@@ -71,6 +76,56 @@ mod tests {
             }
         };
         0.2126 * channel(color.0) + 0.7152 * channel(color.1) + 0.0722 * channel(color.2)
+    }
+
+    /// CIE L*a*b* of an sRGB colour (D65).
+    fn lab(color: Rgb) -> [f64; 3] {
+        let linear = |value: u8| {
+            let value = f64::from(value) / 255.0;
+            if value <= 0.04045 {
+                value / 12.92
+            } else {
+                ((value + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let (r, g, b) = (linear(color.0), linear(color.1), linear(color.2));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| {
+            if t > 0.008856 {
+                t.cbrt()
+            } else {
+                7.787 * t + 16.0 / 116.0
+            }
+        };
+        [
+            116.0 * f(y) - 16.0,
+            500.0 * (f(x) - f(y)),
+            200.0 * (f(y) - f(z)),
+        ]
+    }
+
+    /// CIE76 colour difference.
+    fn delta_e(a: Rgb, b: Rgb) -> f64 {
+        let (a, b) = (lab(a), lab(b));
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+    }
+
+    #[test]
+    fn twelve_series_are_distinct_and_never_the_loss_or_best_colour() {
+        // Black against white is 100 apart; 25 is plainly another colour.
+        assert!((delta_e(Rgb(0, 0, 0), Rgb(255, 255, 255)) - 100.0).abs() < 0.01);
+        for first in 0..12 {
+            for second in first + 1..12 {
+                let apart = delta_e(series(first), series(second));
+                assert!(apart >= 25.0, "series {first} and {second}: {apart:.1}");
+            }
+            for (name, reserved) in [("loss", LOSS), ("best", BEST)] {
+                let apart = delta_e(series(first), reserved);
+                assert!(apart >= 25.0, "series {first} and {name}: {apart:.1}");
+            }
+        }
     }
 
     #[test]

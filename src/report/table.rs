@@ -1,5 +1,5 @@
-//! Terminal tables: a run's configurations x metrics with the best value per column
-//! marked, then tag, engine, HyDE, backend, scenario and gate sections; a comparison's
+//! Terminal tables: a run's configurations x metrics with the leaders of each column
+//! (the best value and every value tied with it) marked, then tag, engine, HyDE, backend, scenario and gate sections; a comparison's
 //! runs side by side; a sweep's summary. Returns strings, each table fitted to the
 //! output's width (`fit`); the commands print them.
 
@@ -7,6 +7,7 @@ use comfy_table::{Attribute, Cell, CellAlignment, Color, Table};
 
 use super::fit::{fit, new_table, output_width, wrap_prose};
 
+use super::leaders;
 use super::palette::{self, Rgb};
 use super::sweep::point_label;
 use super::{Document, Exporter};
@@ -45,7 +46,8 @@ impl Exporter for Terminal {
 
 /// The terminal rendering of a run, section by section: the summary line, the metric
 /// table, then (when they have anything to say) the breakdown by query tag, engine, HyDE,
-/// backend, abstention, scenario, expectation and gate sections.
+/// backend, abstention, scenario, expectation and gate sections. The judged@k warning
+/// is not among them: it goes to stderr ([`super::JudgedWarning`]).
 pub fn run_sections(
     results: &Results,
     columns: &[String],
@@ -60,7 +62,6 @@ pub fn run_sections(
             adaptive_floor_table(results),
             backend_table(results),
             abstention_line(results),
-            judged_lines(results),
             scenario_table(results),
             expectation_failures(results),
             gate.map(gate_summary),
@@ -80,9 +81,10 @@ fn terminal_color(rgb: Rgb) -> Color {
     }
 }
 
-/// The cell of a column's best value: starred, bold and in [`palette::BEST`].
+/// The cell of a leading value (the column's best or tied with it): marked
+/// [`leaders::MARK`], bold and in [`palette::BEST`].
 pub(super) fn best_cell(shown: &str) -> Cell {
-    Cell::new(format!("{shown}*"))
+    Cell::new(format!("{shown}{}", leaders::MARK))
         .add_attribute(Attribute::Bold)
         .fg(terminal_color(palette::BEST))
 }
@@ -100,8 +102,9 @@ pub(super) fn delta_cell(text: String, delta: f64) -> Cell {
     }
 }
 
-/// The metric table. The best value of each column (ties included) is bold, starred and
-/// (on a terminal) blue.
+/// The metric table, then its legend: the leaders of each column (the best value and
+/// every value not significantly below it, see [`leaders`]) are bold, marked and (on a
+/// terminal) blue.
 pub fn metric_table(results: &Results, metrics: &[String]) -> String {
     let mut table = new_table();
     let mut headers = vec![Cell::new("configuration")];
@@ -118,41 +121,58 @@ pub fn metric_table(results: &Results, metrics: &[String]) -> String {
             .and_then(|value| value.as_f64())
             .unwrap_or(0.0)
     };
-    add_starred_rows(&mut table, results, metrics, |c, metric| value(c, metric));
-    fit(&table)
+    let leading: Vec<Vec<bool>> = metrics
+        .iter()
+        .map(|metric| leaders::of_configurations(&results.configurations, metric))
+        .collect();
+    add_marked_rows(
+        &mut table,
+        results,
+        metrics,
+        |c, metric| value(c, metric),
+        &leading,
+    );
+    let mut text = fit(&table);
+    if marks_any(&leading) {
+        text.push('\n');
+        text.push_str(&leaders::legend(
+            &leaders::MARK.to_string(),
+            &format!(
+                "the {} evaluated queries",
+                results.evaluation.evaluated_queries
+            ),
+            results.configurations.len(),
+        ));
+    }
+    text
+}
+
+/// Whether any column has a leader to mark.
+fn marks_any(leading: &[Vec<bool>]) -> bool {
+    leading.iter().flatten().any(|&leads| leads)
 }
 
 /// One row per configuration with `value(configuration, column)` for each of `columns`;
-/// the best value of each column (ties included, as shown) is bold and starred.
-fn add_starred_rows<C>(
+/// the values `leading[column][configuration]` marks are bold, marked and blue.
+fn add_marked_rows<C>(
     table: &mut Table,
     results: &Results,
     columns: &[C],
     value: impl Fn(&ConfigurationResult, &C) -> f64,
+    leading: &[Vec<bool>],
 ) {
-    let best: Vec<String> = columns
-        .iter()
-        .map(|column| {
-            let top = results
-                .configurations
-                .iter()
-                .map(|c| value(c, column))
-                .fold(f64::NEG_INFINITY, f64::max);
-            format!("{top:.4}")
-        })
-        .collect();
-    for configuration in &results.configurations {
-        let mut row = vec![Cell::new(&configuration.name)];
-        for (column, best) in columns.iter().zip(&best) {
+    for (row, configuration) in results.configurations.iter().enumerate() {
+        let mut cells = vec![Cell::new(&configuration.name)];
+        for (column, leads) in columns.iter().zip(leading) {
             let shown = format!("{:.4}", value(configuration, column));
-            let cell = if shown == *best && results.configurations.len() > 1 {
+            let cell = if leads.get(row).copied().unwrap_or(false) {
                 best_cell(&shown)
             } else {
                 Cell::new(format!("{shown} "))
             };
-            row.push(cell.set_alignment(CellAlignment::Right));
+            cells.push(cell.set_alignment(CellAlignment::Right));
         }
-        table.add_row(row);
+        table.add_row(cells);
     }
 }
 
@@ -172,8 +192,8 @@ pub fn headline_metric(columns: &[String]) -> Option<&String> {
 }
 
 /// The headline metric of each configuration (rows) on the queries of each tag
-/// (columns, headed `tag (evaluated queries)`), the best of each column starred; `None`
-/// when no query has a tag.
+/// (columns, headed `tag (evaluated queries)`), the leaders of each column marked, then
+/// the legend; `None` when no query has a tag.
 pub fn tag_table(results: &Results, columns: &[String]) -> Option<String> {
     let metric = headline_metric(columns)?;
     let tags = &results.configurations.first()?.by_tag;
@@ -186,10 +206,27 @@ pub fn tag_table(results: &Results, columns: &[String]) -> Option<String> {
         Cell::new(format!("{} ({})", tag.tag, tag.queries)).set_alignment(CellAlignment::Right)
     }));
     table.set_header(headers);
-    add_starred_rows(&mut table, results, tags, |configuration, tag| {
-        tag_metric(configuration, &tag.tag, metric)
-    });
-    Some(fit(&table))
+    let leading: Vec<Vec<bool>> = tags
+        .iter()
+        .map(|tag| leaders::of_tag(results, &tag.tag, metric))
+        .collect();
+    add_marked_rows(
+        &mut table,
+        results,
+        tags,
+        |configuration, tag| tag_metric(configuration, &tag.tag, metric),
+        &leading,
+    );
+    let mut text = fit(&table);
+    if marks_any(&leading) {
+        text.push('\n');
+        text.push_str(&leaders::legend(
+            &leaders::MARK.to_string(),
+            "each tag's queries",
+            results.configurations.len(),
+        ));
+    }
+    Some(text)
 }
 
 /// The metric an engine section headlines ([`headline_metric`]) and the ANN recall
@@ -345,7 +382,8 @@ pub fn engine_table(results: &Results, columns: &[String]) -> Option<String> {
     Some(text)
 }
 
-/// HyDE accounting for configurations that use hypotheses; `None` when there are none.
+/// HyDE accounting for configurations that use hypotheses, then the legend of its
+/// significance marks; `None` when there are none.
 pub fn hyde_table(results: &Results) -> Option<String> {
     let rows: Vec<_> = results
         .configurations
@@ -387,7 +425,11 @@ pub fn hyde_table(results: &Results) -> Option<String> {
             )),
         ]);
     }
-    Some(fit(&table))
+    Some(format!(
+        "{}\n{}",
+        fit(&table),
+        super::HYDE_IMPROVEMENT_LEGEND
+    ))
 }
 
 /// Where each adaptive floor settled over the evaluated queries; `None` when no
@@ -520,7 +562,7 @@ pub fn summary_line(results: &Results) -> String {
         })
         .unwrap_or_else(|| "none".into());
     format!(
-        "{}: {} facts, {} queries ({} evaluated, {} without relevant facts); embedder {}; relevance >= {}; {:?} semantics; * = best in column",
+        "{}: {} facts, {} queries ({} evaluated, {} without relevant facts); embedder {}; relevance >= {}; {:?} semantics",
         results.dataset.name,
         results.dataset.facts,
         results.dataset.queries,
@@ -533,18 +575,6 @@ pub fn summary_line(results: &Results) -> String {
 }
 
 /// Correct abstentions on queries without relevant facts; `None` when every query has one.
-/// The share of each configuration's top k that has a judgment, with a warning when
-/// any is low.
-pub fn judged_lines(results: &Results) -> Option<String> {
-    let summary = super::JudgedSummary::of(results)?;
-    let mut text = summary.line();
-    if let Some(warning) = &summary.warning {
-        text.push_str("\nwarning: ");
-        text.push_str(warning);
-    }
-    Some(text)
-}
-
 pub fn abstention_line(results: &Results) -> Option<String> {
     let unanswerable = results.evaluation.queries_without_relevant.len();
     if unanswerable == 0 {
@@ -890,7 +920,9 @@ mod tests {
         let blue = "\x1b[38;2;0;114;178m";
         let vermillion = "\x1b[38;2;213;94;0m";
         let best = styled(best_cell("0.8334"));
-        assert!(best.contains(blue) && best.contains("0.8334*"), "{best:?}");
+        // Best is marked ▲, never `*`, which is significance's mark.
+        assert!(best.contains(blue) && best.contains("0.8334▲"), "{best:?}");
+        assert!(!best.contains('*'), "{best:?}");
         let gain = styled(delta_cell("+0.0500".into(), 0.05));
         assert!(gain.contains(blue), "{gain:?}");
         let loss = styled(delta_cell("-0.0500**".into(), -0.05));

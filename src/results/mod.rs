@@ -102,6 +102,10 @@ pub struct DatasetSummary {
     pub queries: usize,
     pub judgments: usize,
     pub queries_with_hypotheses: usize,
+    /// The dataset declares its judgments complete (`judgments_complete = true` in
+    /// `dataset.toml`); absent when it does not.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub judgments_complete: bool,
 }
 
 impl DatasetSummary {
@@ -117,6 +121,7 @@ impl DatasetSummary {
             queries: dataset.queries.len(),
             judgments: dataset.judgment_count(),
             queries_with_hypotheses: dataset.hypotheses.len(),
+            judgments_complete: dataset.manifest.judgments_complete,
         }
     }
 }
@@ -213,6 +218,10 @@ pub struct HydeSummary {
     /// configuration of the document is in ([`hyde_figures::add_improvements`]).
     #[serde(default)]
     pub improvement: Option<hyde_figures::Improvement>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
 }
 
 fn is_zero(count: &usize) -> bool {

@@ -65,10 +65,19 @@ impl<'a> TextBackend<'a> {
         }
     }
 
+    /// The ab_glyph scale of a font `size` in pixels. The size is the em, as a CSS font
+    /// size is; ab_glyph's `PxScale` is the ascent-to-descent height, a third larger
+    /// than the em in Noto Sans, so a `PxScale` of `size` would draw 12 px text at
+    /// under 9 px.
+    fn px_scale(&self, size: f64) -> PxScale {
+        let units_per_em = self.font.units_per_em().unwrap_or(1000.0);
+        PxScale::from(size as f32 * self.font.height_unscaled() / units_per_em)
+    }
+
     /// Width and height of `text` at `size` pixels, and the baseline's offset from the
     /// top of that box.
     fn measure(&self, text: &str, size: f64) -> (f32, f32, f32) {
-        let font = self.font.as_scaled(PxScale::from(size as f32));
+        let font = self.font.as_scaled(self.px_scale(size));
         let mut width = 0.0;
         let mut previous = None;
         for character in text.chars() {
@@ -223,7 +232,7 @@ impl DrawingBackend for TextBackend<'_> {
         };
         let transform = style.transform();
         let (canvas_width, canvas_height) = self.inner.get_size();
-        let font = self.font.as_scaled(PxScale::from(size as f32));
+        let font = self.font.as_scaled(self.px_scale(size));
         let mut pen = dx;
         let mut previous = None;
         for character in text.chars() {
@@ -232,10 +241,8 @@ impl DrawingBackend for TextBackend<'_> {
                 pen += font.kern(previous, id);
             }
             previous = Some(id);
-            let glyph = id.with_scale_and_position(
-                PxScale::from(size as f32),
-                ab_glyph::point(pen, dy + ascent),
-            );
+            let glyph =
+                id.with_scale_and_position(self.px_scale(size), ab_glyph::point(pen, dy + ascent));
             pen += font.h_advance(id);
             let Some(outline) = self.font.outline_glyph(glyph) else {
                 continue;
@@ -286,7 +293,7 @@ mod tests {
                 font,
                 1,
             );
-            let style: TextStyle = ("sans-serif", 20).into_font().color(&BLACK);
+            let style: TextStyle = ("sans-serif", 15).into_font().color(&BLACK);
             let (measured, _) = backend.estimate_text_size(text, &style).unwrap();
             backend.draw_text(text, &style, (10, 10)).unwrap();
             backend.present().unwrap();
@@ -347,6 +354,19 @@ mod tests {
             .collect();
         expected.sort_by_key(|&(x, y)| (y, x));
         assert_eq!(inked, expected);
+    }
+
+    #[test]
+    fn a_font_size_is_the_em_as_in_css() {
+        // Noto Sans has 1000 units per em and every digit advances 572 units, so ten
+        // digits at 20 px are 10 x 20 x 0.572 = 114.4 px wide (84 px when the size was
+        // taken as the ascent-to-descent height, 1362 units).
+        let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).unwrap();
+        let mut pixels = vec![255u8; 400 * 40 * 3];
+        let backend = TextBackend::new(BitMapBackend::with_buffer(&mut pixels, (400, 40)), font, 1);
+        let style: TextStyle = ("sans-serif", 20).into_font().color(&BLACK);
+        let (width, _) = backend.estimate_text_size("0123456789", &style).unwrap();
+        assert_eq!(width, 115);
     }
 
     #[test]

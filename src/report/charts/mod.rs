@@ -5,7 +5,13 @@
 //! Text uses Noto Sans, compiled in (the `ttf-noto-sans` crate) and laid out with
 //! ab_glyph by [`backend::TextBackend`], so charts render the same on a machine without
 //! system fonts. Every function is pure: data in, PNG bytes out. Legends sit in their
-//! own panel beside the plot so they never cover data, and long labels are shortened.
+//! own panel so they never cover data, and long labels are shortened.
+//!
+//! Charts are laid out at most [`MAX_WIDTH`] pixels wide with text of 12 pixels or
+//! more, so a report page 800 pixels wide shows them at their own size and their text
+//! stays readable. In line charts each configuration has its own colour and marker
+//! (12 distinct pairs, [`palette::SERIES`] and [`series_marker`]), and the legend draws
+//! both; the loss colour appears only on losses (the per-query difference plot).
 
 mod backend;
 
@@ -39,6 +45,10 @@ const GRID_GRAY: RGBColor = RGBColor(225, 225, 225);
 /// Bitmap pixels per layout pixel: charts are laid out at their display size and drawn
 /// at twice that, so they stay sharp on HiDPI screens.
 pub const SCALE: u32 = 2;
+
+/// The widest chart layout: the content of a report page 800 pixels wide (less its
+/// padding) holds it at its own size.
+pub const MAX_WIDTH: u32 = 740;
 
 /// A palette colour for plotters.
 pub fn color(rgb: palette::Rgb) -> RGBColor {
@@ -111,31 +121,131 @@ fn shorten(text: &str, limit: usize) -> String {
     }
 }
 
+/// A marker shape of a line chart's points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Shape {
+    Circle,
+    Square,
+    TriangleUp,
+    Diamond,
+    TriangleDown,
+    Pentagon,
+}
+
+/// The marker of the `index`-th series: its shape and whether it is filled. The six
+/// shapes filled, then the six hollow: 12 distinct markers, as many as colours.
+fn series_marker(index: usize) -> (Shape, bool) {
+    const SHAPES: [Shape; 6] = [
+        Shape::Circle,
+        Shape::Square,
+        Shape::TriangleUp,
+        Shape::Diamond,
+        Shape::TriangleDown,
+        Shape::Pentagon,
+    ];
+    let index = index % (2 * SHAPES.len());
+    (SHAPES[index % SHAPES.len()], index < SHAPES.len())
+}
+
+/// Radius of a series marker, in layout pixels.
+const MARKER_RADIUS: f64 = 4.5;
+
+/// Draws the `index`-th series' marker centred on `center` (pixels of `area`).
+fn draw_marker(area: &Area<'_>, center: (i32, i32), index: usize) -> Drawn {
+    let color = series_color(index);
+    let (shape, filled) = series_marker(index);
+    // Corners and the angle of the first, in degrees clockwise from 3 o'clock, and the
+    // radius that gives the shape about the area of the circle.
+    let polygon = match shape {
+        Shape::Circle => None,
+        Shape::Square => Some((4, 45.0, 1.15)),
+        Shape::TriangleUp => Some((3, -90.0, 1.35)),
+        Shape::Diamond => Some((4, 0.0, 1.3)),
+        Shape::TriangleDown => Some((3, 90.0, 1.35)),
+        Shape::Pentagon => Some((5, -90.0, 1.15)),
+    };
+    match polygon {
+        None => {
+            let radius = MARKER_RADIUS.round() as u32;
+            if filled {
+                area.draw(&Circle::new(center, radius, color.filled()))?;
+            } else {
+                area.draw(&Circle::new(center, radius, WHITE.filled()))?;
+                area.draw(&Circle::new(center, radius, color.stroke_width(2)))?;
+            }
+        }
+        Some((corners, start, scale)) => {
+            let radius = MARKER_RADIUS * scale;
+            let points: Vec<(i32, i32)> = (0..corners)
+                .map(|corner| {
+                    let angle =
+                        (start + 360.0 * f64::from(corner) / f64::from(corners)).to_radians();
+                    (
+                        center.0 + (radius * angle.cos()).round() as i32,
+                        center.1 + (radius * angle.sin()).round() as i32,
+                    )
+                })
+                .collect();
+            if filled {
+                area.draw(&Polygon::new(points, color.filled()))?;
+            } else {
+                area.draw(&Polygon::new(points.clone(), WHITE.filled()))?;
+                let mut outline = points.clone();
+                outline.push(points[0]);
+                area.draw(&PathElement::new(outline, color.stroke_width(2)))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The symbol of a legend entry.
 enum Swatch {
-    /// A series colour.
-    Color(RGBColor),
-    /// A filled dot (best points).
-    Dot,
-    /// A ring (own parameters).
+    /// The `index`-th series: its colour's line through its marker.
+    Series(usize),
+    /// A black cross (best points).
+    Cross,
+    /// A black ring (own parameters).
     Ring,
 }
 
-/// A legend panel: one symbol and name per entry, top to bottom.
-fn draw_legend(area: &Area<'_>, title: &str, entries: &[(String, Swatch)]) -> Drawn {
-    area.draw(&Text::new(title.to_owned(), (8, 8), text_style(14)))?;
-    for (row, (name, swatch)) in entries.iter().enumerate() {
-        let y = 34 + row as i32 * 22;
+/// Height of a legend row, in layout pixels.
+const LEGEND_ROW: i32 = 22;
+
+/// A legend below a plot: one symbol and name per entry, in `columns` columns filled
+/// row by row.
+fn draw_legend(area: &Area<'_>, entries: &[(String, Swatch)], columns: usize) -> Drawn {
+    let columns = columns.max(1);
+    let (width, _) = area.dim_in_pixel();
+    let column_width = (width as i32 - 16) / columns as i32;
+    let characters = ((column_width - 44) / 7).max(8) as usize;
+    for (position, (name, swatch)) in entries.iter().enumerate() {
+        let x = 8 + (position % columns) as i32 * column_width;
+        let y = 6 + (position / columns) as i32 * LEGEND_ROW;
+        let middle = (x + 14, y + 8);
         match swatch {
-            Swatch::Color(color) => {
-                area.draw(&Rectangle::new([(8, y), (26, y + 12)], color.filled()))?
+            Swatch::Series(index) => {
+                area.draw(&PathElement::new(
+                    vec![(x, middle.1), (x + 28, middle.1)],
+                    series_color(*index).stroke_width(2),
+                ))?;
+                draw_marker(area, middle, *index)?;
             }
-            Swatch::Dot => area.draw(&Circle::new((17, y + 6), 5, BLACK.filled()))?,
-            Swatch::Ring => area.draw(&Circle::new((17, y + 6), 7, BLACK.stroke_width(2)))?,
+            Swatch::Cross => area.draw(&Cross::new(middle, 6, BLACK.stroke_width(2)))?,
+            Swatch::Ring => area.draw(&Circle::new(middle, 7, BLACK.stroke_width(2)))?,
         }
-        area.draw(&Text::new(shorten(name, 24), (32, y - 1), text_style(13)))?;
+        area.draw(&Text::new(
+            shorten(name, characters),
+            (x + 36, y + 1),
+            text_style(13),
+        ))?;
     }
     Ok(())
+}
+
+/// The rows a legend of `entries` takes in `columns` columns.
+fn legend_rows(entries: usize, columns: usize) -> u32 {
+    entries.div_ceil(columns.max(1)) as u32
 }
 
 fn value_of(configuration: &impl ScoredConfiguration, metric: &str) -> f64 {
@@ -163,31 +273,41 @@ pub struct ChartTitle<'a> {
 }
 
 /// Horizontal bars of `metrics` (one panel each) for every configuration, with 95%
-/// bootstrap confidence whiskers over queries; the best bar of each panel is blue
-/// ([`palette::BEST`]), the others grey, and every bar carries its value.
+/// bootstrap confidence whiskers over queries; the leaders of each panel (the best bar
+/// and every bar tied with it, [`super::leaders`]) are blue ([`palette::BEST`]), the
+/// others grey, and every bar carries its value.
 pub fn metric_bars<C: ScoredConfiguration>(
     chart_title: &ChartTitle<'_>,
     configurations: &[C],
     metrics: &[String],
 ) -> Result<Vec<u8>, ChartError> {
     let rows = configurations.len().max(1) as i32;
-    let height = (110 + 34 * rows as u32).max(260);
-    let width = 300 + 260 * metrics.len().max(1) as u32;
+    let height = (120 + 30 * rows as u32).max(260);
+    let label_width = 130;
+    let panel_width = ((MAX_WIDTH - label_width) / metrics.len().max(1) as u32).min(300);
+    let width = label_width + panel_width * metrics.len().max(1) as u32;
+    let leading: Vec<Vec<bool>> = metrics
+        .iter()
+        .map(|metric| super::leaders::of_configurations(configurations, metric))
+        .collect();
     render(width, height, |root| {
         root.fill(&WHITE)?;
-        let (title, body) = root.split_vertically(40);
+        let (title, body) = root.split_vertically(50);
         title.draw(&Text::new(
             format!(
-                "{}: macro averages over {} queries (blue = best; whiskers = 95% bootstrap CI)",
+                "{}: macro averages over {} queries",
                 chart_title.dataset, chart_title.evaluated_queries
             ),
-            (12, 12),
-            text_style(18),
+            (10, 8),
+            text_style(15),
         ))?;
-        let label_width = 170;
-        let panel_width = (width - label_width) / metrics.len().max(1) as u32;
+        title.draw(&Text::new(
+            "blue = best or tied with it (paired randomization test, Holm, p ≥ 0.05); whiskers = 95% bootstrap CI",
+            (10, 29),
+            text_style(12),
+        ))?;
         let mut rest = body;
-        for (panel, metric) in metrics.iter().enumerate() {
+        for (panel, (metric, leads)) in metrics.iter().zip(&leading).enumerate() {
             let this_width = if panel == 0 {
                 label_width + panel_width
             } else {
@@ -195,21 +315,17 @@ pub fn metric_bars<C: ScoredConfiguration>(
             };
             let (area, remaining) = rest.split_horizontally(this_width);
             rest = remaining;
-            let best = configurations
-                .iter()
-                .map(|c| value_of(c, metric))
-                .fold(f64::NEG_INFINITY, f64::max);
             let names: Vec<String> = configurations
                 .iter()
-                .map(|c| shorten(c.name(), 20))
+                .map(|c| shorten(c.name(), 16))
                 .collect();
             let mut chart = ChartBuilder::on(&area)
-                .caption(metric, text_style(16))
-                .margin_right(18)
-                .margin_left(if panel == 0 { 6 } else { 0 })
-                .x_label_area_size(36)
+                .caption(metric, text_style(14))
+                .margin_right(14)
+                .margin_left(if panel == 0 { 4 } else { 0 })
+                .x_label_area_size(46)
                 .y_label_area_size(if panel == 0 { label_width } else { 0 })
-                .build_cartesian_2d(0.0..1.18f64, (0..rows - 1).into_segmented())?;
+                .build_cartesian_2d(0.0..1.25f64, (0..rows - 1).into_segmented())?;
             chart
                 .configure_mesh()
                 .disable_y_mesh()
@@ -224,16 +340,16 @@ pub fn metric_bars<C: ScoredConfiguration>(
                         .unwrap_or_default(),
                     _ => String::new(),
                 })
-                .label_style(text_style(13))
+                .label_style(text_style(12))
                 .x_desc("value")
-                .axis_desc_style(text_style(13))
+                .axis_desc_style(text_style(12))
                 .draw()?;
             // The first configuration is drawn at the top.
             let row_of = |index: usize| rows - 1 - index as i32;
             chart.draw_series(configurations.iter().enumerate().map(|(index, c)| {
                 let row = row_of(index);
                 let value = value_of(c, metric);
-                let color = if value >= best - 1e-12 {
+                let color = if leads[index] {
                     color(palette::BEST)
                 } else {
                     color(palette::NEUTRAL)
@@ -245,7 +361,7 @@ pub fn metric_bars<C: ScoredConfiguration>(
                     ],
                     color.filled(),
                 );
-                bar.set_margin(5, 5, 0, 0);
+                bar.set_margin(4, 4, 0, 0);
                 bar
             }))?;
             let intervals: Vec<Interval> = configurations
@@ -278,30 +394,32 @@ pub fn metric_bars<C: ScoredConfiguration>(
     })
 }
 
-/// `family@k` over the run's cut-offs, one line per configuration, one panel per family
-/// (e.g. `recall` and `ndcg`).
+/// `family@k` over the run's cut-offs, one line per configuration (its own colour and
+/// marker), one panel per family (e.g. `recall` and `ndcg`) side by side, and the
+/// legend below.
 pub fn cutoff_curves<C: ScoredConfiguration>(
     cutoffs: &[usize],
     configurations: &[C],
     families: &[&str],
 ) -> Result<Vec<u8>, ChartError> {
-    let legend_width = 220;
-    let panel_width = 420;
-    let width = legend_width + panel_width * families.len().max(1) as u32;
-    let height = 460.max(60 + 22 * configurations.len() as u32);
-    render(width, height, |root| {
+    const LEGEND_COLUMNS: usize = 3;
+    let width = MAX_WIDTH;
+    let panel_width = width / families.len().max(1) as u32;
+    let plot_height = 340;
+    let legend_height = 16 + LEGEND_ROW as u32 * legend_rows(configurations.len(), LEGEND_COLUMNS);
+    render(width, plot_height + legend_height, |root| {
         root.fill(&WHITE)?;
-        let (plots, legend) = root.split_horizontally(width - legend_width);
+        let (plots, legend) = root.split_vertically(plot_height);
         let mut rest = plots;
         for family in families {
             let (area, remaining) = rest.split_horizontally(panel_width);
             rest = remaining;
             let points = cutoffs.len().max(1) as i32;
             let mut chart = ChartBuilder::on(&area)
-                .caption(format!("{family}@k"), text_style(16))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(50)
+                .caption(format!("{family}@k"), text_style(15))
+                .margin(10)
+                .x_label_area_size(46)
+                .y_label_area_size(44)
                 .build_cartesian_2d((0..points - 1).into_segmented(), 0.0..1.0f64)?;
             chart
                 .configure_mesh()
@@ -315,13 +433,12 @@ pub fn cutoff_curves<C: ScoredConfiguration>(
                     _ => String::new(),
                 })
                 .y_label_formatter(&|y| format!("{y:.1}"))
-                .label_style(text_style(13))
+                .label_style(text_style(12))
                 .x_desc("cut-off k")
                 .y_desc(format!("{family}@k"))
-                .axis_desc_style(text_style(13))
+                .axis_desc_style(text_style(12))
                 .draw()?;
             for (index, configuration) in configurations.iter().enumerate() {
-                let color = series_color(index);
                 let series: Vec<(SegmentValue<i32>, f64)> = cutoffs
                     .iter()
                     .enumerate()
@@ -332,20 +449,21 @@ pub fn cutoff_curves<C: ScoredConfiguration>(
                         )
                     })
                     .collect();
-                chart.draw_series(LineSeries::new(series.clone(), color.stroke_width(2)))?;
-                chart.draw_series(
-                    series
-                        .into_iter()
-                        .map(|point| Circle::new(point, 3, color.filled())),
-                )?;
+                chart.draw_series(LineSeries::new(
+                    series.clone(),
+                    series_color(index).stroke_width(2),
+                ))?;
+                for point in &series {
+                    draw_marker(root, chart.backend_coord(point), index)?;
+                }
             }
         }
         let entries: Vec<(String, Swatch)> = configurations
             .iter()
             .enumerate()
-            .map(|(index, c)| (c.name().to_owned(), Swatch::Color(series_color(index))))
+            .map(|(index, c)| (c.name().to_owned(), Swatch::Series(index)))
             .collect();
-        draw_legend(&legend.margin(40, 0, 8, 0), "configuration", &entries)
+        draw_legend(&legend.margin(6, 0, 40, 0), &entries, LEGEND_COLUMNS)
     })
 }
 
@@ -368,7 +486,8 @@ pub fn delta_plot(
         .min(1.0)
         * 1.1;
     let count = sorted.len().max(1);
-    render(820, 420, |root| {
+    // Narrower than the others: it sits in a collapsible box with its own padding.
+    render(MAX_WIDTH - 40, 400, |root| {
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(root)
             .caption(
@@ -380,7 +499,7 @@ pub fn delta_plot(
                 text_style(17),
             )
             .margin(14)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..count as f64, -extent..extent)?;
         chart
@@ -472,7 +591,7 @@ pub fn sweep_heatmap(
                 text_style(16),
             )
             .margin(10)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(52)
             .build_cartesian_2d(-half..1.0 + half, -half..1.0 + half)?;
         chart
@@ -587,12 +706,14 @@ fn draw_heatmap_legend(
 }
 
 /// `metric` along one axis (the hybrid's vector weight, or a swept parameter), one line
-/// per configuration; own values are hollow circles, best points filled.
+/// per configuration (its own colour and marker); own values are black rings, best
+/// points black crosses (as on the heatmaps); the legend is below.
 pub fn sweep_lines(
     results: &SweepResults,
     configurations: &[&ConfigurationSweep],
     metric: &str,
 ) -> Result<Vec<u8>, ChartError> {
+    const LEGEND_COLUMNS: usize = 3;
     let axis = configurations
         .first()
         .and_then(|c| c.axes.first())
@@ -619,18 +740,27 @@ pub fn sweep_lines(
     });
     let pad = ((y_high - y_low) * 0.1).max(0.01);
     let (y_low, y_high) = ((y_low - pad).max(0.0), (y_high + pad).min(1.0));
-    let legend_width = 220;
-    render(880, 480, |root| {
+    let mut entries: Vec<(String, Swatch)> = configurations
+        .iter()
+        .enumerate()
+        .map(|(index, c)| (c.name.clone(), Swatch::Series(index)))
+        .collect();
+    entries.push(("best".into(), Swatch::Cross));
+    entries.push(("own value".into(), Swatch::Ring));
+    let plot_height = 400;
+    let legend_height = 16 + LEGEND_ROW as u32 * legend_rows(entries.len(), LEGEND_COLUMNS);
+    render(MAX_WIDTH, plot_height + legend_height, |root| {
         root.fill(&WHITE)?;
-        let (plot, legend) = root.split_horizontally(880 - legend_width);
+        let (plot, legend) = root.split_vertically(plot_height);
         let mut chart = ChartBuilder::on(&plot)
             .caption(
-                format!("{}: {metric} by {axis}", results.dataset.name),
-                text_style(18),
+                format!("{}: {metric} by {axis}", shorten(&results.dataset.name, 30)),
+                text_style(16),
             )
-            .margin(14)
-            .x_label_area_size(44)
-            .y_label_area_size(60)
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(48)
+            .y_label_area_size(56)
             .build_cartesian_2d(x_low..x_high, y_low..y_high)?;
         chart
             .configure_mesh()
@@ -639,28 +769,33 @@ pub fn sweep_lines(
             .x_labels(8)
             .y_labels(6)
             .y_label_formatter(&|y| format!("{y:.3}"))
-            .label_style(text_style(13))
+            .label_style(text_style(12))
             .x_desc(match configurations.first().map(|c| c.axes.as_slice()) {
                 Some([first, second]) => format!("{first}  ({second} = 1 − {first})"),
                 _ => axis.clone(),
             })
             .y_desc(metric)
-            .axis_desc_style(text_style(13))
+            .axis_desc_style(text_style(12))
             .draw()?;
         for (index, configuration) in configurations.iter().enumerate() {
-            let color = series_color(index);
             let series: Vec<(f64, f64)> = configuration
                 .points
                 .iter()
                 .map(|p| (p.at[0], p.value(metric)))
                 .collect();
-            chart.draw_series(LineSeries::new(series, color.stroke_width(2)))?;
+            chart.draw_series(LineSeries::new(
+                series.clone(),
+                series_color(index).stroke_width(2),
+            ))?;
+            for point in &series {
+                draw_marker(root, chart.backend_coord(point), index)?;
+            }
             if let Some(summary) = configuration.summaries.iter().find(|s| s.metric == metric) {
                 chart.draw_series(
                     summary
                         .best_points
                         .iter()
-                        .map(|at| Circle::new((at[0], summary.best), 5, color.filled())),
+                        .map(|at| Cross::new((at[0], summary.best), 7, BLACK.stroke_width(2))),
                 )?;
             }
             chart.draw_series([Circle::new(
@@ -668,18 +803,11 @@ pub fn sweep_lines(
                     configuration.default.at[0],
                     configuration.default.value(metric),
                 ),
-                7,
-                color.stroke_width(2),
+                8,
+                BLACK.stroke_width(2),
             )])?;
         }
-        let mut entries: Vec<(String, Swatch)> = configurations
-            .iter()
-            .enumerate()
-            .map(|(index, c)| (c.name.clone(), Swatch::Color(series_color(index))))
-            .collect();
-        entries.push(("best".into(), Swatch::Dot));
-        entries.push(("own value".into(), Swatch::Ring));
-        draw_legend(&legend.margin(50, 0, 8, 0), "configuration", &entries)
+        draw_legend(&legend.margin(6, 0, 40, 0), &entries, LEGEND_COLUMNS)
     })
 }
 
@@ -691,6 +819,128 @@ mod tests {
     fn shorten_keeps_short_text_and_marks_cuts() {
         assert_eq!(shorten("hyde-3b", 10), "hyde-3b");
         assert_eq!(shorten("a-very-long-configuration", 8), "a-very-…");
+    }
+
+    /// A configuration with macro values only.
+    struct Macro {
+        name: String,
+        values: Vec<(String, f64)>,
+    }
+
+    impl ScoredConfiguration for Macro {
+        fn name(&self) -> &str {
+            &self.name
+        }
+
+        fn macro_value(&self, metric: &str) -> Option<f64> {
+            self.values
+                .iter()
+                .find(|(name, _)| name == metric)
+                .map(|(_, value)| *value)
+        }
+
+        fn query_metrics(
+            &self,
+        ) -> impl Iterator<Item = (&crate::dataset::QueryId, &crate::results::MetricValues)>
+        {
+            std::iter::empty()
+        }
+    }
+
+    /// The pixels of a PNG (RGB) and its size.
+    fn pixels(png: &[u8]) -> (u32, u32, Vec<u8>) {
+        let mut reader = png::Decoder::new(std::io::Cursor::new(png))
+            .read_info()
+            .unwrap();
+        let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut pixels).unwrap();
+        pixels.truncate(info.buffer_size());
+        (info.width, info.height, pixels)
+    }
+
+    fn has(pixels: &[u8], color: palette::Rgb) -> bool {
+        pixels
+            .chunks(3)
+            .any(|pixel| pixel == [color.0, color.1, color.2])
+    }
+
+    #[test]
+    fn twelve_configurations_get_twelve_colours_and_markers_and_no_loss_colour() {
+        let configurations: Vec<Macro> = (0..12)
+            .map(|index| Macro {
+                name: format!("configuration-{index}"),
+                values: ["recall", "ndcg"]
+                    .iter()
+                    .flat_map(|family| {
+                        [1, 5, 10].map(|k| (format!("{family}@{k}"), 0.05 + 0.07 * index as f64))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let png = cutoff_curves(&[1, 5, 10], &configurations, &["recall", "ndcg"]).unwrap();
+        let (_, _, pixels) = pixels(&png);
+        for index in 0..12 {
+            assert!(has(&pixels, palette::series(index)), "series {index}");
+        }
+        assert!(!has(&pixels, palette::LOSS));
+        let markers: std::collections::HashSet<(Shape, bool)> =
+            (0..12).map(series_marker).collect();
+        assert_eq!(markers.len(), 12);
+    }
+
+    #[test]
+    fn the_legend_draws_each_configuration_in_its_line_colour() {
+        // 12 configurations in 3 legend columns in a box below the 340 px plot, inset 6
+        // px from the top and 40 from the left of the 740 px chart: columns of (700 -
+        // 16) / 3 = 228 px, and entry i's line starts at x = 40 + 8 + (i % 3) x 228 and
+        // runs at y = 340 + 6 + 6 + (i / 3) x 22 + 8; 2 bitmap pixels per layout pixel.
+        let configurations: Vec<Macro> = (0..12)
+            .map(|index| Macro {
+                name: format!("configuration-{index}"),
+                values: vec![("ndcg@10".into(), 0.05 + 0.07 * index as f64)],
+            })
+            .collect();
+        let png = cutoff_curves(&[10], &configurations, &["ndcg"]).unwrap();
+        let (width, _, pixels) = pixels(&png);
+        for index in 0..12u32 {
+            let x = 2 * (40 + 8 + (index % 3) * 228 + 3);
+            let y = 2 * (340 + 6 + 6 + (index / 3) * 22 + 8);
+            let at = ((y * width + x) * 3) as usize;
+            let expected = palette::series(index as usize);
+            assert_eq!(
+                pixels[at..at + 3],
+                [expected.0, expected.1, expected.2],
+                "legend entry {index}"
+            );
+        }
+    }
+
+    #[test]
+    fn charts_fit_a_page_800_px_wide() {
+        // The report's page is 800 px wide less 2 x 24 px of padding.
+        const { assert!(MAX_WIDTH <= 800 - 48) };
+        let configurations: Vec<Macro> = (0..10)
+            .map(|index| Macro {
+                name: format!("a-rather-long-configuration-name-{index}"),
+                values: vec![
+                    ("ndcg@10".into(), 0.1 * index as f64),
+                    ("recall@10".into(), 0.5),
+                    ("mrr".into(), 0.9),
+                ],
+            })
+            .collect();
+        let title = ChartTitle {
+            dataset: "devmem",
+            evaluated_queries: 90,
+        };
+        let metrics = ["ndcg@10", "recall@10", "mrr"].map(String::from);
+        let bars = metric_bars(&title, &configurations, &metrics).unwrap();
+        let curves = cutoff_curves(&[10], &configurations, &["recall", "ndcg"]).unwrap();
+        let deltas = delta_plot(&configurations[1], &configurations[0], "ndcg@10").unwrap();
+        for png in [bars, curves, deltas] {
+            let (width, _) = display_size(&png).unwrap();
+            assert!(width <= MAX_WIDTH, "{width}");
+        }
     }
 
     #[test]
