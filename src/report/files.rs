@@ -24,8 +24,8 @@ use crate::interrupt::critical;
 use crate::pipeline::{ConfigurationOutput, StageTimings};
 use crate::results::shard::{ShardResults, SHARD_FILE};
 use crate::results::Results;
-use crate::write_policy::FileVersion;
 use crate::trec::write_trec_qrels;
+use crate::write_policy::FileVersion;
 use crate::write_policy::{self, DirectoryBuild, DirectoryKind, Policy, Scratch};
 
 pub use crate::write_policy::OWNER_MARKER;
