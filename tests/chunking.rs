@@ -125,12 +125,8 @@ fn a_chunked_fact_scores_as_its_best_window() {
         })
     );
     assert_eq!(chunked.output.embedded_texts, 6);
-    let schema: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(common::repo_path("schemas/results.schema.json")).unwrap(),
-    )
-    .unwrap();
     let document = serde_json::to_value(&chunked.results).unwrap();
-    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let validator = common::schemas::validator("schemas/results.schema.json");
     let errors: Vec<String> = validator
         .iter_errors(&document)
         .map(|error| error.to_string())

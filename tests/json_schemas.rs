@@ -23,25 +23,9 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&bytes).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
-/// The validator of a schema file (checked against the draft 2020-12 meta-schema), with
-/// gate.schema.json known by its `$id` (results.schema.json's `gate` refers to it).
-fn validator(schema: &str) -> jsonschema::Validator {
-    let schema = read_json(&common::repo_path(schema));
-    let gate = read_json(&common::repo_path("schemas/gate.schema.json"));
-    let registry = jsonschema::Registry::new()
-        .add("urn:hyde-eval:gate:1", gate)
-        .and_then(|registry| registry.prepare())
-        .unwrap_or_else(|error| panic!("{error}"));
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .with_registry(&registry)
-        .build(&schema)
-        .unwrap_or_else(|error| panic!("{error}"))
-}
-
 /// Every violation of `schema` by `document`, one line each.
 fn violations(schema: &str, document: &Value) -> Vec<String> {
-    validator(schema)
+    common::schemas::validator(schema)
         .iter_errors(document)
         .map(|error| format!("{}: {error}", error.instance_path()))
         .collect()

@@ -48,8 +48,7 @@ fn the_readmes_sample_output_is_what_the_main_command_prints() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     let printed: Vec<&str> = stdout.lines().take(sample.len()).collect();
     assert_eq!(
-        printed,
-        sample,
+        printed, sample,
         "README.md's sample output differs from `hyde-eval run`'s stdout:\n{stdout}"
     );
     // The README says what follows the table: the per-tag table and the HyDE accounting.
@@ -59,7 +58,8 @@ fn the_readmes_sample_output_is_what_the_main_command_prints() {
         "{stdout}"
     );
     assert!(
-        rest.iter().any(|line| line.contains("fallback (no hypothesis)")),
+        rest.iter()
+            .any(|line| line.contains("fallback (no hypothesis)")),
         "{stdout}"
     );
 }

@@ -329,7 +329,7 @@ fn options_of_another_mode_are_refused() {
         ),
         (
             vec!["run", "--no-report", "--dataset", &tiny, "--force"],
-            "--force lets the report replace an existing one, and --no-report writes none",
+            "--force applies to the files written, and --no-report writes none",
         ),
         (
             vec![

@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, CellAlignment};
 
-use super::fit::{fit, new_table};
+use super::fit::{fit, new_table, output_width, wrap_prose};
+use super::Format;
 use crate::compare::{legend, optional, p_text, CompareCell, CompareReport, PairComparison};
+use crate::error::Error;
 use crate::metric_names::display;
 
 /// Unicode superscripts of `a` to `z` (ranx's, with a true small q).
@@ -65,6 +67,21 @@ fn header(report: &CompareReport, first: &[&str]) -> Vec<String> {
     header.extend(first.iter().map(|name| (*name).to_owned()));
     header.extend(report.metrics.iter().map(|metric| display(metric)));
     header
+}
+
+/// The comparison in `format`, for the formats rendered here (terminal, Markdown, CSV);
+/// `None` for the others, whose exporters render it.
+pub fn render(format: Format, report: &CompareReport) -> Option<Result<String, Error>> {
+    match format {
+        Format::Table => Some(Ok(wrap_prose(&terminal(report), output_width()))),
+        Format::Markdown => Some(Ok(markdown(report))),
+        Format::Csv => Some(
+            csv(report)
+                .map(|bytes| String::from_utf8(bytes).expect("CSV of UTF-8 text is UTF-8"))
+                .map_err(super::csv::csv_error),
+        ),
+        _ => None,
+    }
 }
 
 /// Terminal rendering: the legend, the runs x metrics table, the pairwise tests, then

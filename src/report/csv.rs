@@ -21,7 +21,8 @@ impl Exporter for Csv {
             Document::Eval {
                 runs, per_query, ..
             } => return Some(eval_csv(runs, *per_query).map_err(csv_error)),
-            Document::Compare(report) => super::comparison::csv(report),
+            // Rendered by `comparison::render`, to which `report::render` sends it.
+            Document::Compare(_) => return None,
             Document::DatasetStats(stats) => rows(
                 &["field", "value"],
                 super::dataset_stats_fields(stats)
@@ -41,7 +42,7 @@ impl Exporter for Csv {
     }
 }
 
-fn csv_error(error: csv::Error) -> Error {
+pub(super) fn csv_error(error: csv::Error) -> Error {
     Error::Write {
         path: "<csv>".into(),
         source: std::io::Error::other(error),

@@ -20,7 +20,8 @@ impl Exporter for Markdown {
                 columns,
                 gate,
             } => Some(Ok(summary(results, columns, *gate))),
-            Document::Compare(report) => Some(Ok(super::comparison::markdown(report))),
+            // Rendered by `comparison::render`, to which `report::render` sends it.
+            Document::Compare(_) => None,
             Document::Sweep(results) => Some(Ok(sweep_summary(results))),
             Document::Eval {
                 runs, gate: None, ..

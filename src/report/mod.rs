@@ -339,7 +339,15 @@ pub fn exporter(format: Format) -> &'static dyn Exporter {
 
 /// `document` rendered in `format`; a format that does not apply is a usage error.
 pub fn render(format: Format, document: &Document<'_>) -> Result<String, Error> {
-    exporter(format).render(document).unwrap_or_else(|| {
+    let rendered = match document {
+        // A comparison's terminal, Markdown and CSV renderings share their cells, so
+        // they live together in `comparison`, which builds on the format modules.
+        Document::Compare(report) => {
+            comparison::render(format, report).or_else(|| exporter(format).render(document))
+        }
+        _ => exporter(format).render(document),
+    };
+    rendered.unwrap_or_else(|| {
         Err(Error::Usage(format!(
             "--format {} is not available for {}",
             format.name(),

@@ -30,7 +30,8 @@ impl Exporter for Terminal {
                 columns,
                 gate,
             } => run_sections(results, columns, *gate).join("\n"),
-            Document::Compare(report) => super::comparison::terminal(report),
+            // Rendered by `comparison::render`, to which `report::render` sends it.
+            Document::Compare(_) => return None,
             Document::Sweep(results) => format!(
                 "{}\n{}\n{SWEEP_NOTE}",
                 sweep_headline(results),

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod http;
+pub mod schemas;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
