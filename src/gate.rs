@@ -220,19 +220,38 @@ impl GateReport {
     /// REGRESSION (1 of 4 checks dropped beyond their threshold; baseline B)`.
     pub fn verdict(&self) -> String {
         if self.passed {
-            let mut parts = Vec::new();
-            if !self.checks.is_empty() {
-                parts.push(format!(
-                    "{} checks against {}; none dropped beyond its threshold",
-                    self.checks.len(),
-                    self.baseline.as_deref().unwrap_or_default()
-                ));
-            }
-            if !self.target_checks.is_empty() {
-                parts.push(format!("{} targets met", self.target_checks.len()));
-            }
-            return format!("gate: PASS ({})", parts.join("; "));
+            let baseline = self.baseline.as_deref().unwrap_or_default();
+            return format!("gate: PASS ({})", self.passed_parts(baseline).join("; "));
         }
+        let reasons = self.failure_reasons();
+        match &self.baseline {
+            Some(baseline) => format!(
+                "gate: REGRESSION ({}; baseline {baseline})",
+                reasons.join("; ")
+            ),
+            None => format!("gate: REGRESSION ({})", reasons.join("; ")),
+        }
+    }
+
+    /// What a passing gate held, part by part: its checks against `baseline` (the
+    /// baseline's name as the caller quotes it) and its targets met.
+    pub fn passed_parts(&self, baseline: &str) -> Vec<String> {
+        let mut parts = Vec::new();
+        if !self.checks.is_empty() {
+            parts.push(format!(
+                "{} checks against {baseline}; none dropped beyond its threshold",
+                self.checks.len()
+            ));
+        }
+        if !self.target_checks.is_empty() {
+            parts.push(format!("{} targets met", self.target_checks.len()));
+        }
+        parts
+    }
+
+    /// Why a failing gate failed, part by part: checks dropped beyond their threshold,
+    /// targets missed and expectations failed, each counted.
+    pub fn failure_reasons(&self) -> Vec<String> {
         let failed = self.failed_checks().count();
         let missed = self.missed_targets().count();
         let mut reasons = Vec::new();
@@ -251,13 +270,7 @@ impl GateReport {
         if self.failed_expectations > 0 {
             reasons.push(format!("{} expectations failed", self.failed_expectations));
         }
-        match &self.baseline {
-            Some(baseline) => format!(
-                "gate: REGRESSION ({}; baseline {baseline})",
-                reasons.join("; ")
-            ),
-            None => format!("gate: REGRESSION ({})", reasons.join("; ")),
-        }
+        reasons
     }
 
     /// The line every gated command (`run`, `merge`, `eval`) prints on stderr, in every

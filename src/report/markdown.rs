@@ -310,38 +310,14 @@ fn check_table(gate: &GateReport, checks: &[&GateCheck]) -> String {
 /// collapsed table, a table of every absolute target check, then notes.
 pub fn gate_section(gate: &GateReport) -> String {
     let failed: Vec<_> = gate.failed_checks().collect();
-    let missed = gate.missed_targets().count();
     let baseline = gate.baseline.as_deref().unwrap_or_default();
     let mut text = if gate.passed {
-        let mut parts = Vec::new();
-        if !gate.checks.is_empty() {
-            parts.push(format!(
-                "{} checks against `{baseline}`; none dropped beyond its threshold",
-                gate.checks.len()
-            ));
-        }
-        if !gate.target_checks.is_empty() {
-            parts.push(format!("{} targets met", gate.target_checks.len()));
-        }
-        format!("## ✅ hyde-eval gate: PASS\n\n{}", parts.join("; "))
+        format!(
+            "## ✅ hyde-eval gate: PASS\n\n{}",
+            gate.passed_parts(&format!("`{baseline}`")).join("; ")
+        )
     } else {
-        let mut reasons = Vec::new();
-        if !failed.is_empty() {
-            reasons.push(format!(
-                "{} of {} checks dropped beyond their threshold",
-                failed.len(),
-                gate.checks.len()
-            ));
-        }
-        if missed > 0 {
-            reasons.push(format!(
-                "{missed} of {} targets missed",
-                gate.target_checks.len()
-            ));
-        }
-        if gate.failed_expectations > 0 {
-            reasons.push(format!("{} expectations failed", gate.failed_expectations));
-        }
+        let reasons = gate.failure_reasons();
         let against = match &gate.baseline {
             Some(baseline) => format!(" (baseline `{baseline}`)"),
             None => String::new(),
