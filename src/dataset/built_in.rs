@@ -6,10 +6,10 @@
 //! Where a dataset named on the command line is ([`locate`]): `built-in:NAME` is always
 //! the built-in set; any other name is a path, read as a directory when one exists there,
 //! else, when it is a built-in set's name (`--dataset scenarios`), that set. With no
-//! dataset named at all, commands evaluate the built-in devmem
-//! ([`crate::settings::DEFAULT_DATASET`]). A built-in set has no directory: nothing on
-//! disk is its input, and a command that writes into a dataset (`record` without
-//! `--output`, `judge`) refuses it, naming `dataset export`, which writes one out.
+//! dataset named at all, commands read [`crate::settings::DEFAULT_DATASET`] where that
+//! directory exists, else the built-in devmem. A built-in set has no directory: nothing
+//! on disk is its input, and `record` without `--output` refuses it, naming
+//! `dataset export`, which writes one out ([`export`]).
 
 use std::path::{Path, PathBuf};
 
