@@ -1,4 +1,4 @@
-//! Options of `dataset synth|import|stats|validate`, and where a dataset comes from.
+//! Options of `dataset synth|import|export|stats|validate`, and where a dataset comes from.
 
 use std::path::PathBuf;
 
@@ -72,6 +72,9 @@ pub enum DatasetCommand {
     /// Load and validate a dataset; report every defect (exit code 2) or a summary line
     #[command(after_long_help = DATASET_HELP)]
     Validate(InspectArgs),
+    /// Write a dataset built into hyde-eval (devmem, scenarios, chatcli-ab) out into a new
+    /// directory, byte for byte: the start of a team's own set
+    Export(ExportArgs),
     /// Write a seeded synthetic dataset (Zipfian vocabulary, topical clusters, planted
     /// graded qrels, synonym-shifted queries, hypotheses) for scale tests
     Synth(SynthArgs),
@@ -110,6 +113,22 @@ pub struct SynthArgs {
 
     /// Replace the output directory even when it is not empty (never one holding an
     /// input)
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `hyde-eval dataset export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Built-in dataset: devmem, scenarios or chatcli-ab
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// New dataset directory
+    #[arg(value_name = "DIR")]
+    pub destination: PathBuf,
+
+    /// Replace DIR even when it is not empty (never one holding an input)
     #[arg(long)]
     pub force: bool,
 }

@@ -32,7 +32,9 @@ pub struct EngineLoadArgs {
     #[arg(short, long, value_name = "FILE")]
     pub config: PathBuf,
 
-    /// Dataset directory [default: the config file's, else datasets/devmem]
+    /// Dataset directory, or a built-in set (devmem, scenarios, chatcli-ab) where no such
+    /// directory is [default: the config file's, else ./datasets/devmem where it exists,
+    /// else the built-in devmem]
     #[arg(short, long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
 

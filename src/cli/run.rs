@@ -216,7 +216,8 @@ pub struct CompareArgs {
 /// Options of `hyde-eval run`.
 #[derive(Debug, Args, Default, Clone)]
 pub struct RunArgs {
-    /// Dataset directory [default: datasets/devmem]
+    /// Dataset directory, or a built-in set (devmem, scenarios, chatcli-ab) where no such directory is
+    /// [default: ./datasets/devmem where it exists, else the built-in devmem]
     #[arg(short, long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
 

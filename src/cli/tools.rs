@@ -24,7 +24,8 @@ failed are left out and counted.";
 /// `hyde-eval record`: the options it reads, and no other run option.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Dataset directory [default: datasets/devmem]
+    /// Dataset directory, or a built-in set (devmem, scenarios, chatcli-ab) where no such directory is
+    /// [default: ./datasets/devmem where it exists, else the built-in devmem]
     #[arg(short, long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
 

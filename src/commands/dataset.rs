@@ -1,4 +1,4 @@
-//! `hyde-eval dataset synth|import|stats|validate`.
+//! `hyde-eval dataset synth|import|export|stats|validate`.
 
 use std::path::PathBuf;
 
@@ -45,6 +45,20 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
                 destination.display()
             ))?;
         }
+        DatasetCommand::Export(args) => {
+            let built_in = crate::dataset::built_in::named_or_refused(&args.name)?;
+            crate::dataset::built_in::export(
+                built_in,
+                &args.destination,
+                crate::write_policy::Policy::new(args.force),
+            )?;
+            print_to_stdout(&format!(
+                "wrote the built-in {} ({} files) into {}\n",
+                built_in.name,
+                built_in.files.len(),
+                args.destination.display()
+            ))?;
+        }
         DatasetCommand::Import(args) => {
             if args.from == import::Format::Native {
                 return Err(Error::Usage(
@@ -60,7 +74,11 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
                 crate::write_policy::Policy::new(args.force),
                 crate::write_policy::DirectoryKind::Dataset,
             )?;
-            let dataset = load_dataset(&args.source, args.from, &args.options)?;
+            let dataset = load_dataset(
+                &Location::Directory(args.source.clone()),
+                args.from,
+                &args.options,
+            )?;
             print_notes(&dataset, args.quiet);
             import::write_native(
                 &dataset,
@@ -104,7 +122,7 @@ pub fn dataset(command: &crate::cli::DatasetCommand) -> Result<u8, Error> {
 /// The dataset `stats` or `validate` names, its notes printed unless quiet.
 fn load_inspected(args: &crate::cli::InspectArgs) -> Result<Dataset, Error> {
     let dataset = load_dataset(
-        &args.dataset,
+        &Location::Directory(args.dataset.clone()),
         args.source.dataset_format,
         &args.source.options,
     )?;

@@ -9,6 +9,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{FormatOptions, MergeArgs};
+use crate::dataset::built_in::{self, Location};
 use crate::dataset::Dataset;
 use crate::error::{Error, Problem};
 use crate::report::files::{
@@ -162,7 +163,12 @@ fn load_shards_dataset(shards: &[ShardInput], args: &MergeArgs) -> Result<Datase
     let source = &shard.dataset_source;
     let path = args.dataset.clone().unwrap_or_else(|| source.path.clone());
     let hint = "pass the dataset directory the shards ran with --dataset DIR (a path the shards recorded is relative to where they ran)";
-    if !path.is_dir() {
+    let location = if built_in::is_prefixed(&path) {
+        built_in::locate(&path, true)?
+    } else {
+        Location::Directory(path.clone())
+    };
+    if matches!(location, Location::Directory(_)) && !path.is_dir() {
         let whose = match &args.dataset {
             Some(_) => "--dataset".to_owned(),
             None => format!("the dataset {} names", shard_path.display()),
@@ -172,9 +178,9 @@ fn load_shards_dataset(shards: &[ShardInput], args: &MergeArgs) -> Result<Datase
                 .with_hint(hint),
         ));
     }
-    crate::progress::stage(!args.quiet, &format!("loading {}", path.display()));
+    crate::progress::stage(!args.quiet, &format!("loading {location}"));
     let dataset = load_dataset(
-        &path,
+        &location,
         source.format,
         &FormatOptions {
             split: source.split.clone(),

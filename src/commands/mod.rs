@@ -43,6 +43,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::cli::RunArgs;
+use crate::dataset::built_in::Location;
 use crate::dataset::Dataset;
 use crate::error::{Error, Problem};
 use crate::pipeline::run::DatasetInputs;
@@ -63,18 +64,23 @@ fn read_inputs(args: &RunArgs) -> Result<(ConfigFile, Dataset), Error> {
         Some(path) => ConfigFile::load(path)?,
         None => ConfigFile::default(),
     };
-    let dataset_path = settings::dataset_path(&args.options(), &file);
-    if !dataset_path.exists() {
-        return Err(Error::problem(Problem::new(&dataset_path, None, "no such dataset directory").with_hint(
-            "run from the repository root (the default is datasets/devmem) or pass --dataset DIR",
-        )));
+    let native = args.source.dataset_format == crate::dataset::import::Format::Native;
+    let (location, defaulted) = settings::dataset_location(&args.options(), &file, native)?;
+    if let Location::Directory(path) = &location {
+        if !path.exists() {
+            return Err(Error::problem(Problem::new(path, None, "no such dataset directory").with_hint(
+                "pass --dataset DIR (the default is datasets/devmem where that directory exists, else the built-in devmem)",
+            )));
+        }
     }
-    crate::progress::stage(!args.quiet, &format!("loading {}", dataset_path.display()));
-    let dataset = load_dataset(
-        &dataset_path,
-        args.source.dataset_format,
-        &args.source.options,
-    )?;
+    if defaulted && !args.quiet {
+        eprintln!(
+            "hyde-eval: dataset: built-in devmem (no ./{} here; `hyde-eval dataset export devmem DIR` writes it out)",
+            settings::DEFAULT_DATASET
+        );
+    }
+    crate::progress::stage(!args.quiet, &format!("loading {location}"));
+    let dataset = load_dataset(&location, args.source.dataset_format, &args.source.options)?;
     if !args.quiet {
         for note in &dataset.notes {
             eprintln!("note: {note}");
@@ -197,9 +203,9 @@ fn print_to_stdout(text: &str) -> Result<(), Error> {
     }
 }
 
-/// Loads a dataset directory in `format`.
+/// Loads the dataset at `location` (a directory in `format`, or a built-in set).
 fn load_dataset(
-    path: &std::path::Path,
+    location: &Location,
     format: crate::dataset::import::Format,
     options: &crate::cli::FormatOptions,
 ) -> Result<Dataset, Error> {
@@ -222,11 +228,15 @@ fn load_dataset(
     {
         return Err(Error::Usage(format!(
             "{flag} is an option of the {reader} format, and {} is read as {}, which has no use for it: drop {flag}, or read the directory as {reader} (--dataset-format {reader}; dataset import --from {reader})",
-            path.display(),
+            location,
             name(format),
             reader = name(*reader),
         )));
     }
+    let path = match location {
+        Location::Directory(path) => path,
+        Location::BuiltIn(built_in) => return Dataset::load_built_in(built_in),
+    };
     let defaults = ImportOptions::default();
     import::load(
         format,

@@ -39,10 +39,15 @@ pub fn record(args: &RecordArgs) -> Result<u8, Error> {
         Some(n) => n,
         None => pipeline::max_hypotheses(&settings.run.configurations).max(1),
     };
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| settings::dataset_path(&run.options(), &file).join("hypotheses.jsonl"));
+    let output = match (&args.output, dataset.built_in) {
+        (Some(output), _) => output.clone(),
+        (None, Some(name)) => {
+            return Err(Error::Usage(format!(
+                "the built-in {name} has no directory to record into: pass --output FILE, or write the set out with `hyde-eval dataset export {name} DIR` and record into it with --dataset DIR"
+            )))
+        }
+        (None, None) => settings::dataset_path(&run.options(), &file).join("hypotheses.jsonl"),
+    };
     // Before any request, so hypotheses that may not be replaced fail fast.
     let policy = Policy::new(args.force);
     let recorded = dataset.root.join(crate::dataset::HYPOTHESES_FILE);

@@ -374,7 +374,11 @@ fn run_shard(command: &RunCommand, shard: Shard) -> Result<u8, Error> {
         build: BuildInfo::current(),
         table_metrics: settings.table_metrics,
         dataset_source: DatasetSource {
-            path: settings::dataset_path(&command.run.options(), &file),
+            // A built-in set is recorded as `built-in:NAME`, which `merge` reads anywhere.
+            path: match dataset.built_in {
+                Some(_) => dataset.root.clone(),
+                None => settings::dataset_path(&command.run.options(), &file),
+            },
             format: source.dataset_format,
             split: source.options.split.clone(),
             docs: source.options.docs.clone(),

@@ -209,6 +209,7 @@ impl Collection {
             files,
             notes: self.notes,
             concept_lexicon: None,
+            built_in: None,
         })
     }
 }

@@ -4,10 +4,11 @@
 //! One file per input format sits beside this module (`native` for hyde-eval's own
 //! directory layout, `chatcli` for chatcli's `memory_index.json`, `manifest` for
 //! `dataset.toml`; `beir`, `trec`, `csv_tables` and `smart` for imported collections,
-//! assembled by `import`). Every loader reports all defects with file and line and never drops
+//! assembled by `import`; `built_in` for the sets built into the binary). Every loader reports all defects with file and line and never drops
 //! data silently. This module owns the in-memory model; it must not know about retrieval.
 
 mod beir;
+pub mod built_in;
 mod chatcli;
 pub mod collection;
 mod csv_tables;
@@ -200,6 +201,9 @@ pub struct Dataset {
     pub notes: Vec<String>,
     /// The `concept` provider's lexicon (path and text), when the manifest names one.
     pub concept_lexicon: Option<(PathBuf, String)>,
+    /// The name of the set built into the binary this is, when it is one: it has no
+    /// directory to write into (`root` is `built-in:NAME`).
+    pub built_in: Option<&'static str>,
 }
 
 impl Dataset {
@@ -207,6 +211,12 @@ impl Dataset {
     /// `facts.jsonl` or chatcli's `memory_index.json`).
     pub fn load(root: &Path) -> Result<Dataset, Error> {
         native::load(root)
+    }
+
+    /// Loads the set built into the binary as `built_in` (read exactly as its directory
+    /// is: the same content hash, the same results).
+    pub fn load_built_in(built_in: &'static built_in::BuiltIn) -> Result<Dataset, Error> {
+        native::load_built_in(built_in)
     }
 
     /// Number of (query, fact) judgments.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::built_in::BuiltIn;
 use super::lines::{split_lines, Line};
 use super::manifest::{self, Manifest, MANIFEST_FILE};
 use super::records::{fact_from_record, strip_position, FactRecord};
@@ -44,6 +45,68 @@ struct HypothesesRecord {
     source: Option<HypothesisSource>,
 }
 
+/// Where a native dataset's files are read from: a directory, or a set built into the
+/// binary (whose files read as the directory's do).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum DatasetFiles<'a> {
+    Directory(&'a Path),
+    BuiltIn(&'static BuiltIn),
+}
+
+impl DatasetFiles<'_> {
+    /// The dataset's root, as messages and `Dataset::root` name it (`built-in:devmem`
+    /// for a built-in set).
+    fn root(self) -> PathBuf {
+        match self {
+            DatasetFiles::Directory(root) => root.to_path_buf(),
+            DatasetFiles::BuiltIn(built_in) => built_in.label(),
+        }
+    }
+
+    /// The path of the file `name`: in a directory, `NAME.gz` when only that exists.
+    fn path(self, name: &str) -> PathBuf {
+        match self {
+            DatasetFiles::Directory(root) => input::or_gzipped(&root.join(name)),
+            DatasetFiles::BuiltIn(_) => self.root().join(name),
+        }
+    }
+
+    /// What is at the file `name`.
+    fn entry(self, name: &str) -> Entry {
+        match self {
+            DatasetFiles::Directory(_) => input::entry(&self.path(name)),
+            DatasetFiles::BuiltIn(built_in) => match built_in.file(name) {
+                Some(_) => Entry::RegularFile,
+                None => Entry::Missing,
+            },
+        }
+    }
+
+    /// The bytes of the file `name` (of at most `limit` bytes), `None` when absent.
+    fn read_optional(self, name: &str, limit: u64) -> Result<Option<Vec<u8>>, Error> {
+        match self {
+            DatasetFiles::Directory(root) => input::read_optional(&root.join(name), limit),
+            DatasetFiles::BuiltIn(built_in) => Ok(built_in.file(name).map(<[u8]>::to_vec)),
+        }
+    }
+
+    /// The bytes of the file `name`; a missing one is refused.
+    fn read_required(self, name: &str) -> Result<Vec<u8>, Error> {
+        let path = self.path(name);
+        match self.entry(name) {
+            Entry::Other(what) => Err(input::not_a_file(&path, what)),
+            Entry::Missing => Err(Error::problem(
+                Problem::new(&path, None, "missing").with_hint(format!(
+                    "a dataset directory needs {name}; see docs/dataset-format.md"
+                )),
+            )),
+            Entry::RegularFile => self
+                .read_optional(name, u64::MAX)?
+                .ok_or_else(|| Error::problem(Problem::new(&path, None, "missing"))),
+        }
+    }
+}
+
 pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     if !root.is_dir() {
         return Err(Error::problem(
@@ -60,17 +123,29 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
                 .map(|name| name.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "dataset".to_owned());
+    load_files(DatasetFiles::Directory(root), &directory_name)
+}
+
+/// Loads the dataset built into the binary as `built_in`.
+pub(super) fn load_built_in(built_in: &'static BuiltIn) -> Result<Dataset, Error> {
+    load_files(DatasetFiles::BuiltIn(built_in), built_in.name)
+}
+
+/// Loads the dataset whose files `files` reads; `directory_name` is its name when its
+/// manifest gives none.
+fn load_files(files: DatasetFiles<'_>, directory_name: &str) -> Result<Dataset, Error> {
+    let root = &files.root();
     let mut hasher = ContentHasher::default();
 
-    let manifest_path = root.join(MANIFEST_FILE);
-    let manifest_bytes = input::read_optional(&manifest_path, input::SMALL_FILE_LIMIT)?;
+    let manifest_path = files.path(MANIFEST_FILE);
+    let manifest_bytes = files.read_optional(MANIFEST_FILE, input::SMALL_FILE_LIMIT)?;
     let mut manifest = if let Some(bytes) = manifest_bytes {
         hasher.add(MANIFEST_FILE, &bytes);
         let text = String::from_utf8(bytes)
             .map_err(|_| Error::problem(Problem::new(&manifest_path, None, "not valid UTF-8")))?;
-        manifest::parse(&manifest_path, &text, &directory_name)?
+        manifest::parse(&manifest_path, &text, directory_name)?
     } else {
-        Manifest::defaults(&directory_name)
+        Manifest::defaults(directory_name)
     };
 
     // The files are read (and hashed) in their fixed order, but the facts are parsed
@@ -79,27 +154,47 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
     // their parsing leaves, so a spilled corpus' memory can go back to the system
     // (see `SpilledFacts`). Each file's problems are still reported together, in
     // line order, the fact list's first.
-    let fact_list = read_fact_list(root, &mut hasher)?;
+    let fact_list = read_fact_list(files, &mut hasher)?;
     let mut query_problems = Problems::default();
-    let (queries, query_lines) = load_queries(root, &mut hasher, &mut query_problems)?;
+    let (queries, query_lines) = load_queries(files, &mut hasher, &mut query_problems)?;
     let query_ids: HashSet<&str> = queries.iter().map(|query| query.id.0.as_str()).collect();
     let mut qrel_problems = Problems::default();
-    let (qrels, judged_facts) = load_qrels(root, &query_ids, &mut hasher, &mut qrel_problems)?;
+    let (qrels, judged_facts) = load_qrels(files, &query_ids, &mut hasher, &mut qrel_problems)?;
     let mut hypothesis_problems = Problems::default();
-    let hypotheses = load_hypotheses(root, &query_ids, &mut hasher, &mut hypothesis_problems)?;
+    let hypotheses = load_hypotheses(files, &query_ids, &mut hasher, &mut hypothesis_problems)?;
     drop(query_ids);
     let mut problems = Problems::default();
     let facts = fact_list.parse(&mut problems);
     let fact_ids: HashSet<&str> = facts.iter().map(|fact| fact.id.as_str()).collect();
-    check_expectations(root, &queries, &query_lines, &fact_ids, &mut query_problems);
-    check_judged_facts(root, &judged_facts, &fact_ids, &mut qrel_problems);
+    check_expectations(
+        files,
+        &queries,
+        &query_lines,
+        &fact_ids,
+        &mut query_problems,
+    );
+    check_judged_facts(files, &judged_facts, &fact_ids, &mut qrel_problems);
     drop((fact_ids, judged_facts, query_lines));
     for mut file_problems in [query_problems, qrel_problems, hypothesis_problems] {
         file_problems.sort_by_line();
         problems.append(file_problems);
     }
-    let concept_lexicon = match &manifest.concept_lexicon {
-        Some(relative) => {
+    let concept_lexicon = match (&manifest.concept_lexicon, files) {
+        (Some(relative), DatasetFiles::BuiltIn(built_in)) => {
+            let path = root.join(relative);
+            let bytes = built_in.file(relative).ok_or_else(|| {
+                Error::problem(Problem::new(
+                    &path,
+                    None,
+                    "missing from the built-in dataset",
+                ))
+            })?;
+            hasher.add(relative, bytes);
+            let text = String::from_utf8(bytes.to_vec())
+                .map_err(|_| Error::problem(Problem::new(&path, None, "not valid UTF-8")))?;
+            Some((path, text))
+        }
+        (Some(relative), DatasetFiles::Directory(root)) => {
             let Some(path) = input::inside(root, Path::new(relative)) else {
                 return Err(Error::problem(
                     Problem::new(
@@ -116,7 +211,7 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
                 .map_err(|_| Error::problem(Problem::new(&path, None, "not valid UTF-8")))?;
             Some((path, text))
         }
-        None => None,
+        (None, _) => None,
     };
     problems.into_result()?;
 
@@ -146,10 +241,14 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
             manifest.now.to_rfc3339()
         ));
     }
+    let built_in = match files {
+        DatasetFiles::BuiltIn(built_in) => Some(built_in.name),
+        DatasetFiles::Directory(_) => None,
+    };
     let (content_hash, files) = hasher.finish();
     Ok(Dataset {
         manifest,
-        root: root.to_path_buf(),
+        root: root.clone(),
         facts,
         queries,
         qrels,
@@ -158,13 +257,14 @@ pub(super) fn load(root: &Path) -> Result<Dataset, Error> {
         files,
         notes,
         concept_lexicon,
+        built_in,
     })
 }
 
 /// The fact list of a dataset directory alone (`facts.jsonl` or `memory_index.json`),
 /// validated as [`load`] validates it: for drafting queries for a set that has none.
 pub fn load_facts(root: &Path) -> Result<Vec<Fact>, Error> {
-    let list = read_fact_list(root, &mut ContentHasher::default())?;
+    let list = read_fact_list(DatasetFiles::Directory(root), &mut ContentHasher::default())?;
     let mut problems = Problems::default();
     let facts = list.parse(&mut problems);
     problems.into_result()?;
@@ -177,15 +277,17 @@ enum FactList {
     Chatcli { path: PathBuf, bytes: Vec<u8> },
 }
 
-fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, Error> {
-    let jsonl = input::or_gzipped(&root.join(FACTS_FILE));
-    let chatcli_file = input::or_gzipped(&root.join(chatcli::MEMORY_INDEX_FILE));
-    for candidate in [&jsonl, &chatcli_file] {
-        if let Entry::Other(what) = input::entry(candidate) {
-            return Err(input::not_a_file(candidate, what));
+fn read_fact_list(files: DatasetFiles<'_>, hasher: &mut ContentHasher) -> Result<FactList, Error> {
+    let root = &files.root();
+    let jsonl = files.path(FACTS_FILE);
+    let chatcli_file = files.path(chatcli::MEMORY_INDEX_FILE);
+    for name in [FACTS_FILE, chatcli::MEMORY_INDEX_FILE] {
+        if let Entry::Other(what) = files.entry(name) {
+            return Err(input::not_a_file(&files.path(name), what));
         }
     }
-    match (jsonl.exists(), chatcli_file.exists()) {
+    let present = |name| files.entry(name) == Entry::RegularFile;
+    match (present(FACTS_FILE), present(chatcli::MEMORY_INDEX_FILE)) {
         (true, true) => Err(Error::problem(
             Problem::new(
                 root,
@@ -197,9 +299,9 @@ fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, E
             )
             .with_hint("remove one of them"),
         )),
-        (false, false) => Err(Error::problem(no_fact_list(root))),
+        (false, false) => Err(Error::problem(no_fact_list(files))),
         (false, true) => {
-            let bytes = input::read(&chatcli_file)?;
+            let bytes = files.read_required(chatcli::MEMORY_INDEX_FILE)?;
             hasher.add(chatcli::MEMORY_INDEX_FILE, &bytes);
             Ok(FactList::Chatcli {
                 path: chatcli_file,
@@ -207,7 +309,7 @@ fn read_fact_list(root: &Path, hasher: &mut ContentHasher) -> Result<FactList, E
             })
         }
         (true, false) => {
-            let bytes = input::read(&jsonl)?;
+            let bytes = files.read_required(FACTS_FILE)?;
             hasher.add(FACTS_FILE, &bytes);
             Ok(FactList::Jsonl { path: jsonl, bytes })
         }
@@ -250,8 +352,13 @@ impl FactList {
 /// files, they are named with the options that read them. The format is not guessed: it
 /// decides how the files are read (a BEIR split, a TREC file name), which a command line
 /// states.
-fn no_fact_list(root: &Path) -> Problem {
-    let Some(layout) = super::import::foreign_layout(root) else {
+fn no_fact_list(files: DatasetFiles<'_>) -> Problem {
+    let root = &files.root();
+    let foreign = match files {
+        DatasetFiles::Directory(root) => super::import::foreign_layout(root),
+        DatasetFiles::BuiltIn(_) => None,
+    };
+    let Some(layout) = foreign else {
         return Problem::new(
             root,
             None,
@@ -281,12 +388,12 @@ fn no_fact_list(root: &Path) -> Problem {
 /// The queries and the line each is on (their expectations are checked once the facts
 /// are known, by [`check_expectations`]).
 fn load_queries(
-    root: &Path,
+    files: DatasetFiles<'_>,
     hasher: &mut ContentHasher,
     problems: &mut Problems,
 ) -> Result<(Vec<Query>, Vec<usize>), Error> {
-    let path = root.join(QUERIES_FILE);
-    let bytes = read_required(&path)?;
+    let path = files.path(QUERIES_FILE);
+    let bytes = files.read_required(QUERIES_FILE)?;
     hasher.add(QUERIES_FILE, &bytes);
     let mut queries = Vec::new();
     let mut lines = Vec::new();
@@ -344,13 +451,13 @@ fn load_queries(
 
 /// Checks every query's expectations (`lines` gives each query's line).
 fn check_expectations(
-    root: &Path,
+    files: DatasetFiles<'_>,
     queries: &[Query],
     lines: &[usize],
     fact_ids: &HashSet<&str>,
     problems: &mut Problems,
 ) {
-    let path = root.join(QUERIES_FILE);
+    let path = files.path(QUERIES_FILE);
     for (query, &line) in queries.iter().zip(lines) {
         for expectation in &query.expectations {
             if let Some(message) = expectation_problem(expectation, fact_ids) {
@@ -393,13 +500,13 @@ fn expectation_problem(expectation: &Expectation, fact_ids: &HashSet<&str>) -> O
 /// The judgments, and every judged fact with its line (checked once the facts are
 /// known, by [`check_judged_facts`]).
 fn load_qrels(
-    root: &Path,
+    files: DatasetFiles<'_>,
     query_ids: &HashSet<&str>,
     hasher: &mut ContentHasher,
     problems: &mut Problems,
 ) -> Result<(Qrels, Vec<(usize, FactId)>), Error> {
-    let path = root.join(QRELS_FILE);
-    let bytes = read_required(&path)?;
+    let path = files.path(QRELS_FILE);
+    let bytes = files.read_required(QRELS_FILE)?;
     hasher.add(QRELS_FILE, &bytes);
     let mut qrels: Qrels = HashMap::new();
     let mut judged_facts = Vec::new();
@@ -480,12 +587,12 @@ fn load_qrels(
 
 /// Reports every judged fact that is not in the fact list.
 fn check_judged_facts(
-    root: &Path,
+    files: DatasetFiles<'_>,
     judged_facts: &[(usize, FactId)],
     fact_ids: &HashSet<&str>,
     problems: &mut Problems,
 ) {
-    let path = root.join(QRELS_FILE);
+    let path = files.path(QRELS_FILE);
     for (line, fact) in judged_facts {
         if !fact_ids.contains(fact.as_str()) {
             problems.push(
@@ -501,14 +608,14 @@ fn check_judged_facts(
 }
 
 fn load_hypotheses(
-    root: &Path,
+    files: DatasetFiles<'_>,
     query_ids: &HashSet<&str>,
     hasher: &mut ContentHasher,
     problems: &mut Problems,
 ) -> Result<HashMap<QueryId, RecordedHypotheses>, Error> {
-    let path = root.join(HYPOTHESES_FILE);
+    let path = files.path(HYPOTHESES_FILE);
     let mut recorded = HashMap::new();
-    let Some(bytes) = input::read_optional(&path, u64::MAX)? else {
+    let Some(bytes) = files.read_optional(HYPOTHESES_FILE, u64::MAX)? else {
         return Ok(recorded);
     };
     hasher.add(HYPOTHESES_FILE, &bytes);
@@ -559,25 +666,6 @@ fn load_hypotheses(
         );
     }
     Ok(recorded)
-}
-
-fn read_required(path: &Path) -> Result<Vec<u8>, Error> {
-    let path = &input::or_gzipped(path);
-    if let Entry::Other(what) = input::entry(path) {
-        return Err(input::not_a_file(path, what));
-    }
-    if !path.exists() {
-        let name = path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        return Err(Error::problem(
-            Problem::new(path, None, "missing").with_hint(format!(
-                "a dataset directory needs {name}; see docs/dataset-format.md"
-            )),
-        ));
-    }
-    input::read(path)
 }
 
 /// Parses one JSON line, recording a problem (with the column) when it is malformed.

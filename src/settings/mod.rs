@@ -30,7 +30,7 @@ mod engines;
 mod file;
 mod providers;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use configurations::resolve_configurations;
 pub use file::ConfigFile;
@@ -39,6 +39,7 @@ use providers::{resolve_embedder, resolve_generator};
 
 use crate::compare::paired::{SignificanceSettings, SignificanceTest};
 use crate::configuration::MAX_RESULTS;
+use crate::dataset::built_in::{self, BuiltIn, Location};
 use crate::dataset::manifest::normalize_cutoffs;
 use crate::dataset::{Grade, Manifest};
 use crate::error::{Error, Problem};
@@ -49,7 +50,8 @@ use crate::report::files::check_output_name;
 use crate::stats::Correction;
 use crate::text::{Analyzer, ChunkSpec};
 
-/// The dataset used when neither the command line nor a config file names one.
+/// The dataset used when neither the command line nor a config file names one, when
+/// this directory exists; else the built-in devmem ([`dataset_location`]).
 pub const DEFAULT_DATASET: &str = "datasets/devmem";
 
 /// What the command line asks of a run, as plain values (the `cli` module fills it from
@@ -294,10 +296,37 @@ pub fn engine_spec(name: &str, file: &ConfigFile) -> Result<crate::engine::Engin
 
 /// The dataset directory named by the command line, the config file or the default.
 pub fn dataset_path(args: &RunOptions, file: &ConfigFile) -> PathBuf {
-    args.dataset
-        .clone()
-        .or_else(|| file.relative(&file.dataset))
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATASET))
+    named_dataset(args, file).unwrap_or_else(|| PathBuf::from(DEFAULT_DATASET))
+}
+
+/// The dataset the command line or the config file names, if either does (a config
+/// file's `built-in:NAME` as written, any other path relative to the file's directory).
+fn named_dataset(args: &RunOptions, file: &ConfigFile) -> Option<PathBuf> {
+    args.dataset.clone().or_else(|| match &file.dataset {
+        Some(path) if built_in::is_prefixed(path) => Some(path.clone()),
+        _ => file.relative(&file.dataset),
+    })
+}
+
+/// Where the run's dataset is, read in hyde-eval's own layout when `native`: the one the
+/// command line or the config file names ([`built_in::locate`]), else
+/// [`DEFAULT_DATASET`] when that directory exists, else the built-in devmem (the
+/// `bool` is then true, for the command to say so).
+pub fn dataset_location(
+    args: &RunOptions,
+    file: &ConfigFile,
+    native: bool,
+) -> Result<(Location, bool), Error> {
+    if let Some(path) = named_dataset(args, file) {
+        return Ok((built_in::locate(&path, native)?, false));
+    }
+    let default = Path::new(DEFAULT_DATASET);
+    match BuiltIn::named("devmem") {
+        Some(devmem) if native && std::fs::symlink_metadata(default).is_err() => {
+            Ok((Location::BuiltIn(devmem), true))
+        }
+        _ => Ok((Location::Directory(default.to_path_buf()), false)),
+    }
 }
 
 /// Resolves the run from the command line, the config file and the dataset's manifest,
