@@ -66,6 +66,38 @@ CASES = [
         ["--method", "wsum", "--norm", "sum", "--weights", "0.4,0.4,0.2"],
     ),
     ("borda", None, "bordafuse", {}, ["--method", "borda"]),
+    ("max-min-max", "min-max", "max", {}, ["--method", "max"]),
+    ("max-none", None, "max", {}, ["--method", "max", "--norm", "none"]),
+    ("min-min-max", "min-max", "min", {}, ["--method", "min"]),
+    ("min-zmuv", "zmuv", "min", {}, ["--method", "min", "--norm", "zmuv"]),
+    ("med-min-max", "min-max", "med", {}, ["--method", "med"]),
+    ("med-none", None, "med", {}, ["--method", "med", "--norm", "none"]),
+    ("anz-min-max", "min-max", "anz", {}, ["--method", "anz"]),
+    ("anz-sum", "sum", "anz", {}, ["--method", "anz", "--norm", "sum"]),
+    (
+        "gmnz-min-max",
+        "min-max",
+        "gmnz",
+        {"gamma": 0.5},
+        ["--method", "gmnz", "--gamma", "0.5"],
+    ),
+    (
+        "gmnz-max",
+        "max",
+        "gmnz",
+        {"gamma": 2.0},
+        ["--method", "gmnz", "--norm", "max", "--gamma", "2"],
+    ),
+    ("isr", None, "isr", {}, ["--method", "isr"]),
+    ("log_isr", None, "log_isr", {}, ["--method", "log_isr"]),
+    ("logn_isr", None, "logn_isr", {}, ["--method", "logn_isr"]),
+    (
+        "logn_isr-sigma",
+        None,
+        "logn_isr",
+        {"sigma": 0.5},
+        ["--method", "logn_isr", "--sigma", "0.5"],
+    ),
 ]
 
 RUN_NAMES = ["a", "b", "c"]

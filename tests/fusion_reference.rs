@@ -98,6 +98,8 @@ fn fusion_of<'w>(arguments: &[String], weights: &'w mut Vec<f64>) -> RunFusion<'
         normalization,
         rrf_k: value("--k").map_or(60, |k| k.parse().unwrap()),
         weights,
+        gamma: value("--gamma").map_or(1.0, |gamma| gamma.parse().unwrap()),
+        sigma: value("--sigma").map_or(0.01, |sigma| sigma.parse().unwrap()),
     }
 }
 
@@ -129,7 +131,7 @@ fn library_fusions_equal_ranx() {
         })
         .collect();
     let cases = reference["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 13);
+    assert_eq!(cases.len(), 27);
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let mut weights = Vec::new();
@@ -252,6 +254,27 @@ fn fuse_command_refuses_what_it_cannot_fuse() {
             "only wsum reads weights",
         ),
         (vec!["--method", "rrf", "--depth", "0", a, b], "--depth"),
+        (
+            vec!["--method", "isr", "--norm", "max", a, b],
+            "isr reads ranks only",
+        ),
+        (vec!["--method", "gmnz", a, b], "gmnz needs --gamma"),
+        (
+            vec!["--method", "combmnz", "--gamma", "2", a, b],
+            "only gmnz reads gamma",
+        ),
+        (
+            vec!["--method", "gmnz", "--gamma", "inf", a, b],
+            "--gamma must be finite",
+        ),
+        (
+            vec!["--method", "isr", "--sigma", "0.5", a, b],
+            "only logn_isr reads sigma",
+        ),
+        (
+            vec!["--method", "logn_isr", "--sigma", "1.5", a, b],
+            "--sigma must be between 0 and 1",
+        ),
         (
             vec!["--method", "rrf", a, duplicate.to_str().unwrap()],
             "document d1 appears twice for query q1 (lines [1, 3])",

@@ -14,14 +14,16 @@ Examples:
       reciprocal rank fusion, k = 60 (--k to change it)
   hyde-eval fuse --method wsum --norm zmuv --weights 0.7,0.3 bm25.run dense.run -o fused.run
   hyde-eval fuse --method combmnz --norm max a.run b.run c.run --depth 100
+  hyde-eval fuse --method gmnz --gamma 0.5 a.run b.run c.run
 
 Each method follows ranx's definition (ranx.fusion, ranx.normalization), checked by
 scripts/fusion_reference.py: a run's ranks are its order by score descending, then
 docno ascending; the fused run is ordered the same way and carries the fused scores
 (trec_eval orders equal scores by docno descending). Score-based methods (combsum,
-combmnz, wsum) normalize each run's scores per query first (--norm, default min-max;
-every denominator below 1e-9 is raised to 1e-9); rrf and borda read ranks only. A
-query missing from a run counts as an empty ranking there. See docs/fusion.md.";
+combmnz, wsum, max, min, med, anz, gmnz) normalize each run's scores per query first
+(--norm, default min-max; every denominator below 1e-9 is raised to 1e-9); rrf, borda,
+isr, log_isr and logn_isr read ranks only. A query missing from a run counts as an
+empty ranking there. See docs/fusion.md.";
 
 /// `hyde-eval fuse`.
 #[derive(Debug, Args)]
@@ -34,8 +36,8 @@ pub struct FuseArgs {
     #[arg(long, value_parser = choices(&ListMethod::CHOICES))]
     pub method: ListMethod,
 
-    /// How each run's scores are normalized before combsum, combmnz or wsum
-    /// [default: min-max]
+    /// How each run's scores are normalized before a score-based method (all but rrf,
+    /// borda, isr, log_isr, logn_isr) [default: min-max]
     #[arg(long, value_parser = choices(&Normalization::CHOICES))]
     pub norm: Option<Normalization>,
 
@@ -51,6 +53,14 @@ pub struct FuseArgs {
     /// RRF's k: a document at rank r earns 1/(k + r) [default: 60]
     #[arg(long, value_name = "K")]
     pub k: Option<usize>,
+
+    /// gmnz's gamma: CombSUM x (runs holding the document)^gamma (required with gmnz)
+    #[arg(long, value_name = "GAMMA", allow_negative_numbers = true)]
+    pub gamma: Option<f64>,
+
+    /// logn_isr's sigma, in [0, 1]: ln(runs holding the document + sigma) [default: 0.01]
+    #[arg(long, value_name = "SIGMA", allow_negative_numbers = true)]
+    pub sigma: Option<f64>,
 
     /// Results kept per query in the fused run
     #[arg(long, value_name = "N", default_value_t = 1000)]

@@ -7,9 +7,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::cli::FuseArgs;
+use crate::configuration::ListMethod;
 use crate::configuration::{Normalization, DEFAULT_RRF_K, MAX_RESULTS};
 use crate::error::{exit_code, Error, Problem};
-use crate::fusion::runs::{fuse as fuse_lists, RunFusion};
+use crate::fusion::runs::{fuse as fuse_lists, logn_isr, RunFusion};
 use crate::trec::parse;
 
 use super::print_to_stdout;
@@ -31,16 +32,37 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
             args.method.name()
         )));
     }
-    if !args.weights.is_empty() && args.method != crate::configuration::ListMethod::Wsum {
+    if !args.weights.is_empty() && args.method != ListMethod::Wsum {
         return Err(Error::Usage(format!(
             "--weights: only wsum reads weights, not {}",
             args.method.name()
         )));
     }
-    if args.k.is_some() && args.method != crate::configuration::ListMethod::Rrf {
+    if args.k.is_some() && args.method != ListMethod::Rrf {
         return Err(Error::Usage(format!(
             "--k: only rrf reads k, not {}",
             args.method.name()
+        )));
+    }
+    if args.gamma.is_some() != (args.method == ListMethod::Gmnz) {
+        return Err(Error::Usage(match args.gamma {
+            Some(_) => format!("--gamma: only gmnz reads gamma, not {}", args.method.name()),
+            None => "gmnz needs --gamma (ranx gives it no default)".to_owned(),
+        }));
+    }
+    if let Some(gamma) = args.gamma.filter(|gamma| !gamma.is_finite()) {
+        return Err(Error::Usage(format!("--gamma must be finite, got {gamma}")));
+    }
+    if args.sigma.is_some() && args.method != ListMethod::LognIsr {
+        return Err(Error::Usage(format!(
+            "--sigma: only logn_isr reads sigma, not {}",
+            args.method.name()
+        )));
+    }
+    let sigma = args.sigma.unwrap_or(logn_isr::DEFAULT_SIGMA);
+    if !(0.0..=1.0).contains(&sigma) {
+        return Err(Error::Usage(format!(
+            "--sigma must be between 0 and 1 (as ranx asserts), got {sigma}"
         )));
     }
     if args.depth == 0 || args.depth > MAX_RESULTS {
@@ -54,6 +76,8 @@ pub fn fuse(args: &FuseArgs) -> Result<u8, Error> {
         normalization: args.norm.unwrap_or(Normalization::MinMax),
         rrf_k: args.k.unwrap_or(DEFAULT_RRF_K),
         weights: &args.weights,
+        gamma: args.gamma.unwrap_or(1.0),
+        sigma,
     };
     fusion
         .check(args.runs.len())

@@ -20,11 +20,33 @@ pub enum ListMethod {
     /// BordaFuse: each list gives `candidates - position` points, and
     /// `(candidates - length + 1) / 2` to every candidate it does not hold.
     Borda,
+    /// CombMAX: the highest score (missing: -1e9).
+    Max,
+    /// CombMIN: the lowest score (missing: 1e9).
+    Min,
+    /// CombMED: the median of the scores of the lists holding the document.
+    Med,
+    /// CombANZ: CombSUM divided by the number of lists holding the document.
+    Anz,
+    /// CombGMNZ: CombSUM times the number of lists holding the document to the power
+    /// gamma. `hyde-eval fuse` only (`--gamma`): ranx gives gamma no default and a
+    /// configuration has no parameter for it, so a configuration cannot name it.
+    #[serde(skip_deserializing)]
+    Gmnz,
+    /// ISR: the sum of `1 / rank²` times the number of lists holding the document.
+    Isr,
+    /// log_ISR: the sum of `1 / rank²` times the log of that number.
+    #[serde(rename = "log_isr")]
+    LogIsr,
+    /// logn_ISR: the sum of `1 / rank²` times the log of that number plus sigma (`fuse
+    /// --sigma`; 0.01, ranx's default, in a configuration).
+    #[serde(rename = "logn_isr")]
+    LognIsr,
 }
 
 impl ListMethod {
     /// Every method, with a line on each (for help texts).
-    pub const CHOICES: [(ListMethod, &'static str); 5] = [
+    pub const CHOICES: [(ListMethod, &'static str); 13] = [
         (
             ListMethod::Rrf,
             "reciprocal rank fusion: sum of 1/(k + rank)",
@@ -42,6 +64,32 @@ impl ListMethod {
             ListMethod::Borda,
             "BordaFuse: candidates - position points per run",
         ),
+        (ListMethod::Max, "CombMAX: highest normalized score"),
+        (ListMethod::Min, "CombMIN: lowest normalized score"),
+        (
+            ListMethod::Med,
+            "CombMED: median of the normalized scores of the runs holding the document",
+        ),
+        (
+            ListMethod::Anz,
+            "CombANZ: CombSUM / number of runs holding the document",
+        ),
+        (
+            ListMethod::Gmnz,
+            "CombGMNZ: CombSUM x number of runs holding the document ^ gamma (--gamma)",
+        ),
+        (
+            ListMethod::Isr,
+            "ISR: sum of 1/rank^2 x number of runs holding the document",
+        ),
+        (
+            ListMethod::LogIsr,
+            "log_ISR: sum of 1/rank^2 x ln(number of runs holding the document)",
+        ),
+        (
+            ListMethod::LognIsr,
+            "logn_ISR: sum of 1/rank^2 x ln(number of runs holding it + sigma) (--sigma)",
+        ),
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,13 +99,28 @@ impl ListMethod {
             ListMethod::Combmnz => "combmnz",
             ListMethod::Wsum => "wsum",
             ListMethod::Borda => "borda",
+            ListMethod::Max => "max",
+            ListMethod::Min => "min",
+            ListMethod::Med => "med",
+            ListMethod::Anz => "anz",
+            ListMethod::Gmnz => "gmnz",
+            ListMethod::Isr => "isr",
+            ListMethod::LogIsr => "log_isr",
+            ListMethod::LognIsr => "logn_isr",
         }
     }
 
-    /// True for the methods that read only each list's order (RRF, Borda), so a
-    /// normalization of the scores cannot change them.
+    /// True for the methods that read only each list's order (RRF, Borda and the ISR
+    /// family), so a normalization of the scores cannot change them.
     pub fn reads_ranks_only(self) -> bool {
-        matches!(self, ListMethod::Rrf | ListMethod::Borda)
+        matches!(
+            self,
+            ListMethod::Rrf
+                | ListMethod::Borda
+                | ListMethod::Isr
+                | ListMethod::LogIsr
+                | ListMethod::LognIsr
+        )
     }
 }
 

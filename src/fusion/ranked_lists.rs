@@ -170,6 +170,9 @@ impl FusionMethod for RankedLists {
             normalization: fusion.normalization,
             rrf_k: fusion.rrf_k,
             weights: &weights,
+            // A configuration cannot name gmnz (ListMethod::Gmnz is not deserialized).
+            gamma: 1.0,
+            sigma: crate::fusion::runs::logn_isr::DEFAULT_SIGMA,
         };
         ListScorer {
             scores: fused_scores(&[vector, text], &run_fusion)

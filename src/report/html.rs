@@ -545,7 +545,13 @@ fn parameter_summary(configuration: &ConfigurationResult) -> String {
             let lists = params.lists.unwrap_or_default();
             match lists.method {
                 ListMethod::Rrf => format!("rrf, k {}", lists.rrf_k),
-                ListMethod::Borda => "borda".to_owned(),
+                ListMethod::Borda | ListMethod::Isr | ListMethod::LogIsr => {
+                    lists.method.name().to_owned()
+                }
+                ListMethod::LognIsr => format!(
+                    "logn_isr, sigma {}",
+                    crate::fusion::runs::logn_isr::DEFAULT_SIGMA
+                ),
                 ListMethod::Wsum => format!(
                     "wsum, {}, vector {} / text {}",
                     lists.normalization.name(),

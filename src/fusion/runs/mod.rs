@@ -2,7 +2,8 @@
 //! configuration's vector and BM25 rankings) combined into one, by ranx's definitions
 //! (`ranx.fusion`, `ranx.normalization`, ranx 0.3), which `scripts/fusion_reference.py`
 //! checks to 1e-9. One file per method ([`rrf`], [`comb_sum`], [`comb_mnz`], [`wsum`],
-//! [`borda`]) and one for the normalizations ([`normalization`]); this file holds what
+//! [`borda`], [`comb_max`], [`comb_min`], [`comb_med`], [`comb_anz`], [`comb_gmnz`],
+//! [`isr`], [`log_isr`], [`logn_isr`]) and one for the normalizations ([`normalization`]); this file holds what
 //! they share: putting each list in rank order and the final ranking.
 //!
 //! A list's ranks are its order by score descending, then id ascending (ranx takes a
@@ -12,8 +13,16 @@
 //! Pure computation over ids that order: it knows neither files nor facts.
 
 pub mod borda;
+pub mod comb_anz;
+pub mod comb_gmnz;
+pub mod comb_max;
+pub mod comb_med;
+pub mod comb_min;
 pub mod comb_mnz;
 pub mod comb_sum;
+pub mod isr;
+pub mod log_isr;
+pub mod logn_isr;
 pub mod normalization;
 pub mod rrf;
 pub mod wsum;
@@ -33,6 +42,10 @@ pub struct RunFusion<'w> {
     pub rrf_k: usize,
     /// The weighted sum's weights, one per list in list order.
     pub weights: &'w [f64],
+    /// CombGMNZ's gamma, finite (read by no other method).
+    pub gamma: f64,
+    /// logn_ISR's sigma, in [0, 1] as ranx asserts (read by no other method).
+    pub sigma: f64,
 }
 
 impl RunFusion<'_> {
@@ -104,6 +117,14 @@ pub fn fused_scores<Id: Ord + Clone>(
         ListMethod::Combmnz => comb_mnz::fuse(&ranked),
         ListMethod::Wsum => wsum::fuse(&ranked, fusion.weights),
         ListMethod::Borda => borda::fuse(&ranked),
+        ListMethod::Max => comb_max::fuse(&ranked),
+        ListMethod::Min => comb_min::fuse(&ranked),
+        ListMethod::Med => comb_med::fuse(&ranked),
+        ListMethod::Anz => comb_anz::fuse(&ranked),
+        ListMethod::Gmnz => comb_gmnz::fuse(&ranked, fusion.gamma),
+        ListMethod::Isr => isr::fuse(&ranked),
+        ListMethod::LogIsr => log_isr::fuse(&ranked),
+        ListMethod::LognIsr => logn_isr::fuse(&ranked, fusion.sigma),
     }
 }
 
@@ -123,4 +144,15 @@ pub fn fuse<Id: Ord + Clone>(
 /// Adds `points` to `id`'s total (a new id starts at 0, as ranx's sums do).
 fn add<Id: Ord + Clone>(totals: &mut BTreeMap<Id, f64>, id: &Id, points: f64) {
     *totals.entry(id.clone()).or_insert(0.0) += points;
+}
+
+/// Per document of `lists`: its scores in the lists that hold it, in list order.
+fn held_scores<Id: Ord + Clone>(lists: &[Vec<(Id, f64)>]) -> BTreeMap<Id, Vec<f64>> {
+    let mut held: BTreeMap<Id, Vec<f64>> = BTreeMap::new();
+    for list in lists {
+        for (id, score) in list {
+            held.entry(id.clone()).or_default().push(*score);
+        }
+    }
+    held
 }
