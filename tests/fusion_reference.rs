@@ -388,6 +388,19 @@ fn a_configuration_table_picks_the_fusion_method() {
     );
     assert_eq!(settings.configurations[1].params.lists.unwrap().rrf_k, 10);
 
+    // The new methods by ranx's names; gmnz has no gamma parameter, so no table names it.
+    let file = write("[configuration.bm25-dense-rrf]\nfusion = \"log_isr\"\n");
+    let settings = devmem_settings(&dataset, &["bm25-dense-rrf"], &file).unwrap();
+    assert_eq!(
+        settings.configurations[0].params.lists.unwrap().method,
+        ListMethod::LogIsr
+    );
+    let file = write("[configuration.bm25-dense-rrf]\nfusion = \"gmnz\"\n");
+    let error = devmem_settings(&dataset, &["bm25-dense-rrf"], &file)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("gmnz"), "{error}");
+
     let file = write("[configuration.hyde-3b]\nfusion = \"rrf\"\n");
     let error = devmem_settings(&dataset, &[], &file)
         .unwrap_err()
