@@ -131,7 +131,7 @@ fn library_fusions_equal_ranx() {
         })
         .collect();
     let cases = reference["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 27);
+    assert_eq!(cases.len(), 31);
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let mut weights = Vec::new();

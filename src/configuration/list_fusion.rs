@@ -139,16 +139,27 @@ pub enum Normalization {
     Sum,
     /// Zero mean, unit variance (z-score): `(s - mean) / std` (population std).
     Zmuv,
+    /// The scores replaced by the ranks: `1 - position / length`, positions from 0.
+    Rank,
+    /// Borda points over all lists' candidates: `1 - position / candidates` for a
+    /// document the list holds, `0.5 - (length - 1) / (2 x candidates)` for every other
+    /// candidate, so that afterwards every list holds every candidate.
+    Borda,
 }
 
 impl Normalization {
     /// Every normalization, with a line on each (for help texts).
-    pub const CHOICES: [(Normalization, &'static str); 5] = [
+    pub const CHOICES: [(Normalization, &'static str); 7] = [
         (Normalization::None, "the scores as they are"),
         (Normalization::MinMax, "(s - min) / (max - min)"),
         (Normalization::Max, "s / max"),
         (Normalization::Sum, "(s - min) / (sum - min x n)"),
         (Normalization::Zmuv, "z-score: (s - mean) / std"),
+        (Normalization::Rank, "1 - (rank - 1) / length"),
+        (
+            Normalization::Borda,
+            "1 - (rank - 1) / candidates; a run's missing candidates 0.5 - (length - 1) / (2 x candidates)",
+        ),
     ];
 
     pub fn name(self) -> &'static str {
@@ -158,6 +169,8 @@ impl Normalization {
             Normalization::Max => "max",
             Normalization::Sum => "sum",
             Normalization::Zmuv => "zmuv",
+            Normalization::Rank => "rank",
+            Normalization::Borda => "borda",
         }
     }
 }

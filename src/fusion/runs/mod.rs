@@ -101,16 +101,10 @@ pub fn fused_scores<Id: Ord + Clone>(
     lists: &[Vec<(Id, f64)>],
     fusion: &RunFusion<'_>,
 ) -> BTreeMap<Id, f64> {
-    let ranked: Vec<Vec<(Id, f64)>> = lists
-        .iter()
-        .map(|list| {
-            let mut list = in_rank_order(list);
-            if !fusion.method.reads_ranks_only() {
-                normalization::normalize(&mut list, fusion.normalization);
-            }
-            list
-        })
-        .collect();
+    let mut ranked: Vec<Vec<(Id, f64)>> = lists.iter().map(|list| in_rank_order(list)).collect();
+    if !fusion.method.reads_ranks_only() {
+        normalization::normalize_lists(&mut ranked, fusion.normalization);
+    }
     match fusion.method {
         ListMethod::Rrf => rrf::fuse(&ranked, fusion.rrf_k),
         ListMethod::Combsum => comb_sum::fuse(&ranked),
