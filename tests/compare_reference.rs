@@ -356,6 +356,12 @@ fn latex_is_a_booktabs_table_with_bold_best_values_and_superscripts() {
     let positions: Vec<usize> = order.iter().map(|needle| position(needle)).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
     assert!(text.contains("needs \\usepackage{booktabs}"), "{text}");
+    // The caption's qrels path may break after each `/` (a deep checkout's path would
+    // otherwise run past the margin).
+    assert!(
+        text.contains("/\\allowbreak{}compare/\\allowbreak{}qrels.trec."),
+        "{text}"
+    );
     assert!(
         text.contains("paired t-test, Holm-corrected over 9 tests, $p < 0.05$"),
         "{text}"

@@ -45,6 +45,13 @@ pub fn escape(text: &str) -> String {
     escaped
 }
 
+/// `path` escaped, with a line break allowed after each `/`: a qrels path in the caption
+/// is one long word, which would run past the margin (an overfull box) in a deep
+/// directory.
+fn breakable_path(path: &str) -> String {
+    escape(path).replace('/', "/\\allowbreak{}")
+}
+
 /// The comparison as a booktabs `table` float.
 pub fn table(report: &CompareReport) -> String {
     let configurations = report.shows_configurations();
@@ -64,7 +71,7 @@ pub fn table(report: &CompareReport) -> String {
         text,
         "\\caption{{{} on {}. Superscripts name the runs each run beats significantly ({}, $p < {}$). The best value of each {} is in bold.}}",
         metrics.join(", "),
-        escape(&report.dataset),
+        breakable_path(&report.dataset),
         escape(&test_description(report)),
         report.significance.alpha,
         if configurations {
